@@ -1,0 +1,3 @@
+module github.com/sframesim/sframesim
+
+go 1.26.8
