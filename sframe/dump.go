@@ -376,3 +376,12 @@ func flexRegName(abi ABI, n uint32) string {
 	}
 	return "r" + strconv.FormatUint(uint64(n), 10)
 }
+
+// DumpFile writes what `objdump --sframe NAME` prints for an ELF file: the
+// "NAME:     file format FMT" banner, then the section as Dump writes it.
+func DumpFile(w io.Writer, name string, f *File, style DumpStyle) error {
+	if _, err := fmt.Fprintf(w, "\n%s:     file format %s\n\n", name, FormatName(f.ELF)); err != nil {
+		return err
+	}
+	return f.Section.Dump(w, SectionName, style)
+}

@@ -284,7 +284,10 @@ func (s *Section) Rules(i, j int) (Row, error) {
 		k := 2
 		if n > k {
 			if fre.UWord(k) == 0 {
-				k++ // padding: no RA rule
+				k++ // padding: no RA rule, an FP rule must follow
+				if n == k {
+					return bad(fmt.Sprintf("FLEX FRE with %d data words: RA padding word without an FP rule after it", n))
+				}
 			} else {
 				if n < k+2 {
 					return bad(fmt.Sprintf("FLEX FRE with %d data words: RA control word without offset", n))

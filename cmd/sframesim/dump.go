@@ -38,6 +38,7 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 
 	var sec *sframe.Section
 	var decodeErr error
+	var file *sframe.File
 	if *base != "" {
 		addr, err := strconv.ParseUint(*base, 0, 64)
 		if err != nil {
@@ -59,15 +60,18 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 			return reportOpenError(stderr, "dump", err)
 		}
 		defer f.Close()
-		sec, decodeErr = f.Section, err
-		// objdump's banner for the file.
-		fmt.Fprintf(stdout, "\n%s:     file format %s\n\n", name, sframe.FormatName(f.ELF))
+		file, sec, decodeErr = f, f.Section, err
 	}
 	if sec == nil {
 		fmt.Fprintf(stderr, "sframesim dump: %v\n", decodeErr)
 		return exitMalformed
 	}
-	if err := sec.Dump(stdout, sframe.SectionName, style); err != nil {
+	if file != nil {
+		err = sframe.DumpFile(stdout, name, file, style)
+	} else {
+		err = sec.Dump(stdout, sframe.SectionName, style)
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "sframesim dump: %v\n", err)
 		return exitFailed
 	}
