@@ -147,7 +147,7 @@ func (s *Section) Encode() ([]byte, error) {
 	out = order.AppendUint32(out, uint32(n))
 	out = order.AppendUint32(out, uint32(numFREs))
 	out = order.AppendUint32(out, uint32(len(fres)))
-	out = order.AppendUint32(out, 0)                 // fdeoff
+	out = order.AppendUint32(out, 0)                // fdeoff
 	out = order.AppendUint32(out, uint32(n*stride)) // freoff
 	out = append(out, s.AuxHeader...)
 	out = append(out, make([]byte, int(h.AuxHdrLen)-len(s.AuxHeader))...)
