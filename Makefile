@@ -1,0 +1,51 @@
+# sframesim — see README.md.
+#
+#   make build    bin/sframesim
+#   make test     vet, staticcheck and every test (the README's test command)
+#   make bench    benchmarks, 5 runs each, for medians
+#   make fuzz     each fuzz target for FUZZTIME (default 5m)
+#   make corpus   rebuild the cross-toolchain test corpus (root; see testdata/README.md)
+
+GO          ?= go
+STATICCHECK_VERSION ?= v0.8.2
+BIN         := bin/sframesim
+FUZZTIME    ?= 5m
+BENCHCOUNT  ?= 5
+
+.PHONY: all build test vet staticcheck unit bench fuzz corpus testdata clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/sframesim
+
+test: vet staticcheck unit
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
+	$(GO) vet ./...
+
+staticcheck:
+	@command -v staticcheck >/dev/null 2>&1 || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	"$$(command -v staticcheck || echo $$($(GO) env GOPATH)/bin/staticcheck)" ./...
+
+unit: testdata
+	$(GO) test -count=1 ./...
+
+bench: testdata
+	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) ./...
+
+fuzz: testdata
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./sframe
+	$(GO) test -run '^$$' -fuzz '^FuzzELF$$' -fuzztime $(FUZZTIME) ./sframe
+
+# Unpack the committed corpus binaries (tests also do this on first use).
+testdata:
+	$(MAKE) -C testdata extract
+
+corpus:
+	$(MAKE) -C testdata corpus
+
+clean:
+	rm -rf bin
+	$(MAKE) -C testdata clean

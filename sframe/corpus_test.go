@@ -1,0 +1,257 @@
+package sframe
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sframesim/sframesim/internal/corpus"
+)
+
+// corpusSection opens a corpus binary; ok is false when it has no .sframe.
+func corpusSection(t *testing.T, dir string, e corpus.Entry) (*File, bool) {
+	t.Helper()
+	f, err := Open(filepath.Join(dir, e.Path))
+	if errors.Is(err, ErrNoSection) {
+		return nil, false
+	}
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f, true
+}
+
+// TestCorpusDump checks that the dump of every corpus binary equals the
+// golden output of its own toolchain's objdump --sframe, byte for byte.
+func TestCorpusDump(t *testing.T) {
+	dir := corpus.Dir(t)
+	versions := map[int]int{}
+	for _, e := range corpus.Entries(t) {
+		t.Run(e.Path, func(t *testing.T) {
+			want, err := os.ReadFile(filepath.Join(dir, e.Golden()))
+			if err != nil {
+				t.Fatalf("golden: %v", err)
+			}
+			f, ok := corpusSection(t, dir, e)
+			if !ok {
+				if len(want) != 0 && e.ObjdumpStatus == 0 && bytes.Contains(want, []byte("Contents of the SFrame")) {
+					t.Fatalf("no .sframe found, but objdump dumped one")
+				}
+				return
+			}
+			var got bytes.Buffer
+			// The golden was made in the corpus directory with this name.
+			if err := DumpFile(&got, e.Path, f, DumpAuto); err != nil {
+				t.Fatal(err)
+			}
+			if d := firstDiff(got.String(), string(want)); d != "" {
+				t.Errorf("dump differs from %s's objdump: %s", e.Toolchain, d)
+			}
+			if int(f.Section.Header.Version) != e.SFrameVersion {
+				t.Errorf("version %d, manifest says %d", f.Section.Header.Version, e.SFrameVersion)
+			}
+			versions[e.SFrameVersion]++
+		})
+	}
+	for v := 1; v <= 3; v++ {
+		if versions[v] == 0 {
+			t.Errorf("no corpus binary with SFrame V%d was dumped", v)
+		}
+	}
+}
+
+// firstDiff describes the first line where got and want differ, or "".
+func firstDiff(got, want string) string {
+	if got == want {
+		return ""
+	}
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := 0; i < len(g) || i < len(w); i++ {
+		var gl, wl string
+		if i < len(g) {
+			gl = g[i]
+		}
+		if i < len(w) {
+			wl = w[i]
+		}
+		if gl != wl || i >= len(g) || i >= len(w) {
+			return fmt.Sprintf("line %d:\n have %q\n want %q", i+1, gl, wl)
+		}
+	}
+	return "differs"
+}
+
+// TestCorpusValidate: real toolchain output must not violate any rule.
+// Warnings are logged.
+func TestCorpusValidate(t *testing.T) {
+	dir := corpus.Dir(t)
+	for _, e := range corpus.Entries(t) {
+		t.Run(e.Path, func(t *testing.T) {
+			f, ok := corpusSection(t, dir, e)
+			if !ok {
+				return
+			}
+			for _, p := range f.Section.Validate(f.ValidateOptions()) {
+				if p.Warn {
+					t.Logf("%v", p)
+				} else {
+					t.Errorf("%v", p)
+				}
+			}
+		})
+	}
+}
+
+// distinctSections returns the raw .sframe of every corpus binary, one per
+// distinct content.
+func distinctSections(t *testing.T) map[string]*RawSection {
+	dir := corpus.Dir(t)
+	seen := map[string]*RawSection{}
+	for _, e := range corpus.Entries(t) {
+		f, ok := corpusSection(t, dir, e)
+		if !ok {
+			continue
+		}
+		key := string(f.Raw.Data)
+		if _, dup := seen[key]; !dup {
+			seen[key] = f.Raw
+			f.Raw.Data = f.Raw.Data[:len(f.Raw.Data):len(f.Raw.Data)]
+		}
+	}
+	if len(seen) == 0 {
+		t.Fatal("no corpus section")
+	}
+	out := map[string]*RawSection{}
+	i := 0
+	for _, r := range seen {
+		out[fmt.Sprintf("%03d-%#x", i, r.Addr)] = r
+		i++
+	}
+	return out
+}
+
+// TestCorpusTruncated decodes every proper prefix of every corpus section:
+// each must fail (it cuts data the header promises) without panicking, and
+// whatever was decoded must still dump, validate and look up safely.
+func TestCorpusTruncated(t *testing.T) {
+	for name, raw := range distinctSections(t) {
+		full, err := Decode(raw.Data, raw.Addr)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for n := 0; n < len(raw.Data); n++ {
+			s, err := Decode(raw.Data[:n], raw.Addr)
+			if int64(n) < full.Len && err == nil {
+				t.Errorf("%s: prefix of %d bytes (of %d needed) decoded without error", name, n, full.Len)
+			}
+			if s == nil {
+				continue
+			}
+			s.Dump(&bytes.Buffer{}, SectionName, DumpAuto)
+			s.Validate(ValidateOptions{})
+			for i := range s.FDEs {
+				s.Lookup(s.FDEs[i].Start)
+			}
+		}
+	}
+}
+
+// TestCorpusRoundTrip re-encodes every corpus section: the result must
+// decode to the same functions and rows, dump identically, and encode again
+// to the same bytes.
+func TestCorpusRoundTrip(t *testing.T) {
+	for name, raw := range distinctSections(t) {
+		s, err := Decode(raw.Data, raw.Addr)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		enc, err := s.Encode()
+		if err != nil {
+			t.Fatalf("%s: Encode: %v", name, err)
+		}
+		s2, err := Decode(enc, raw.Addr)
+		if err != nil {
+			t.Fatalf("%s: decoding the re-encoded section: %v", name, err)
+		}
+		if d := diffSections(s, s2); d != "" {
+			t.Errorf("%s: %s", name, d)
+		}
+		var d1, d2 bytes.Buffer
+		s.Dump(&d1, SectionName, DumpAuto)
+		s2.Dump(&d2, SectionName, DumpAuto)
+		if d := firstDiff(d2.String(), d1.String()); d != "" {
+			t.Errorf("%s: dump after re-encoding: %s", name, d)
+		}
+		enc2, err := s2.Encode()
+		if err != nil || !bytes.Equal(enc, enc2) {
+			t.Errorf("%s: second encoding differs (err %v)", name, err)
+		}
+	}
+}
+
+// diffSections compares the content (not the layout) of two sections.
+func diffSections(a, b *Section) string {
+	ha, hb := a.Header, b.Header
+	ha.FDEOff, ha.FREOff, hb.FDEOff, hb.FREOff = 0, 0, 0, 0
+	if ha != hb {
+		return fmt.Sprintf("header %+v != %+v", ha, hb)
+	}
+	if len(a.FDEs) != len(b.FDEs) {
+		return fmt.Sprintf("%d FDEs != %d", len(a.FDEs), len(b.FDEs))
+	}
+	for i := range a.FDEs {
+		fa, fb := &a.FDEs[i], &b.FDEs[i]
+		if fa.Start != fb.Start || fa.Size != fb.Size || fa.Info != fb.Info || fa.Info2 != fb.Info2 ||
+			fa.RepSize != fb.RepSize || fa.NumFREs != fb.NumFREs || len(fa.FREs) != len(fb.FREs) {
+			return fmt.Sprintf("FDE %d: %+v != %+v", i, *fa, *fb)
+		}
+		for j := range fa.FREs {
+			ra, rb := &fa.FREs[j], &fb.FREs[j]
+			if ra.Start != rb.Start || ra.Info != rb.Info || fmt.Sprint(ra.Words) != fmt.Sprint(rb.Words) {
+				return fmt.Sprintf("FDE %d FRE %d: %+v != %+v", i, j, *ra, *rb)
+			}
+		}
+	}
+	return ""
+}
+
+// TestCorpusLookupExhaustive checks Lookup at every byte of every function
+// against a linear reference search.
+func TestCorpusLookupExhaustive(t *testing.T) {
+	for name, raw := range distinctSections(t) {
+		s, err := Decode(raw.Data, raw.Addr)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for i := range s.FDEs {
+			f := &s.FDEs[i]
+			for pc := f.Start; pc < f.End() && pc-f.Start < 1<<20; pc++ {
+				row, err := s.Lookup(pc)
+				wantFRE := -1
+				off := pc - f.Start
+				if f.PCType() == PCMask && f.RepSize > 0 {
+					off %= uint64(f.RepSize)
+				}
+				for j := range f.FREs {
+					if uint64(f.FREs[j].Start) <= off {
+						wantFRE = j
+					}
+				}
+				if wantFRE < 0 {
+					if !errors.Is(err, ErrNoFRE) {
+						t.Fatalf("%s: Lookup(%#x) = %+v, %v; want ErrNoFRE", name, pc, row, err)
+					}
+					continue
+				}
+				if err != nil || row.FDE != i || row.FRE != wantFRE {
+					t.Fatalf("%s: Lookup(%#x) = FDE %d FRE %d, %v; want FDE %d FRE %d", name, pc, row.FDE, row.FRE, err, i, wantFRE)
+				}
+			}
+		}
+	}
+}
