@@ -37,7 +37,9 @@ type RawSection struct {
 
 // FindELF returns the raw .sframe of an ELF file: the section named .sframe
 // (of type SHT_PROGBITS or SHT_GNU_SFRAME), or failing that the PT_GNU_SFRAME
-// segment. It returns ErrNoSection when there is neither.
+// segment. It returns ErrNoSection when there is neither. In a relocatable
+// object with field-relative starts, the start fields' relocations are
+// applied, as newest objdump does.
 func FindELF(f *elf.File) (*RawSection, error) {
 	if s := f.Section(SectionName); s != nil {
 		if s.Type == elf.SHT_NOBITS {
@@ -52,6 +54,9 @@ func FindELF(f *elf.File) (*RawSection, error) {
 		data, err := readAt(s.Open(), s.FileSize)
 		if err != nil {
 			return nil, fmt.Errorf("reading %s section at file offset %#x: %w", SectionName, s.Offset, err)
+		}
+		if err := relocate(f, s, data); err != nil {
+			return nil, err
 		}
 		return &RawSection{Data: data, Addr: s.Addr, Offset: int64(s.Offset)}, nil
 	}
@@ -114,29 +119,37 @@ func Open(path string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	ef, err := elf.NewFile(osf)
-	if err != nil {
+	f, err := NewFile(osf)
+	if f == nil {
 		osf.Close()
-		var fe *elf.FormatError
-		if errors.As(err, &fe) {
-			var magic [4]byte
-			if _, rerr := osf.ReadAt(magic[:], 0); rerr != nil || string(magic[:]) != elf.ELFMAG {
-				return nil, fmt.Errorf("%s: %w", path, ErrNotELF)
-			}
-		}
-		return nil, fmt.Errorf("%s: malformed ELF: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	f := &File{ELF: ef, closer: osf}
+	f.closer = osf
+	if err != nil {
+		err = fmt.Errorf("%s: %w", path, err)
+	}
+	return f, err
+}
+
+// NewFile reads the SFrame section of the ELF file in r, as Open does.
+func NewFile(r io.ReaderAt) (*File, error) {
+	ef, err := elf.NewFile(r)
+	if err != nil {
+		var magic [4]byte
+		if _, rerr := r.ReadAt(magic[:], 0); rerr != nil || string(magic[:]) != elf.ELFMAG {
+			return nil, ErrNotELF
+		}
+		return nil, fmt.Errorf("malformed ELF: %w", err)
+	}
+	f := &File{ELF: ef}
 	f.Raw, err = FindELF(ef)
 	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
 	f.Section, err = Decode(f.Raw.Data, f.Raw.Addr)
 	if err != nil {
-		err = fmt.Errorf("%s: %s at file offset %#x: %w", path, SectionName, f.Raw.Offset, err)
+		err = fmt.Errorf("%s at file offset %#x: %w", SectionName, f.Raw.Offset, err)
 		if f.Section == nil {
-			f.Close()
 			return nil, err
 		}
 	}

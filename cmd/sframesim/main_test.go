@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sframesim/sframesim/internal/corpus"
+	"github.com/sframesim/sframesim/sframe"
+)
+
+func runCmd(t *testing.T, dir string, args ...string) (stdout, stderr string, status int) {
+	t.Helper()
+	if dir != "" {
+		t.Chdir(dir)
+	}
+	var o, e bytes.Buffer
+	status = run(args, &o, &e)
+	return o.String(), e.String(), status
+}
+
+// oneOfEachVersion picks a corpus binary with SFrame V1, V2 and V3.
+func oneOfEachVersion(t *testing.T) []corpus.Entry {
+	var picked []corpus.Entry
+	seen := map[int]bool{}
+	for _, e := range corpus.Entries(t) {
+		if !seen[e.SFrameVersion] && e.ObjdumpStatus == 0 {
+			seen[e.SFrameVersion] = true
+			picked = append(picked, e)
+		}
+	}
+	if len(picked) != 3 {
+		t.Fatalf("corpus lacks a version: %v", seen)
+	}
+	return picked
+}
+
+func TestDumpMatchesGolden(t *testing.T) {
+	dir := corpus.Dir(t)
+	for _, e := range oneOfEachVersion(t) {
+		t.Run(e.Path, func(t *testing.T) {
+			want, err := os.ReadFile(filepath.Join(dir, e.Golden()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, errOut, status := runCmd(t, dir, "dump", e.Path)
+			if status != exitOK || errOut != "" {
+				t.Fatalf("status %d, stderr %q", status, errOut)
+			}
+			if out != string(want) {
+				t.Errorf("stdout differs from the golden %s", e.Golden())
+			}
+		})
+	}
+}
+
+// TestDumpRawSection: a section written by objcopy --dump-section, with
+// --base, dumps as objdump does after its banner.
+func TestDumpRawSection(t *testing.T) {
+	dir := corpus.Dir(t)
+	for _, e := range oneOfEachVersion(t) {
+		t.Run(e.Path, func(t *testing.T) {
+			f, err := sframe.Open(filepath.Join(dir, e.Path))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			raw := filepath.Join(t.TempDir(), "out.sframe")
+			if err := os.WriteFile(raw, f.Raw.Data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			want, err := os.ReadFile(filepath.Join(dir, e.Golden()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, section, _ := strings.Cut(string(want), "\n\n")
+			out, errOut, status := runCmd(t, "", "dump", "--base", fmt.Sprintf("%#x", f.Raw.Addr), raw)
+			if status != exitOK || out != section {
+				t.Errorf("status %d stderr %q; stdout equal to golden section: %v", status, errOut, out == section)
+			}
+		})
+	}
+}
+
+// patched copies a corpus binary into a temp dir and lets f modify it.
+func patched(t *testing.T, e corpus.Entry, f func(data []byte, raw *sframe.RawSection, ef *elf.File)) string {
+	t.Helper()
+	src := filepath.Join(corpus.Dir(t), e.Path)
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ef, err := elf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := sframe.FindELF(ef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f(data, raw, ef)
+	out := filepath.Join(t.TempDir(), filepath.Base(e.Path))
+	if err := os.WriteFile(out, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestExitStatuses(t *testing.T) {
+	e := oneOfEachVersion(t)[2]
+	notELF := filepath.Join(t.TempDir(), "notes.txt")
+	os.WriteFile(notELF, []byte("just text\n"), 0o644)
+	// No .sframe: rename the section and turn PT_GNU_SFRAME into PT_NULL.
+	noSFrame := patched(t, e, func(data []byte, raw *sframe.RawSection, ef *elf.File) {
+		i := bytes.Index(data, []byte("\x00.sframe\x00"))
+		if i < 0 {
+			t.Fatal("no .sframe in the string table")
+		}
+		copy(data[i+1:], ".sfrXme")
+		phoff := binary.LittleEndian.Uint64(data[0x20:])
+		phentsize := uint64(binary.LittleEndian.Uint16(data[0x36:]))
+		for k := range uint64(len(ef.Progs)) {
+			p := data[phoff+k*phentsize:]
+			if elf.ProgType(binary.LittleEndian.Uint32(p)) == sframe.PT_GNU_SFRAME {
+				binary.LittleEndian.PutUint32(p, uint32(elf.PT_NULL))
+			}
+		}
+	})
+	badVersion := patched(t, e, func(data []byte, raw *sframe.RawSection, _ *elf.File) {
+		data[raw.Offset+2] = 9
+	})
+	// FRE sub-section longer than the section: a partial dump.
+	truncated := patched(t, e, func(data []byte, raw *sframe.RawSection, _ *elf.File) {
+		binary.LittleEndian.PutUint32(data[raw.Offset+16:], 1<<20)
+	})
+	tests := []struct {
+		name   string
+		args   []string
+		status int
+		stdout string // substring
+		stderr string // substring
+	}{
+		{"no arguments", nil, exitFailed, "", "usage"},
+		{"unknown command", []string{"frobnicate"}, exitFailed, "", "unknown command"},
+		{"help", []string{"help"}, exitOK, "exit status", ""},
+		{"missing file", []string{"dump", "/nonexistent/x"}, exitFailed, "", "no such file"},
+		{"not ELF", []string{"dump", notELF}, exitFailed, "", "not an ELF file"},
+		{"no sframe", []string{"dump", noSFrame}, exitNoSFrame, "", "no .sframe section"},
+		{"bad version", []string{"dump", badVersion}, exitMalformed, "", "offset 0x2: preamble.version: unknown SFrame version"},
+		{"truncated", []string{"dump", truncated}, exitMalformed, "Contents of the SFrame section .sframe:", "header.fre_len"},
+		{"validate truncated", []string{"validate", truncated}, exitMalformed, "header.fre_len", ""},
+		{"validate good", []string{"validate", filepath.Join(corpus.Dir(t), e.Path)}, exitOK, "0 errors", ""},
+		{"bad style", []string{"dump", "--style", "2.39", notELF}, exitFailed, "", "unknown dump style"},
+		{"bad base", []string{"dump", "--base", "zz", notELF}, exitFailed, "", "not an address"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, status := runCmd(t, "", tt.args...)
+			if status != tt.status || !strings.Contains(out, tt.stdout) || !strings.Contains(errOut, tt.stderr) {
+				t.Errorf("status %d (want %d)\nstdout %q (want ⊇ %q)\nstderr %q (want ⊇ %q)", status, tt.status, trim(out), tt.stdout, trim(errOut), tt.stderr)
+			}
+		})
+	}
+}
+
+func trim(s string) string {
+	if len(s) > 400 {
+		return s[:400] + "..."
+	}
+	return s
+}

@@ -1,0 +1,60 @@
+#!/bin/bash
+# Sets up sframesim on a fresh Debian 12 (bookworm) machine, as root, and runs
+# it on the sample binary embedded in it. Idempotent: a second run only
+# rebuilds.
+#
+# Installs from Debian's archive: build tools (gcc, make, git), tar, xz-utils,
+# tmux; Go from bookworm-backports when no Go >= 1.21 is on PATH (go.mod then
+# names the exact toolchain, which the go command fetches through the Go module
+# proxy). Nothing else is downloaded.
+#
+# --deps-only: install what is missing and build, but do not run the sample
+# (what .ci/run uses before the tests).
+set -euo pipefail
+cd "$(dirname "$0")"
+deps_only=""
+[ "${1:-}" = "--deps-only" ] && deps_only=1
+
+[ "$(id -u)" = 0 ] || { echo "setup.sh: run as root (it installs Debian packages)" >&2; exit 1; }
+export DEBIAN_FRONTEND=noninteractive
+export PATH="/usr/local/go/bin:$PATH:/root/go/bin"
+
+PKGS="ca-certificates git make gcc libc6-dev tar xz-utils tmux"
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	echo "setup: installing$missing"
+	apt-get update -q >/dev/null
+	apt-get install -y -q --no-install-recommends $missing >/dev/null
+fi
+
+# Go: any go >= 1.21 can fetch the toolchain go.mod asks for.
+go_ok() {
+	command -v go >/dev/null 2>&1 || return 1
+	local v
+	v=$(go env GOVERSION 2>/dev/null | sed -n 's/^go1\.\([0-9]*\).*/\1/p')
+	[ -n "$v" ] && [ "$v" -ge 21 ]
+}
+if ! go_ok; then
+	echo "setup: installing Go from bookworm-backports"
+	. /etc/os-release
+	echo "deb http://deb.debian.org/debian ${VERSION_CODENAME}-backports main" > /etc/apt/sources.list.d/sframesim-backports.list
+	apt-get update -q >/dev/null
+	apt-get install -y -q --no-install-recommends -t "${VERSION_CODENAME}-backports" golang-1.23-go >/dev/null
+	export PATH="/usr/lib/go-1.23/bin:$PATH"
+	go_ok || { echo "setup: no usable Go after installing golang-1.23-go" >&2; exit 1; }
+fi
+export GOTOOLCHAIN=auto
+echo "setup: $(go version)"
+
+make build
+make testdata
+[ -n "$deps_only" ] && exit 0
+echo
+echo "setup: bin/sframesim is ready. Running it on its embedded sample binary:"
+echo "\$ bin/sframesim dump"
+bin/sframesim dump
+echo "\$ bin/sframesim validate"
+bin/sframesim validate
