@@ -77,4 +77,3 @@ func relocate(ef *elf.File, s *elf.Section, data []byte) error {
 	}
 	return nil
 }
-
