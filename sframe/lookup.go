@@ -116,16 +116,11 @@ type Row struct {
 // ErrNoFDE. With overlapping functions (which Validate reports) the one with
 // the greatest start at or below pc wins, as in the kernel's search.
 func (s *Section) FindFDE(pc uint64) (int, error) {
-	// Last FDE with start <= pc.
-	i := sort.Search(len(s.starts), func(i int) bool { return s.starts[i] > pc }) - 1
-	if i < 0 {
+	i := s.index.find(pc)
+	if i < 0 || pc >= s.index.ends[i] {
 		return -1, ErrNoFDE
 	}
-	idx := int(s.byStart[i])
-	if !s.FDEs[idx].Contains(pc) {
-		return -1, ErrNoFDE
-	}
-	return idx, nil
+	return int(s.index.order[i]), nil
 }
 
 // FindFRE returns the index in f.FREs of the row covering pc: the last FRE

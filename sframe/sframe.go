@@ -3,7 +3,6 @@ package sframe
 import (
 	"encoding/binary"
 	"fmt"
-	"sort"
 )
 
 // Header is the decoded SFrame header, identical in all versions
@@ -62,8 +61,7 @@ type Section struct {
 	Len int64
 
 	decodeErrs Errors
-	byStart    []int32  // FDE indices sorted by Start
-	starts     []uint64 // FDEs[byStart[i]].Start
+	index      fdeIndex
 }
 
 // An FDE is one function descriptor entry, with the V3 attribute record
@@ -384,28 +382,9 @@ func (s *Section) numFREsOff(f *FDE) int64 {
 	return f.Off + 12
 }
 
-// buildIndex sorts the FDE indices by function start for lookups.
+// buildIndex sorts the FDEs by function start for lookups.
 func (s *Section) buildIndex() {
-	s.byStart = make([]int32, len(s.FDEs))
-	for i := range s.byStart {
-		s.byStart[i] = int32(i)
-	}
-	sorted := true
-	for i := 1; i < len(s.FDEs); i++ {
-		if s.FDEs[i].Start < s.FDEs[i-1].Start {
-			sorted = false
-			break
-		}
-	}
-	if !sorted {
-		sort.SliceStable(s.byStart, func(a, b int) bool {
-			return s.FDEs[s.byStart[a]].Start < s.FDEs[s.byStart[b]].Start
-		})
-	}
-	s.starts = make([]uint64, len(s.FDEs))
-	for i, idx := range s.byStart {
-		s.starts[i] = s.FDEs[idx].Start
-	}
+	s.index.build(s.FDEs)
 }
 
 // DecodeErrors returns the structural problems Decode met, in section order.

@@ -249,7 +249,7 @@ func (v *validator) ordering() {
 	// Overlaps, in address order.
 	var prevEnd uint64
 	prev := -1
-	for _, idx := range s.byStart {
+	for _, idx := range s.index.order {
 		f := &s.FDEs[idx]
 		if prev >= 0 && f.Start < prevEnd && f.Size > 0 {
 			v.add(false, f.Off, CheckOrdering, fmt.Sprintf("FDE[%d]", idx), f.Start,
