@@ -134,15 +134,12 @@ func (s *Section) FindFRE(f *FDE, pc uint64) (int, error) {
 	}
 	off := pc - f.Start
 	if f.PCType() == PCMask {
-		if s.Header.Version == Version1 {
-			return -1, &FormatError{Off: f.Off + 16, Check: CheckFDE, Field: "func_info",
-				Msg: "PCMASK FDE in SFrame V1 has no rep_size and cannot be evaluated", Val: f.Info}
-		}
-		if f.RepSize == 0 {
+		rep := s.RepSize(f)
+		if rep == 0 {
 			return -1, &FormatError{Off: s.repSizeOff(f), Check: CheckFDE, Field: "rep_size",
 				Msg: "PCMASK FDE with rep_size 0", Val: f.RepSize}
 		}
-		off %= uint64(f.RepSize)
+		off %= uint64(rep)
 	}
 	fres := f.FREs
 	// Last FRE with start <= off. Starts are normally increasing; binary
@@ -162,6 +159,21 @@ func (s *Section) FindFRE(f *FDE, pc uint64) (int, error) {
 		return -1, ErrNoFRE
 	}
 	return j, nil
+}
+
+// V1RepSize is the repetition size SFrame V1 PCMASK FDEs imply: V1 has no
+// rep_size field, and libsframe 2.40 compares PCs and FRE starts under the
+// bit mask 0xf ("for AMD64, the pltN entry stub is 16 bytes"), which for
+// 16-byte-aligned PLT stubs is the offset modulo 16.
+const V1RepSize = 16
+
+// RepSize returns the repetition size of a PCMASK FDE: its rep_size field,
+// or V1RepSize in SFrame V1.
+func (s *Section) RepSize(f *FDE) uint32 {
+	if s.Header.Version == Version1 {
+		return V1RepSize
+	}
+	return uint32(f.RepSize)
 }
 
 // repSizeOff returns the section offset of an FDE's rep_size byte.

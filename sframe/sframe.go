@@ -3,6 +3,7 @@ package sframe
 import (
 	"encoding/binary"
 	"fmt"
+	"strconv"
 )
 
 // Header is the decoded SFrame header, identical in all versions
@@ -289,11 +290,10 @@ func (s *Section) decodeFDEs(r *reader) {
 		} else {
 			f.Start = s.Addr + uint64(f.StartField)
 		}
-		field := fmt.Sprintf("FDE[%d]", i)
 		pos := freStart + int64(f.FREOff)
 		if h.Version == Version3 {
 			if pos+AttrSize > freEnd {
-				s.errorf(off+12, CheckLayout, field+".func_start_fre_off", f.FREOff,
+				s.errorf(off+12, CheckLayout, fdeName(i)+".func_start_fre_off", f.FREOff,
 					"attribute record at %#x does not fit in the FRE sub-section [%#x, %#x)", pos, freStart, freEnd)
 				continue
 			}
@@ -308,39 +308,38 @@ func (s *Section) decodeFDEs(r *reader) {
 			continue
 		}
 		if pos > freEnd {
-			s.errorf(off+8, CheckLayout, field+".func_start_fre_off", f.FREOff,
+			s.errorf(off+8, CheckLayout, fdeName(i)+".func_start_fre_off", f.FREOff,
 				"first FRE at %#x is past the end of the FRE sub-section at %#x", pos, freEnd)
 			continue
 		}
 		asz := f.FREType().Size()
 		if asz == 0 {
-			s.errorf(s.infoOff(f), CheckFDE, field+".func_info", f.Info,
+			s.errorf(s.infoOff(f), CheckFDE, fdeName(i)+".func_info", f.Info,
 				"invalid FRE type %d, FREs cannot be read", f.Info&infoFRETypeMask)
 			continue
 		}
 		count := int64(f.NumFREs)
 		if maxFit := (freEnd - pos) / int64(asz+1); count > maxFit {
-			s.errorf(s.numFREsOff(f), CheckLayout, field+".num_fres", f.NumFREs,
+			s.errorf(s.numFREsOff(f), CheckLayout, fdeName(i)+".num_fres", f.NumFREs,
 				"%d FREs cannot fit in the %d bytes left in the FRE sub-section", f.NumFREs, freEnd-pos)
 			count = maxFit // decode what fits; an error below stops at the first bad one
 		}
 		first := len(fres)
 		for j := range count {
-			ffield := fmt.Sprintf("%s.FRE[%d]", field, j)
 			if pos+int64(asz)+1 > freEnd {
-				s.errorf(pos, CheckLayout, ffield, nil, "FRE runs past the end of the FRE sub-section at %#x", freEnd)
+				s.errorf(pos, CheckLayout, freName(i, j), nil, "FRE runs past the end of the FRE sub-section at %#x", freEnd)
 				break
 			}
 			fre := FRE{Off: pos, Start: r.uN(pos, asz), Info: r.u8(pos + int64(asz))}
 			ws := fre.WordSize()
 			if ws == 0 {
-				s.errorf(pos+int64(asz), CheckFRE, ffield+".fre_info", fre.Info, "invalid data-word size code 3")
+				s.errorf(pos+int64(asz), CheckFRE, freName(i, j)+".fre_info", fre.Info, "invalid data-word size code 3")
 				break
 			}
 			nw := fre.Count()
 			wpos := pos + int64(asz) + 1
 			if wpos+int64(nw*ws) > freEnd {
-				s.errorf(pos+int64(asz), CheckLayout, ffield+".fre_info", fre.Info,
+				s.errorf(pos+int64(asz), CheckLayout, freName(i, j)+".fre_info", fre.Info,
 					"%d data words of %d bytes run past the end of the FRE sub-section at %#x", nw, ws, freEnd)
 				break
 			}
@@ -365,6 +364,11 @@ func (s *Section) decodeFDEs(r *reader) {
 		}
 	}
 }
+
+// fdeName and freName name FDE i and its FRE j in error messages; they are
+// only called on error paths, so decoding valid data formats nothing.
+func fdeName(i int64) string    { return "FDE[" + strconv.FormatInt(i, 10) + "]" }
+func freName(i, j int64) string { return fdeName(i) + ".FRE[" + strconv.FormatInt(j, 10) + "]" }
 
 // infoOff returns the section offset of an FDE's func_info byte.
 func (s *Section) infoOff(f *FDE) int64 {

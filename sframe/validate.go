@@ -117,7 +117,7 @@ func (v *validator) fde(i int, o ValidateOptions) {
 	s := v.s
 	h := &s.Header
 	f := &s.FDEs[i]
-	field := fmt.Sprintf("FDE[%d]", i)
+	field := fdeName(int64(i))
 	if h.Version == Version3 && f.AttrOff < 0 {
 		return // attribute record unreadable: reported by Decode
 	}
@@ -138,7 +138,12 @@ func (v *validator) fde(i int, o ValidateOptions) {
 	if f.PCType() == PCMask {
 		switch {
 		case h.Version == Version1:
-			v.add(false, infoOff, CheckFDE, field+".func_info", f.Info, "PCMASK FDE in SFrame V1 has no rep_size and cannot be evaluated")
+			v.add(true, infoOff, CheckFDE, field+".func_info", f.Info,
+				"PCMASK FDE in SFrame V1 has no rep_size; read with the 16-byte repetition libsframe 2.40 assumes")
+			if f.Start%V1RepSize != 0 {
+				v.add(false, f.Off, CheckFDE, field+".func_start_address", f.Start,
+					"V1 PCMASK function not 16-byte aligned: libsframe 2.40's 0xf mask would misread it")
+			}
 		case f.RepSize == 0:
 			v.add(false, s.repSizeOff(f), CheckFDE, field+".rep_size", f.RepSize, "PCMASK FDE with rep_size 0")
 		}
@@ -183,7 +188,7 @@ func (v *validator) fre(i, j int) {
 	h := &s.Header
 	f := &s.FDEs[i]
 	fre := &f.FREs[j]
-	field := fmt.Sprintf("FDE[%d].FRE[%d]", i, j)
+	field := freName(int64(i), int64(j))
 	asz := int64(f.FREType().Size())
 	infoOff := fre.Off + asz
 	n := fre.Count()
@@ -195,8 +200,8 @@ func (v *validator) fre(i, j int) {
 			v.add(true, fre.Off, CheckFRE, field+".start", fre.Start, "start offset equals the function size: the row covers no PC")
 		}
 	case PCMask:
-		if f.RepSize > 0 && fre.Start >= uint32(f.RepSize) {
-			v.add(false, fre.Off, CheckFRE, field+".start", fre.Start, "start offset not below rep_size %d", f.RepSize)
+		if rep := s.RepSize(f); rep > 0 && fre.Start >= rep {
+			v.add(false, fre.Off, CheckFRE, field+".start", fre.Start, "start offset not below the repetition size %d", rep)
 		}
 	}
 	if j > 0 && fre.Start <= f.FREs[j-1].Start {

@@ -79,10 +79,11 @@ func TestValidateRules(t *testing.T) {
 		{"invalid FRE type", bytesOf(func(b []byte) []byte { b[attr0+2] = 3; return b }), CheckFDE, "FDE[0].func_info", attr0 + 2},
 		{"invalid FRE type, no FREs", section(func(s *Section) { s.FDEs[1].Info = 5; s.FDEs[1].FREs = nil }), CheckFDE, "FDE[1].func_info", attr1 + 2},
 		{"PCMASK rep_size 0", section(func(s *Section) { s.FDEs[0].Info |= infoPCTypeBit }), CheckFDE, "FDE[0].rep_size", attr0 + 4},
-		{"V1 PCMASK", section(func(s *Section) {
+		{"V1 PCMASK unaligned", section(func(s *Section) {
 			s.Header.Version, s.Header.Flags = Version1, FlagFDESorted
-			s.FDEs[0].Info |= infoPCTypeBit
-		}), CheckFDE, "FDE[0].func_info", 0x1c + 16},
+			s.FDEs[1].Info |= infoPCTypeBit
+			s.FDEs[1].Start = 0x1128
+		}), CheckFDE, "FDE[1].func_start_address", 0x1c + 17},
 		{"unknown V3 FDE type", bytesOf(func(b []byte) []byte { b[attr0+3] = 2; return b }), CheckFDE, "FDE[0].func_info2", attr0 + 3},
 		{"V3 info2 unused bits", bytesOf(func(b []byte) []byte { b[attr0+3] = 0x20; return b }), CheckFDE, "FDE[0].func_info2", attr0 + 3},
 		{"outside executable code", func(t *testing.T) ([]byte, ValidateOptions) {
