@@ -17,15 +17,16 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 	base := fs.String("base", "", "treat FILE as a raw .sframe section (as written by objcopy --dump-section) loaded at virtual address `ADDR`")
 	styleName := fs.String("style", "auto", "whose objdump output to reproduce: auto (by SFrame version), 2.40, 2.44 or latest")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: sframesim dump [--base ADDR] [--style S] FILE\n\n"+
+		fmt.Fprintf(stderr, "usage: sframesim dump [--base ADDR] [--style S] [FILE]\n\n"+
 			"Prints FILE's .sframe section byte for byte as the objdump --sframe of the\n"+
-			"binutils that made it: 2.40 for V1, 2.44 for V2, 2.47 for V3.\n\n")
+			"binutils that made it: 2.40 for V1, 2.44 for V2, 2.47 for V3.\n"+
+			"Without FILE, dumps the sample binary embedded in sframesim.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return exitFailed
 	}
-	if fs.NArg() != 1 {
+	if fs.NArg() > 1 || (fs.NArg() == 0 && *base != "") {
 		fs.Usage()
 		return exitFailed
 	}
@@ -35,6 +36,9 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	name := fs.Arg(0)
+	if name == "" {
+		name = sampleName
+	}
 
 	var sec *sframe.Section
 	var decodeErr error
@@ -55,7 +59,12 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 			decodeErr = fmt.Errorf("%s: %w", name, decodeErr)
 		}
 	} else {
-		f, err := sframe.Open(name)
+		var f *sframe.File
+		if fs.NArg() == 0 {
+			f, err = openSample(stderr, "dump")
+		} else {
+			f, err = sframe.Open(name)
+		}
 		if f == nil {
 			return reportOpenError(stderr, "dump", err)
 		}

@@ -3,8 +3,8 @@
 //
 // Usage:
 //
-//	sframesim dump [--base ADDR] [--style S] FILE
-//	sframesim validate FILE...
+//	sframesim dump [--base ADDR] [--style S] [FILE]
+//	sframesim validate [--quiet] [FILE...]
 //
 // Run "sframesim help" for the commands and their exit statuses.
 package main
@@ -34,9 +34,9 @@ var commands []command
 
 func init() {
 	commands = []command{
-		{"dump", "dump [--base ADDR] [--style auto|2.40|2.44|latest] FILE",
+		{"dump", "dump [--base ADDR] [--style auto|2.40|2.44|latest] [FILE]",
 			"print the .sframe section exactly as GNU objdump --sframe does", runDump},
-		{"validate", "validate [--quiet] FILE...",
+		{"validate", "validate [--quiet] [FILE...]",
 			"check .sframe sections against every rule of the SFrame format", runValidate},
 	}
 }

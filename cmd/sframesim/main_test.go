@@ -174,3 +174,30 @@ func trim(s string) string {
 	}
 	return s
 }
+
+// TestSample: the embedded sample is the corpus binary it claims to be, and
+// both commands work on it without a FILE.
+func TestSample(t *testing.T) {
+	want, err := os.ReadFile(filepath.Join(corpus.Dir(t), sampleCorpus))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(want, sampleELF) {
+		t.Fatalf("sample/%s differs from testdata/corpus/%s: copy it again", filepath.Base(sampleName), sampleCorpus)
+	}
+	golden, err := os.ReadFile(filepath.Join(corpus.Dir(t), sampleCorpus+".objdump"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, status := runCmd(t, "", "dump")
+	if status != exitOK || !strings.Contains(errOut, "embedded sample") {
+		t.Errorf("dump: status %d, stderr %q", status, errOut)
+	}
+	if want := strings.Replace(string(golden), sampleCorpus+":", sampleName+":", 1); out != want {
+		t.Errorf("dump of the sample differs from its golden: %s", out)
+	}
+	out, _, status = runCmd(t, "", "validate")
+	if status != exitOK || !strings.Contains(out, sampleName+": SFRAME_VERSION_3 SFRAME_ABI_AMD64_ENDIAN_LITTLE") {
+		t.Errorf("validate: status %d, stdout %q", status, out)
+	}
+}

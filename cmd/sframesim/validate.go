@@ -13,17 +13,18 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	quiet := fs.Bool("quiet", false, "print errors only, not warnings")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: sframesim validate [--quiet] FILE...\n\n"+
+		fmt.Fprintf(stderr, "usage: sframesim validate [--quiet] [FILE...]\n\n"+
 			"Checks each FILE's .sframe section: header, layout, every FDE and FRE,\n"+
-			"ordering and totals. Prints one line per problem with its section offset.\n\n")
+			"ordering and totals. Prints one line per problem with its section offset.\n"+
+			"Without FILE, checks the sample binary embedded in sframesim.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return exitFailed
 	}
-	if fs.NArg() == 0 {
-		fs.Usage()
-		return exitFailed
+	names := fs.Args()
+	if len(names) == 0 {
+		names = []string{""} // the embedded sample
 	}
 	status := exitOK
 	worse := func(s int) {
@@ -31,8 +32,15 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 			status = s
 		}
 	}
-	for _, name := range fs.Args() {
-		f, err := sframe.Open(name)
+	for _, name := range names {
+		var f *sframe.File
+		var err error
+		if name == "" {
+			name = sampleName
+			f, err = openSample(stderr, "validate")
+		} else {
+			f, err = sframe.Open(name)
+		}
 		if f == nil {
 			worse(reportOpenError(stderr, "validate", err))
 			continue
