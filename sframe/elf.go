@@ -76,12 +76,18 @@ func FindELF(f *elf.File) (*RawSection, error) {
 	return nil, ErrNoSection
 }
 
-func readAt(r io.ReadSeeker, n uint64) ([]byte, error) {
-	buf := make([]byte, n)
-	if _, err := io.ReadFull(r, buf); err != nil {
+// readAt reads exactly n bytes from r. It grows its buffer as data arrives
+// instead of trusting n up front, so a corrupt size field costs no more
+// memory than the file really has.
+func readAt(r io.Reader, n uint64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, int64(n)))
+	if err != nil {
 		return nil, err
 	}
-	return buf, nil
+	if uint64(len(data)) != n {
+		return nil, fmt.Errorf("%d bytes, but the file ends after %d: %w", n, len(data), io.ErrUnexpectedEOF)
+	}
+	return data, nil
 }
 
 // FromELF finds and decodes the .sframe data of an ELF file. The length is

@@ -44,25 +44,32 @@ func exercise(t *testing.T, s *Section) {
 	}
 }
 
+// addSeeds adds every distinct corpus section (raw, and wrapped into a
+// minimal ELF file) and every hand-made section.
 func addSeeds(f *testing.F, addRaw func(data []byte, addr uint64), addFile func(data []byte)) {
 	dir := corpus.Dir(f)
+	seen := map[string]bool{}
 	for _, e := range corpus.Entries(f) {
-		path := filepath.Join(dir, e.Path)
-		if addFile != nil && e.Link == "nolibc" {
-			data, err := os.ReadFile(path)
-			if err != nil {
-				f.Fatal(err)
-			}
-			addFile(data)
+		file, err := Open(filepath.Join(dir, e.Path))
+		if err != nil {
+			continue
 		}
-		if addRaw != nil {
-			file, err := Open(path)
-			if err != nil {
-				continue
+		raw := file.Raw
+		if !seen[string(raw.Data)] {
+			seen[string(raw.Data)] = true
+			if addRaw != nil {
+				addRaw(raw.Data, raw.Addr)
 			}
-			addRaw(file.Raw.Data, file.Raw.Addr)
-			file.Close()
+			if addFile != nil {
+				opts := file.ValidateOptions()
+				text := AddrRange{raw.Addr, raw.Addr}
+				if len(opts.Text) > 0 {
+					text = opts.Text[0]
+				}
+				addFile(minimalELF(file.ELF.Machine, file.ELF.ByteOrder, raw.Data, raw.Addr, text))
+			}
 		}
+		file.Close()
 	}
 	hm, _ := filepath.Glob(filepath.Join("testdata", "handmade", "*.sframe"))
 	for _, p := range hm {
@@ -72,6 +79,15 @@ func addSeeds(f *testing.F, addRaw func(data []byte, addr uint64), addFile func(
 		}
 		if addRaw != nil {
 			addRaw(data, 0x10000)
+		}
+	}
+	if addFile != nil {
+		for _, p := range []string{"testdata/handmade/s390x-real.elf", "testdata/objects/calls-v3.o", "testdata/objects/calls-v3-aarch64.o"} {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				f.Fatal(err)
+			}
+			addFile(data)
 		}
 	}
 }
@@ -93,8 +109,9 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
-// FuzzELF feeds arbitrary files to the ELF loader. Seeds: the corpus's
-// nolibc binaries (small, fully covered by SFrame).
+// FuzzELF feeds arbitrary files to the ELF loader. Seeds: every distinct
+// corpus section wrapped into a minimal ELF file, a real s390x binary and
+// relocatable objects.
 func FuzzELF(f *testing.F) {
 	addSeeds(f, nil, func(data []byte) { f.Add(data) })
 	f.Fuzz(func(t *testing.T, data []byte) {
