@@ -12,7 +12,7 @@ BIN         := bin/sframesim
 FUZZTIME    ?= 5m
 BENCHCOUNT  ?= 5
 
-.PHONY: all build test vet staticcheck unit bench fuzz corpus testdata clean
+.PHONY: all build test vet staticcheck unit bench bench-libsframe fuzz corpus testdata clean
 
 all: build
 
@@ -49,3 +49,13 @@ corpus:
 clean:
 	rm -rf bin
 	$(MAKE) -C testdata clean
+
+# GNU libsframe's sframe_find_fre on BenchmarkLookup/V3's section and PCs
+# (needs the sid chroot: testdata/build-toolchains.sh).
+SID ?= /tmp/chroots/sid
+bench-libsframe: testdata
+	mkdir -p $(SID)/tmp/sframesim-lsb
+	$(GO) run bench/libsframe/gen.go testdata/corpus/v3/x86-64/many-O2-static $(SID)/tmp/sframesim-lsb
+	cp bench/libsframe/lookup.c $(SID)/tmp/sframesim-lsb/
+	chroot $(SID) sh -c 'dpkg -s libiberty-dev >/dev/null 2>&1 || apt-get install -y -q libiberty-dev >/dev/null; \
+		cd /tmp/sframesim-lsb && gcc -O2 -I/usr/include/libiberty lookup.c -o lookup -l:libsframe.a && ./lookup section.bin pcs.bin'

@@ -1,6 +1,7 @@
 package sframe
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
@@ -8,61 +9,73 @@ import (
 	"github.com/sframesim/sframesim/internal/corpus"
 )
 
-// largestCorpusSection returns the corpus section with the most FREs.
-func largestCorpusSection(b *testing.B) (*RawSection, string) {
+// largestCorpusSections returns, per SFrame version, the corpus section
+// with the most FREs and the binary it comes from.
+func largestCorpusSections(b *testing.B) map[Version]*RawSection {
 	dir := corpus.Dir(b)
-	var best *RawSection
-	var bestName string
-	var most uint32
+	best := map[Version]*RawSection{}
+	most := map[Version]uint32{}
+	names := map[Version]string{}
 	for _, e := range corpus.Entries(b) {
 		f, err := Open(filepath.Join(dir, e.Path))
 		if err != nil {
 			continue
 		}
-		if n := f.Section.Header.NumFREs; n > most {
-			best, bestName, most = f.Raw, e.Path, n
+		v := f.Section.Header.Version
+		if n := f.Section.Header.NumFREs; n > most[v] {
+			best[v], most[v], names[v] = f.Raw, n, e.Path
 		}
 		f.Close()
 	}
-	if best == nil {
-		b.Fatal("no corpus section")
+	if len(best) != 3 {
+		b.Fatalf("corpus lacks a version: %v", names)
 	}
-	return best, bestName
+	for v, n := range names {
+		b.Logf("V%d: %s (%d FREs)", v, n, most[v])
+	}
+	return best
 }
 
 // BenchmarkLookup measures PC → FDE → FRE → rules on uniformly random PCs
-// inside the functions of the largest corpus section.
+// inside the functions of the largest corpus section of each version (the
+// 3000-function "many" program).
 func BenchmarkLookup(b *testing.B) {
-	raw, name := largestCorpusSection(b)
-	s, err := Decode(raw.Data, raw.Addr)
-	if err != nil {
-		b.Fatal(err)
+	for v, raw := range largestCorpusSections(b) {
+		b.Run(fmt.Sprintf("V%d", v), func(b *testing.B) {
+			s, err := Decode(raw.Data, raw.Addr)
+			if err != nil {
+				b.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(1, 2))
+			pcs := make([]uint64, 1<<16)
+			for i := range pcs {
+				f := &s.FDEs[rng.IntN(len(s.FDEs))]
+				pcs[i] = f.Start + rng.Uint64N(uint64(max(f.Size, 1)))
+			}
+			var sink int
+			for i := 0; b.Loop(); i++ {
+				row, err := s.Lookup(pcs[i&(len(pcs)-1)])
+				if err == nil {
+					sink += row.FRE
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds()/1e6, "Mlookups/s")
+			_ = sink
+		})
 	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	pcs := make([]uint64, 1<<16)
-	for i := range pcs {
-		f := &s.FDEs[rng.IntN(len(s.FDEs))]
-		pcs[i] = f.Start + rng.Uint64N(uint64(max(f.Size, 1)))
-	}
-	b.Logf("%s: %d FDEs, %d FREs", name, len(s.FDEs), s.Header.NumFREs)
-	var sink int
-	for i := 0; b.Loop(); i++ {
-		row, err := s.Lookup(pcs[i&(len(pcs)-1)])
-		if err == nil {
-			sink += row.FRE
-		}
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds()/1e6, "Mlookups/s")
-	_ = sink
 }
 
-// BenchmarkDecode measures decoding the largest corpus section.
+// BenchmarkDecode measures decoding the largest corpus section of each
+// version.
 func BenchmarkDecode(b *testing.B) {
-	raw, _ := largestCorpusSection(b)
-	b.SetBytes(int64(len(raw.Data)))
-	for b.Loop() {
-		if _, err := Decode(raw.Data, raw.Addr); err != nil {
-			b.Fatal(err)
-		}
+	for v, raw := range largestCorpusSections(b) {
+		b.Run(fmt.Sprintf("V%d", v), func(b *testing.B) {
+			b.SetBytes(int64(len(raw.Data)))
+			for b.Loop() {
+				if _, err := Decode(raw.Data, raw.Addr); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
