@@ -7,6 +7,9 @@
 #   make corpus   rebuild the cross-toolchain test corpus (root; see testdata/README.md)
 
 GO          ?= go
+# Debian's Go defaults to GOTOOLCHAIN=local; let it fetch the toolchain go.mod
+# names through the module proxy.
+export GOTOOLCHAIN ?= auto
 STATICCHECK_VERSION ?= v0.8.2
 BIN         := bin/sframesim
 FUZZTIME    ?= 5m

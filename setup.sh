@@ -4,9 +4,10 @@
 # rebuilds.
 #
 # Installs from Debian's archive: build tools (gcc, make, git), tar, xz-utils,
-# tmux; Go from bookworm-backports when no Go >= 1.21 is on PATH (go.mod then
-# names the exact toolchain, which the go command fetches through the Go module
-# proxy). Nothing else is downloaded.
+# tmux; Go (golang-go) from bookworm-backports when no Go >= 1.21 is on PATH.
+# go.mod names the exact toolchain, which the go command fetches through the Go
+# module proxy (the Makefile sets GOTOOLCHAIN=auto, as Debian's Go defaults to
+# local). Nothing else is downloaded.
 #
 # --deps-only: install what is missing and build, but do not run the sample
 # (what .ci/run uses before the tests).
@@ -34,7 +35,9 @@ fi
 go_ok() {
 	command -v go >/dev/null 2>&1 || return 1
 	local v
-	v=$(go env GOVERSION 2>/dev/null | sed -n 's/^go1\.\([0-9]*\).*/\1/p')
+	# Asked outside the module: go.mod's newer go line would make an old go
+	# refuse to answer.
+	v=$(cd / && GOTOOLCHAIN=local go env GOVERSION 2>/dev/null | sed -n 's/^go1\.\([0-9]*\).*/\1/p')
 	[ -n "$v" ] && [ "$v" -ge 21 ]
 }
 if ! go_ok; then
@@ -42,10 +45,12 @@ if ! go_ok; then
 	. /etc/os-release
 	echo "deb http://deb.debian.org/debian ${VERSION_CODENAME}-backports main" > /etc/apt/sources.list.d/sframesim-backports.list
 	apt-get update -q >/dev/null
-	apt-get install -y -q --no-install-recommends -t "${VERSION_CODENAME}-backports" golang-1.23-go >/dev/null
-	export PATH="/usr/lib/go-1.23/bin:$PATH"
-	go_ok || { echo "setup: no usable Go after installing golang-1.23-go" >&2; exit 1; }
+	# golang-go puts /usr/bin/go on PATH for later shells (make test).
+	apt-get install -y -q --no-install-recommends -t "${VERSION_CODENAME}-backports" golang-go >/dev/null
+	go_ok || { echo "setup: no usable Go after installing golang-go from backports" >&2; exit 1; }
 fi
+# Debian's Go defaults to GOTOOLCHAIN=local; auto fetches the toolchain go.mod
+# names through the Go module proxy.
 export GOTOOLCHAIN=auto
 echo "setup: $(go version)"
 
