@@ -15,12 +15,19 @@ BIN         := bin/sframesim
 FUZZTIME    ?= 5m
 BENCHCOUNT  ?= 5
 
+
+.PHONY: deps
 .PHONY: all build test vet staticcheck unit bench bench-libsframe fuzz corpus testdata clean
 
 all: build
 
-build:
+build: deps
 	$(GO) build -o $(BIN) ./cmd/sframesim
+
+# libunicorn is linked statically from .deps/unicorn (scripts/fetch-unicorn.sh).
+UNICORN_A := .deps/unicorn/usr/lib/x86_64-linux-gnu/libunicorn.a
+deps:
+	@test -f $(UNICORN_A) || { echo "missing $(UNICORN_A): run ./setup.sh (or scripts/fetch-unicorn.sh)" >&2; exit 1; }
 
 test: vet staticcheck unit
 
@@ -32,7 +39,7 @@ staticcheck:
 	@command -v staticcheck >/dev/null 2>&1 || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	"$$(command -v staticcheck || echo $$($(GO) env GOPATH)/bin/staticcheck)" ./...
 
-unit: testdata
+unit: deps testdata
 	$(GO) test -count=1 ./...
 
 bench: testdata

@@ -4,7 +4,9 @@
 # rebuilds.
 #
 # Installs from Debian's archive: build tools (gcc, make, git), tar, xz-utils,
-# tmux; Go (golang-go) from bookworm-backports when no Go >= 1.21 is on PATH.
+# tmux; Go (golang-go) from bookworm-backports when no Go >= 1.21 is on PATH;
+# libunicorn-dev 2.1.1 from trixie, unpacked into .deps/ (scripts/fetch-unicorn.sh:
+# downloaded only, no system package is replaced).
 # go.mod names the exact toolchain, which the go command fetches through the Go
 # module proxy (the Makefile sets GOTOOLCHAIN=auto, as Debian's Go defaults to
 # local). Nothing else is downloaded.
@@ -54,6 +56,8 @@ fi
 export GOTOOLCHAIN=auto
 echo "setup: $(go version)"
 
+# libunicorn 2.1.1 (static) from Debian trixie, into .deps/unicorn.
+./scripts/fetch-unicorn.sh
 make build
 make testdata
 [ -n "$deps_only" ] && exit 0

@@ -1,0 +1,109 @@
+//go:build cgo
+
+package emu
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestVersion(t *testing.T) {
+	if v := Version(); v[:4] != "2.1." {
+		t.Fatalf("libunicorn %s, want 2.1.x (run ./setup.sh)", v)
+	}
+}
+
+// TestAMD64Loop runs a small loop with the record observer and checks the
+// instruction count, the records and direct memory access.
+func TestAMD64Loop(t *testing.T) {
+	e, err := NewEngine(AMD64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	// mov ecx, 10; l: push rcx; pop rax; dec ecx; jnz l; hlt
+	code := []byte{0xb9, 0x0a, 0, 0, 0, 0x51, 0x58, 0xff, 0xc9, 0x75, 0xfa, 0xf4}
+	text, err := e.Map(0x400000, PageSize, ProtRead|ProtExec, "text")
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(text, code)
+	if _, err := e.Map(0x7000_0000, 4*PageSize, ProtRead|ProtWrite, "stack"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.SetReg(AMD64.SP, 0x7000_4000); err != nil {
+		t.Fatal(err)
+	}
+	var recs []Record
+	e.ObserveRecords(4, func(r []Record) { recs = append(recs, r...) })
+	err = e.Start(0x400000, 0x400000+uint64(len(code))-1, 0, 0)
+	e.FlushRecords()
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	if got, want := e.Executed(), uint64(1+10*4); got != want {
+		t.Errorf("Executed = %d, want %d", got, want)
+	}
+	if len(recs) != 41 || recs[0].PC != 0x400000 || recs[1].PC != 0x400005 || recs[2].SP != 0x7000_4000-8 {
+		t.Errorf("records: %d, first %+v %+v %+v", len(recs), recs[0], recs[1], recs[2])
+	}
+	// The last push left rcx=1 on the stack, read straight from host memory.
+	if v, err := e.Read64(0x7000_4000 - 8); err != nil || v != 1 {
+		t.Errorf("Read64 = %d, %v", v, err)
+	}
+}
+
+// TestARM64PAuth checks that the "max" CPU model really signs: paciasp
+// changes x30, autiasp restores it.
+func TestARM64PAuth(t *testing.T) {
+	e, err := NewEngine(ARM64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	code := []uint32{0xd503233f /* paciasp */, 0xaa1e03e1 /* mov x1, x30 */, 0xd50323bf /* autiasp */, 0xaa1e03e2 /* mov x2, x30 */}
+	text, err := e.Map(0x10000, PageSize, ProtRead|ProtExec, "text")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range code {
+		text[4*i], text[4*i+1], text[4*i+2], text[4*i+3] = byte(w), byte(w>>8), byte(w>>16), byte(w>>24)
+	}
+	if _, err := e.Map(0x20000, PageSize, ProtRead|ProtWrite, "stack"); err != nil {
+		t.Fatal(err)
+	}
+	const lr = 0x0000_0000_0040_1234
+	e.SetReg(ARM64.RA, lr)
+	e.SetReg(ARM64.SP, 0x21000)
+	if err := e.Start(0x10000, 0x10000+uint64(4*len(code)), time.Second, 0); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	x1, _ := e.Reg(ARM64X(1))
+	x2, _ := e.Reg(ARM64X(2))
+	t.Logf("signed %#x, authenticated %#x", x1, x2)
+	if x1 == lr {
+		t.Errorf("paciasp did not sign x30 (%#x): the CPU model lacks FEAT_PAuth", x1)
+	}
+	if x2 != lr {
+		t.Errorf("autiasp gave %#x, want %#x", x2, lr)
+	}
+}
+
+func TestFaultIsTyped(t *testing.T) {
+	e, err := NewEngine(AMD64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	text, _ := e.Map(0x400000, PageSize, ProtRead|ProtExec, "text")
+	copy(text, []byte{0x48, 0x8b, 0x04, 0x25, 0x00, 0x10, 0x00, 0x00}) // mov rax, [0x1000]
+	err = e.Start(0x400000, 0x400008, 0, 0)
+	if !errors.Is(err, ErrReadUnmapped) {
+		t.Fatalf("Start = %v, want ErrReadUnmapped", err)
+	}
+	f, ok := e.LastFault()
+	if !ok || f.Kind != "read" || f.Addr != 0x1000 || f.PC != 0x400000 {
+		t.Errorf("fault = %+v, %v", f, ok)
+	}
+}

@@ -1,0 +1,53 @@
+// C side of the emu package: the hooks that run on every instruction stay
+// in C and cross into Go only when a record buffer fills, a system call or
+// interrupt arrives, or a per-instruction Go observer asks for each step.
+#ifndef SFRAMESIM_EMU_HOOK_H
+#define SFRAMESIM_EMU_HOOK_H
+
+#include <stdint.h>
+#include <unicorn/unicorn.h>
+
+// Observer modes.
+enum { SFS_OBSERVE_NONE = 0, SFS_OBSERVE_RECORD = 1, SFS_OBSERVE_STEP = 2 };
+
+// One executed instruction: where, how long, and the frame registers before
+// it ran (ra is the link register on AArch64, 0 on x86-64).
+typedef struct {
+	uint64_t pc, sp, fp, ra;
+	uint32_t size, pad;
+} sfs_rec;
+
+// Per-engine hook state, allocated in C memory and shared with Go.
+typedef struct {
+	uc_engine *uc;
+	int32_t slot;        // index of the Go engine in the Go-side table
+	int32_t observe;     // SFS_OBSERVE_*
+	uint64_t count;      // instructions whose hook ran (started)
+	int regs[4];         // unicorn ids of pc, sp, fp, ra (ra < 0: none)
+	int nregs;
+	sfs_rec *buf;        // record buffer (SFS_OBSERVE_RECORD)
+	uint32_t nbuf, cap;
+	// Last invalid memory access (UC_HOOK_MEM_INVALID).
+	int32_t fault_type;
+	int32_t fault_size;
+	uint64_t fault_addr;
+	int64_t fault_value;
+	uint64_t fault_pc;
+	uc_hook code_hook, sys_hook, mem_hook;
+} sfs_state;
+
+// sfs_hooks_install adds the code, system-call/interrupt and invalid-memory
+// hooks for arch (UC_ARCH_X86 or UC_ARCH_ARM64).
+uc_err sfs_hooks_install(sfs_state *st, int arch);
+
+// sfs_reg_read_batch reads n registers into vals with one call.
+uc_err sfs_reg_read_batch(uc_engine *uc, int *ids, uint64_t *vals, int n);
+uc_err sfs_reg_write_batch(uc_engine *uc, int *ids, uint64_t *vals, int n);
+
+// sfs_set_cpu_model wraps the variadic uc_ctl, which cgo cannot call.
+uc_err sfs_set_cpu_model(uc_engine *uc, int model);
+
+// sfs_arm64_sysreg reads or writes an AArch64 system register by encoding.
+uc_err sfs_arm64_sysreg(uc_engine *uc, int write, uint32_t op0, uint32_t op1, uint32_t crn, uint32_t crm, uint32_t op2, uint64_t *val);
+
+#endif

@@ -1,0 +1,550 @@
+//go:build cgo
+
+package emu
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../.deps/unicorn/usr/include -O2
+#cgo LDFLAGS: ${SRCDIR}/../.deps/unicorn/usr/lib/x86_64-linux-gnu/libunicorn.a -lpthread -lm
+#include <stdlib.h>
+#include "hook.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// Error is a libunicorn error code; its text comes from uc_strerror.
+type Error int
+
+// Unicorn error codes callers branch on.
+const (
+	ErrOK             Error = C.UC_ERR_OK
+	ErrReadUnmapped   Error = C.UC_ERR_READ_UNMAPPED
+	ErrWriteUnmapped  Error = C.UC_ERR_WRITE_UNMAPPED
+	ErrFetchUnmapped  Error = C.UC_ERR_FETCH_UNMAPPED
+	ErrReadProt       Error = C.UC_ERR_READ_PROT
+	ErrWriteProt      Error = C.UC_ERR_WRITE_PROT
+	ErrFetchProt      Error = C.UC_ERR_FETCH_PROT
+	ErrInsnInvalid    Error = C.UC_ERR_INSN_INVALID
+	ErrException      Error = C.UC_ERR_EXCEPTION
+	ErrMap            Error = C.UC_ERR_MAP
+	ErrArg            Error = C.UC_ERR_ARG
+	ErrNoMem          Error = C.UC_ERR_NOMEM
+	ErrReadUnaligned  Error = C.UC_ERR_READ_UNALIGNED
+	ErrWriteUnaligned Error = C.UC_ERR_WRITE_UNALIGNED
+	ErrFetchUnaligned Error = C.UC_ERR_FETCH_UNALIGNED
+)
+
+func (e Error) Error() string {
+	return "unicorn: " + C.GoString(C.uc_strerror(C.uc_err(e)))
+}
+
+// check turns a unicorn return code into an error.
+func check(rc C.uc_err) error {
+	if rc == C.UC_ERR_OK {
+		return nil
+	}
+	return Error(rc)
+}
+
+// Version returns the libunicorn version linked in, e.g. "2.1.1".
+func Version() string {
+	var major, minor C.uint
+	C.uc_version(&major, &minor)
+	return fmt.Sprintf("%d.%d.%d", major, minor, (C.uc_version(nil, nil)>>8)&0xff)
+}
+
+// Prot is a set of memory permissions.
+type Prot uint32
+
+// Memory permissions.
+const (
+	ProtRead  Prot = C.UC_PROT_READ
+	ProtWrite Prot = C.UC_PROT_WRITE
+	ProtExec  Prot = C.UC_PROT_EXEC
+	ProtAll   Prot = C.UC_PROT_ALL
+)
+
+func (p Prot) String() string {
+	b := []byte("---")
+	if p&ProtRead != 0 {
+		b[0] = 'r'
+	}
+	if p&ProtWrite != 0 {
+		b[1] = 'w'
+	}
+	if p&ProtExec != 0 {
+		b[2] = 'x'
+	}
+	return string(b)
+}
+
+// PageSize is the granularity of Map, Protect and Unmap.
+const PageSize = 4096
+
+// region is guest memory backed by a host mapping, so Go reads and writes
+// it directly, without a cgo call.
+type region struct {
+	addr uint64
+	mem  []byte // host mmap
+	prot Prot
+	name string
+}
+
+// Engine owns one libunicorn instance. It is not safe for concurrent use.
+// Close releases it; a finalizer is only a safety net.
+type Engine struct {
+	arch    *Arch
+	uc      *C.uc_engine
+	st      *C.sfs_state
+	slot    int
+	regions []*region // sorted by addr, non-overlapping
+	closed  sync.Once
+
+	regIDs  *C.int      // scratch for batched register access (C memory)
+	regVals *C.uint64_t // 64 entries each
+
+	onSyscall   func()
+	onInterrupt func(intno uint32)
+	onStep      func(pc uint64, size uint32)
+	onRecords   func([]Record)
+	records     []Record // view of st.buf
+}
+
+// Record is one executed instruction as the C hook saw it, before the
+// instruction ran: its address and size and the stack pointer, frame
+// pointer and (AArch64) link register. It mirrors the C sfs_rec.
+type Record struct {
+	PC, SP, FP, RA uint64
+	Size           uint32
+	_              uint32
+}
+
+// engines maps the slot numbers the C hooks carry to engines; C never holds
+// a Go pointer.
+var (
+	enginesMu sync.Mutex
+	engines   []*Engine
+)
+
+// NewEngine opens an engine for arch with the hooks installed.
+func NewEngine(arch *Arch) (*Engine, error) {
+	e := &Engine{arch: arch}
+	var uc *C.uc_engine
+	if err := check(C.uc_open(C.uc_arch(arch.ucArch), C.uc_mode(arch.ucMode), &uc)); err != nil {
+		return nil, fmt.Errorf("uc_open %s: %w", arch.Name, err)
+	}
+	e.uc = uc
+	if arch.ucCPU >= 0 {
+		if err := check(C.sfs_set_cpu_model(uc, C.int(arch.ucCPU))); err != nil {
+			C.uc_close(uc)
+			return nil, fmt.Errorf("selecting CPU model %d for %s: %w", arch.ucCPU, arch.Name, err)
+		}
+	}
+	e.st = (*C.sfs_state)(C.calloc(1, C.size_t(unsafe.Sizeof(C.sfs_state{}))))
+	e.regIDs = (*C.int)(C.calloc(64, C.size_t(unsafe.Sizeof(C.int(0)))))
+	e.regVals = (*C.uint64_t)(C.calloc(64, 8))
+	e.st.uc = uc
+	frame := arch.frameRegs()
+	for i, r := range frame {
+		e.st.regs[i] = C.int(r)
+	}
+	e.st.nregs = C.int(len(frame))
+
+	enginesMu.Lock()
+	e.slot = -1
+	for i, x := range engines {
+		if x == nil {
+			e.slot = i
+			break
+		}
+	}
+	if e.slot < 0 {
+		e.slot = len(engines)
+		engines = append(engines, nil)
+	}
+	engines[e.slot] = e
+	enginesMu.Unlock()
+	e.st.slot = C.int32_t(e.slot)
+
+	if err := check(C.sfs_hooks_install(e.st, C.int(arch.ucArch))); err != nil {
+		e.Close()
+		return nil, fmt.Errorf("installing hooks: %w", err)
+	}
+	if arch == ARM64 {
+		if err := e.enablePAuth(); err != nil {
+			e.Close()
+			return nil, fmt.Errorf("enabling pointer authentication: %w", err)
+		}
+	}
+	return e, nil
+}
+
+// Close releases the engine and its memory. It is idempotent.
+func (e *Engine) Close() error {
+	var err error
+	e.closed.Do(func() {
+		err = check(C.uc_close(e.uc))
+		e.uc = nil
+		for _, r := range e.regions {
+			syscall.Munmap(r.mem)
+		}
+		e.regions = nil
+		if e.st.buf != nil {
+			C.free(unsafe.Pointer(e.st.buf))
+		}
+		C.free(unsafe.Pointer(e.st))
+		C.free(unsafe.Pointer(e.regIDs))
+		C.free(unsafe.Pointer(e.regVals))
+		e.st = nil
+		enginesMu.Lock()
+		engines[e.slot] = nil
+		enginesMu.Unlock()
+	})
+	return err
+}
+
+// Arch returns the engine's architecture.
+func (e *Engine) Arch() *Arch { return e.arch }
+
+// Map maps [addr, addr+size) with prot, backed by fresh zeroed host memory,
+// and returns that memory. addr and size must be page-aligned.
+func (e *Engine) Map(addr, size uint64, prot Prot, name string) ([]byte, error) {
+	if addr%PageSize != 0 || size%PageSize != 0 || size == 0 {
+		return nil, fmt.Errorf("map %#x+%#x: not page-aligned", addr, size)
+	}
+	mem, err := syscall.Mmap(-1, 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		return nil, fmt.Errorf("map %#x+%#x (%s): host mmap: %w", addr, size, name, err)
+	}
+	if err := check(C.uc_mem_map_ptr(e.uc, C.uint64_t(addr), C.size_t(size), C.uint32_t(prot), unsafe.Pointer(&mem[0]))); err != nil {
+		syscall.Munmap(mem)
+		return nil, fmt.Errorf("map %#x+%#x (%s): %w", addr, size, name, err)
+	}
+	r := &region{addr: addr, mem: mem, prot: prot, name: name}
+	i := sort.Search(len(e.regions), func(i int) bool { return e.regions[i].addr > addr })
+	e.regions = append(e.regions, nil)
+	copy(e.regions[i+1:], e.regions[i:])
+	e.regions[i] = r
+	return mem, nil
+}
+
+// Protect changes the permissions of whole mapped pages.
+func (e *Engine) Protect(addr, size uint64, prot Prot) error {
+	if err := check(C.uc_mem_protect(e.uc, C.uint64_t(addr), C.size_t(size), C.uint32_t(prot))); err != nil {
+		return fmt.Errorf("protect %#x+%#x %s: %w", addr, size, prot, err)
+	}
+	return nil
+}
+
+// region returns the region containing addr, or nil.
+func (e *Engine) region(addr uint64) *region {
+	i := sort.Search(len(e.regions), func(i int) bool { return e.regions[i].addr > addr }) - 1
+	if i < 0 {
+		return nil
+	}
+	r := e.regions[i]
+	if addr-r.addr >= uint64(len(r.mem)) {
+		return nil
+	}
+	return r
+}
+
+// ReadMem copies guest memory at addr into buf, straight from the host
+// mapping. It fails if any byte is unmapped.
+func (e *Engine) ReadMem(addr uint64, buf []byte) error {
+	for len(buf) > 0 {
+		r := e.region(addr)
+		if r == nil {
+			return fmt.Errorf("read %#x: %w", addr, ErrReadUnmapped)
+		}
+		n := copy(buf, r.mem[addr-r.addr:])
+		buf = buf[n:]
+		addr += uint64(n)
+	}
+	return nil
+}
+
+// WriteMem copies buf into guest memory at addr (ignoring guest
+// permissions, as a loader or the kernel does).
+func (e *Engine) WriteMem(addr uint64, buf []byte) error {
+	for len(buf) > 0 {
+		r := e.region(addr)
+		if r == nil {
+			return fmt.Errorf("write %#x: %w", addr, ErrWriteUnmapped)
+		}
+		n := copy(r.mem[addr-r.addr:], buf)
+		buf = buf[n:]
+		addr += uint64(n)
+	}
+	return nil
+}
+
+// Read64 reads a little-endian 64-bit word of guest memory.
+func (e *Engine) Read64(addr uint64) (uint64, error) {
+	if r := e.region(addr); r != nil && addr-r.addr+8 <= uint64(len(r.mem)) {
+		m := r.mem[addr-r.addr:]
+		return uint64(m[0]) | uint64(m[1])<<8 | uint64(m[2])<<16 | uint64(m[3])<<24 |
+			uint64(m[4])<<32 | uint64(m[5])<<40 | uint64(m[6])<<48 | uint64(m[7])<<56, nil
+	}
+	var b [8]byte
+	if err := e.ReadMem(addr, b[:]); err != nil {
+		return 0, err
+	}
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56, nil
+}
+
+// Reg reads one register (a unicorn register id of the engine's arch).
+func (e *Engine) Reg(id int) (uint64, error) {
+	var v C.uint64_t
+	if err := check(C.uc_reg_read(e.uc, C.int(id), unsafe.Pointer(&v))); err != nil {
+		return 0, fmt.Errorf("reading register %d: %w", id, err)
+	}
+	return uint64(v), nil
+}
+
+// SetReg writes one register.
+func (e *Engine) SetReg(id int, v uint64) error {
+	val := C.uint64_t(v)
+	if err := check(C.uc_reg_write(e.uc, C.int(id), unsafe.Pointer(&val))); err != nil {
+		return fmt.Errorf("writing register %d: %w", id, err)
+	}
+	return nil
+}
+
+// ReadRegs reads len(ids) (at most 64) registers into out with one cgo call.
+func (e *Engine) ReadRegs(ids []int, out []uint64) error {
+	n := len(ids)
+	if n > 64 || len(out) < n {
+		return fmt.Errorf("ReadRegs: %d registers, %d slots", n, len(out))
+	}
+	cids := unsafe.Slice(e.regIDs, 64)
+	for i, id := range ids {
+		cids[i] = C.int(id)
+	}
+	if err := check(C.sfs_reg_read_batch(e.uc, e.regIDs, e.regVals, C.int(n))); err != nil {
+		return fmt.Errorf("reading registers: %w", err)
+	}
+	vals := unsafe.Slice(e.regVals, 64)
+	for i := range n {
+		out[i] = uint64(vals[i])
+	}
+	return nil
+}
+
+// WriteRegs writes len(ids) (at most 64) registers with one cgo call.
+func (e *Engine) WriteRegs(ids []int, vals []uint64) error {
+	n := len(ids)
+	if n > 64 || len(vals) < n {
+		return fmt.Errorf("WriteRegs: %d registers, %d values", n, len(vals))
+	}
+	cids := unsafe.Slice(e.regIDs, 64)
+	cvals := unsafe.Slice(e.regVals, 64)
+	for i, id := range ids {
+		cids[i] = C.int(id)
+		cvals[i] = C.uint64_t(vals[i])
+	}
+	if err := check(C.sfs_reg_write_batch(e.uc, e.regIDs, e.regVals, C.int(n))); err != nil {
+		return fmt.Errorf("writing registers: %w", err)
+	}
+	return nil
+}
+
+// Start runs from begin until the PC reaches until, timeout passes (0: no
+// limit), count instructions have run (0: no limit), a hook calls Stop, or
+// an error occurs.
+func (e *Engine) Start(begin, until uint64, timeout time.Duration, count uint64) error {
+	return check(C.uc_emu_start(e.uc, C.uint64_t(begin), C.uint64_t(until), C.uint64_t(timeout/time.Microsecond), C.size_t(count)))
+}
+
+// Stop asks a running Start to return; it is meant for hooks.
+func (e *Engine) Stop() error { return check(C.uc_emu_stop(e.uc)) }
+
+// Executed returns how many instructions have started executing.
+func (e *Engine) Executed() uint64 { return uint64(e.st.count) }
+
+// Fault describes the last invalid memory access.
+type Fault struct {
+	Kind  string // "read", "write", "fetch"
+	Addr  uint64
+	Size  int
+	Value int64
+	PC    uint64
+}
+
+// LastFault returns the invalid memory access that stopped the engine, if
+// the last stop was one.
+func (e *Engine) LastFault() (Fault, bool) {
+	if e.st.fault_addr == 0 && e.st.fault_type == 0 {
+		return Fault{}, false
+	}
+	kind := "read"
+	switch e.st.fault_type {
+	case C.UC_MEM_WRITE_UNMAPPED, C.UC_MEM_WRITE_PROT:
+		kind = "write"
+	case C.UC_MEM_FETCH_UNMAPPED, C.UC_MEM_FETCH_PROT:
+		kind = "fetch"
+	}
+	return Fault{Kind: kind, Addr: uint64(e.st.fault_addr), Size: int(e.st.fault_size), Value: int64(e.st.fault_value), PC: uint64(e.st.fault_pc)}, true
+}
+
+// OnSyscall sets the function called for each x86-64 syscall instruction.
+func (e *Engine) OnSyscall(fn func()) { e.onSyscall = fn }
+
+// OnInterrupt sets the function called for each AArch64 exception (svc
+// raises interrupt number 2).
+func (e *Engine) OnInterrupt(fn func(intno uint32)) { e.onInterrupt = fn }
+
+// ObserveSteps calls fn before every instruction, with the machine state at
+// that point (one cgo crossing per instruction). nil turns it off.
+func (e *Engine) ObserveSteps(fn func(pc uint64, size uint32)) {
+	e.onStep = fn
+	e.setObserve()
+}
+
+// ObserveRecords has the C hook record every instruction (PC, size, SP,
+// FP, LR before it runs) and calls fn with batches of up to n records: when
+// the buffer is full and at FlushRecords. nil turns it off. The records
+// describe registers only; memory is read by fn when it runs, after the
+// whole batch executed.
+func (e *Engine) ObserveRecords(n int, fn func([]Record)) {
+	if e.st.buf != nil {
+		C.free(unsafe.Pointer(e.st.buf))
+		e.st.buf, e.st.cap, e.st.nbuf = nil, 0, 0
+	}
+	e.onRecords = fn
+	if fn != nil {
+		e.st.buf = (*C.sfs_rec)(C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof(C.sfs_rec{}))))
+		e.st.cap = C.uint32_t(n)
+		e.records = unsafe.Slice((*Record)(unsafe.Pointer(e.st.buf)), n)
+	}
+	e.setObserve()
+}
+
+// FlushRecords passes the records not yet delivered to the observer.
+func (e *Engine) FlushRecords() {
+	if e.onRecords != nil && e.st.nbuf > 0 {
+		n := int(e.st.nbuf)
+		e.st.nbuf = 0
+		e.onRecords(e.records[:n])
+	}
+}
+
+func (e *Engine) setObserve() {
+	switch {
+	case e.onStep != nil:
+		e.st.observe = C.SFS_OBSERVE_STEP
+	case e.onRecords != nil:
+		e.st.observe = C.SFS_OBSERVE_RECORD
+	default:
+		e.st.observe = C.SFS_OBSERVE_NONE
+	}
+}
+
+func lookupEngine(slot C.int32_t) *Engine {
+	enginesMu.Lock()
+	e := engines[slot]
+	enginesMu.Unlock()
+	return e
+}
+
+//export sfsGoFlush
+func sfsGoFlush(slot C.int32_t) {
+	e := lookupEngine(slot)
+	if e.onRecords != nil {
+		e.onRecords(e.records[:e.st.cap])
+	}
+}
+
+//export sfsGoStep
+func sfsGoStep(slot C.int32_t, pc C.uint64_t, size C.uint32_t) {
+	e := lookupEngine(slot)
+	if e.onStep != nil {
+		e.onStep(uint64(pc), uint32(size))
+	}
+}
+
+//export sfsGoSyscall
+func sfsGoSyscall(slot C.int32_t) {
+	e := lookupEngine(slot)
+	if e.onSyscall != nil {
+		e.onSyscall()
+	}
+}
+
+//export sfsGoInterrupt
+func sfsGoInterrupt(slot C.int32_t, intno C.uint32_t) {
+	e := lookupEngine(slot)
+	if e.onInterrupt != nil {
+		e.onInterrupt(uint32(intno))
+	}
+}
+
+// SysReg names an AArch64 system register by its encoding.
+type SysReg struct{ Op0, Op1, CRn, CRm, Op2 uint32 }
+
+// AArch64 system registers the Linux layer sets up.
+var (
+	SysRegSCTLR_EL1 = SysReg{3, 0, 1, 0, 0}
+	SysRegTPIDR_EL0 = SysReg{3, 3, 13, 0, 2}
+	SysRegHCR_EL2   = SysReg{3, 4, 1, 1, 0}
+	SysRegSCR_EL3   = SysReg{3, 6, 1, 1, 0}
+)
+
+// enablePAuth makes pointer authentication work as Linux user space sees
+// it. Unicorn's "max" CPU has FEAT_PAuth but starts with the instruction
+// keys disabled (SCTLR_EL1.EnIA/EnIB clear), so paciasp would be a NOP; and
+// with them enabled, PAC instructions trap to EL2/EL3 unless SCR_EL3.API and
+// HCR_EL2.API are set (the emulated core also runs the secure state, where
+// QEMU 5's HCR_EL2 view reads as 0, hence NS). The keys stay zero, which
+// still gives real, non-trivial signatures.
+func (e *Engine) enablePAuth() error {
+	const (
+		scrNS, scrRW, scrAPK, scrAPI = 1 << 0, 1 << 10, 1 << 16, 1 << 17
+		hcrRW, hcrAPK, hcrAPI        = 1 << 31, 1 << 40, 1 << 41
+		sctlrEnIB, sctlrEnIA         = 1 << 30, 1 << 31
+		sctlrEnDB, sctlrEnDA         = 1 << 13, 1 << 27
+	)
+	for _, w := range []struct {
+		r    SysReg
+		bits uint64
+	}{
+		{SysRegSCR_EL3, scrNS | scrRW | scrAPK | scrAPI},
+		{SysRegHCR_EL2, hcrRW | hcrAPK | hcrAPI},
+		{SysRegSCTLR_EL1, sctlrEnIA | sctlrEnIB | sctlrEnDA | sctlrEnDB},
+	} {
+		v, err := e.ReadSysReg(w.r)
+		if err != nil {
+			return err
+		}
+		if err := e.WriteSysReg(w.r, v|w.bits); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReadSysReg reads an AArch64 system register.
+func (e *Engine) ReadSysReg(r SysReg) (uint64, error) {
+	var v C.uint64_t
+	if err := check(C.sfs_arm64_sysreg(e.uc, 0, C.uint32_t(r.Op0), C.uint32_t(r.Op1), C.uint32_t(r.CRn), C.uint32_t(r.CRm), C.uint32_t(r.Op2), &v)); err != nil {
+		return 0, fmt.Errorf("reading system register %v: %w", r, err)
+	}
+	return uint64(v), nil
+}
+
+// WriteSysReg writes an AArch64 system register.
+func (e *Engine) WriteSysReg(r SysReg, val uint64) error {
+	v := C.uint64_t(val)
+	if err := check(C.sfs_arm64_sysreg(e.uc, 1, C.uint32_t(r.Op0), C.uint32_t(r.Op1), C.uint32_t(r.CRn), C.uint32_t(r.CRm), C.uint32_t(r.Op2), &v)); err != nil {
+		return fmt.Errorf("writing system register %v: %w", r, err)
+	}
+	return nil
+}
