@@ -1,0 +1,177 @@
+//go:build cgo
+
+package emu
+
+import "fmt"
+
+// Frame is one activation on the shadow call stack, recorded by watching
+// the call that created it. See the package documentation for the exact
+// definitions of CFA, return address and FP per architecture.
+type Frame struct {
+	CallSite   uint64 // address of the call instruction
+	ReturnAddr uint64 // address the callee returns to (call site + its length)
+	CFA        uint64 // the callee's canonical frame address
+	CallerFP   uint64 // the caller's frame pointer (rbp / x29) at the call
+	Entry      uint64 // first instruction executed in the callee
+	Insn       uint64 // instruction count when the callee started
+}
+
+// Anomaly is a departure from strict call/return nesting.
+type Anomaly struct {
+	Insn   uint64 // instruction count
+	PC     uint64 // where execution went
+	Kind   string // "unexpected-return", "return-skipped-frames"
+	Detail string
+}
+
+// ShadowStack keeps the true call stack of a guest by watching every
+// instruction: a call pushes a frame, a return pops the frame it returns
+// to, and frames whose CFA lies below the stack pointer are dropped, as
+// they are when longjmp or C++ exception unwinding abandons them. A tail
+// call keeps its caller's frame, which is what the machine state shows too.
+//
+// Observe must see every executed instruction, in order, with the
+// registers before it ran (a Record, as the C hook collects them).
+type ShadowStack struct {
+	arch      *Arch
+	readCode  func(addr uint64, buf []byte) error
+	frames    []Frame
+	anomalies []Anomaly
+	flows     map[uint64]Flow
+	prev      Record
+	prevFlow  Flow
+	havePrev  bool
+	insn      uint64
+	unwound   uint64 // frames dropped by the SP rule
+	code      [16]byte
+}
+
+// NewShadowStack returns an empty shadow stack: the frame of the entry
+// point is the outermost one and has no record.
+func NewShadowStack(arch *Arch, readCode func(addr uint64, buf []byte) error) *ShadowStack {
+	return &ShadowStack{arch: arch, readCode: readCode, flows: make(map[uint64]Flow)}
+}
+
+// Observe updates the stack for the instruction about to run at r.PC.
+func (s *ShadowStack) Observe(r Record) {
+	s.insn++
+	s.settle(r)
+	s.prev, s.havePrev = r, true
+	s.prevFlow = s.flow(r.PC, r.Size)
+}
+
+// Sync brings the stack up to date with the machine state r at a stop,
+// where the next instruction has not been observed yet (emulation ended
+// right after a call or return). Observing that instruction later, when
+// execution resumes, does not apply the call or return twice.
+func (s *ShadowStack) Sync(r Record) {
+	s.settle(r)
+	s.havePrev = false
+}
+
+// settle applies the effect of the previous instruction, now that r shows
+// where it led, and drops abandoned frames.
+func (s *ShadowStack) settle(r Record) {
+	if s.havePrev {
+		p := &s.prev
+		switch s.prevFlow {
+		case FlowCall:
+			// A call leaves the caller's SP (before the call) as the
+			// callee's CFA on both architectures: x86-64 pushes the return
+			// address just below it; AArch64 leaves SP alone.
+			s.frames = append(s.frames, Frame{
+				CallSite:   p.PC,
+				ReturnAddr: p.PC + uint64(p.Size),
+				CFA:        p.SP,
+				CallerFP:   p.FP,
+				Entry:      r.PC,
+				Insn:       s.insn,
+			})
+		case FlowRet:
+			s.pop(r)
+		}
+	}
+	// Frames the stack pointer has left are gone (longjmp, exception
+	// unwinding).
+	for n := len(s.frames); n > 0 && s.abandoned(&s.frames[n-1], r); n-- {
+		s.frames = s.frames[:n-1]
+		s.unwound++
+	}
+}
+
+// abandoned reports whether the machine state r shows that frame f is no
+// longer live. On x86-64 a live callee keeps its return address at CFA-8,
+// so SP stays below the CFA. On AArch64 SP reaches the CFA in the callee
+// itself (at entry, and after the epilogue, before ret), so there SP == CFA
+// means "abandoned" only when the link register no longer holds the
+// frame's return address (pointer authentication code stripped): a longjmp
+// back to the caller restores the caller's own x30.
+func (s *ShadowStack) abandoned(f *Frame, r Record) bool {
+	switch {
+	case r.SP > f.CFA:
+		return true
+	case r.SP < f.CFA:
+		return false
+	case s.arch.RA < 0:
+		return true
+	}
+	return stripPAC(r.RA) != f.ReturnAddr
+}
+
+// stripPAC removes a pointer authentication code from a user-space code
+// address (48-bit virtual addresses, as Linux configures AArch64).
+func stripPAC(a uint64) uint64 { return a & (1<<48 - 1) }
+
+// pop handles a return that landed at r.PC.
+func (s *ShadowStack) pop(r Record) {
+	n := len(s.frames)
+	for i := n - 1; i >= 0; i-- {
+		if s.frames[i].ReturnAddr == r.PC {
+			if i != n-1 {
+				s.anomalies = append(s.anomalies, Anomaly{Insn: s.insn, PC: r.PC, Kind: "return-skipped-frames",
+					Detail: fmt.Sprintf("return from %#x to %#x skipped %d frame(s)", s.prev.PC, r.PC, n-1-i)})
+			}
+			s.frames = s.frames[:i]
+			return
+		}
+	}
+	detail := fmt.Sprintf("return from %#x to %#x", s.prev.PC, r.PC)
+	if n > 0 {
+		detail += fmt.Sprintf(", expected %#x", s.frames[n-1].ReturnAddr)
+		s.frames = s.frames[:n-1]
+	} else {
+		detail += " with no frame on the shadow stack"
+	}
+	s.anomalies = append(s.anomalies, Anomaly{Insn: s.insn, PC: r.PC, Kind: "unexpected-return", Detail: detail})
+}
+
+// flow classifies the instruction at pc, once per address.
+func (s *ShadowStack) flow(pc uint64, size uint32) Flow {
+	if f, ok := s.flows[pc]; ok {
+		return f
+	}
+	n := int(size)
+	if n <= 0 || n > len(s.code) {
+		n = len(s.code)
+	}
+	f := FlowBad
+	if err := s.readCode(pc, s.code[:n]); err == nil {
+		f, _ = s.arch.classify(s.code[:n])
+	}
+	s.flows[pc] = f
+	return f
+}
+
+// Frames returns the frames, outermost first. The slice is the stack's
+// own: copy it to keep it.
+func (s *ShadowStack) Frames() []Frame { return s.frames }
+
+// Depth returns the number of frames above the outermost function.
+func (s *ShadowStack) Depth() int { return len(s.frames) }
+
+// Anomalies returns the departures from call/return nesting seen so far.
+func (s *ShadowStack) Anomalies() []Anomaly { return s.anomalies }
+
+// Unwound returns how many frames were dropped because the stack pointer
+// moved above them without a return (longjmp, exception unwinding).
+func (s *ShadowStack) Unwound() uint64 { return s.unwound }

@@ -1,0 +1,209 @@
+//go:build cgo
+
+package emu
+
+import (
+	"encoding/binary"
+	"testing"
+)
+
+// runTraced maps code at base and a stack, runs to until with a shadow
+// stack fed every instruction, and calls at(pc, stack) before each one.
+func runTraced(t *testing.T, arch *Arch, base uint64, code []byte, until uint64, at func(Record, *ShadowStack)) *ShadowStack {
+	t.Helper()
+	e, err := NewEngine(arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	text, err := e.Map(base, PageSize, ProtRead|ProtExec, "text")
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(text, code)
+	if _, err := e.Map(0x7000_0000, PageSize, ProtRead|ProtWrite, "stack"); err != nil {
+		t.Fatal(err)
+	}
+	e.SetReg(arch.SP, 0x7000_1000)
+	e.SetReg(arch.FP, 0x1111)
+	s := NewShadowStack(arch, e.ReadMem)
+	// One record per flush: the observer runs before each instruction, with
+	// memory as that instruction sees it.
+	e.ObserveRecords(1, func(rs []Record) {
+		for _, r := range rs {
+			s.Observe(r)
+			if at != nil {
+				at(r, s)
+			}
+		}
+	})
+	if err := e.Start(base, until, 0, 1000); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	regs := make([]uint64, 4)
+	if err := e.ReadRegs(arch.frameRegs(), regs); err != nil {
+		t.Fatal(err)
+	}
+	s.Sync(Record{PC: regs[0], SP: regs[1], FP: regs[2], RA: regs[3]})
+	return s
+}
+
+func TestShadowStackAMD64(t *testing.T) {
+	code := make([]byte, 0x40)
+	put := func(at int, b ...byte) { copy(code[at:], b) }
+	put(0x00, 0xe8, 0x0b, 0, 0, 0) // 1000: call f (0x1010)
+	put(0x05, 0xf4)                // 1005: hlt
+	put(0x10, 0x55)                // 1010: f: push rbp
+	put(0x11, 0x48, 0x89, 0xe5)    // 1011: mov rbp, rsp
+	put(0x14, 0xe8, 0x07, 0, 0, 0) // 1014: call g (0x1020)
+	put(0x19, 0x5d)                // 1019: pop rbp
+	put(0x1a, 0xc3)                // 101a: ret
+	put(0x20, 0x90)                // 1020: g: nop
+	put(0x21, 0xc3)                // 1021: ret
+	const sp0 = 0x7000_1000
+	var checked bool
+	s := runTraced(t, AMD64, 0x1000, code, 0x1005, func(r Record, s *ShadowStack) {
+		if r.PC != 0x1020 {
+			return
+		}
+		checked = true
+		want := []Frame{
+			{CallSite: 0x1000, ReturnAddr: 0x1005, CFA: sp0, CallerFP: 0x1111, Entry: 0x1010},
+			{CallSite: 0x1014, ReturnAddr: 0x1019, CFA: sp0 - 16, CallerFP: sp0 - 16, Entry: 0x1020},
+		}
+		got := s.Frames()
+		if len(got) != len(want) {
+			t.Fatalf("at g: %d frames, want %d: %+v", len(got), len(want), got)
+		}
+		for i := range want {
+			got[i].Insn = 0
+			if got[i] != want[i] {
+				t.Errorf("frame %d = %+v, want %+v", i, got[i], want[i])
+			}
+		}
+		if r.SP != sp0-24 {
+			t.Errorf("SP at g = %#x, want %#x", r.SP, sp0-24)
+		}
+	})
+	if !checked {
+		t.Fatal("g never ran")
+	}
+	if s.Depth() != 0 || len(s.Anomalies()) != 0 {
+		t.Errorf("after return: depth %d, anomalies %+v", s.Depth(), s.Anomalies())
+	}
+}
+
+// TestShadowStackAbandonedFrames: g resets SP to main's and jumps back (as
+// longjmp does); the SP rule drops f's and g's frames.
+func TestShadowStackAbandonedFrames(t *testing.T) {
+	code := make([]byte, 0x40)
+	put := func(at int, b ...byte) { copy(code[at:], b) }
+	put(0x00, 0xe8, 0x0b, 0, 0, 0)          // 1000: call f
+	put(0x05, 0xf4)                         // 1005: hlt
+	put(0x10, 0x55)                         // 1010: f: push rbp
+	put(0x11, 0xe8, 0x0a, 0, 0, 0)          // 1011: call g (0x1020)
+	put(0x16, 0xc3)                         // 1016: ret (never reached)
+	put(0x20, 0x48, 0x83, 0xc4, 0x18)       // 1020: g: add rsp, 24 (back to main's SP)
+	put(0x24, 0xe9, 0xdc, 0xff, 0xff, 0xff) // 1024: jmp 0x1005
+	s := runTraced(t, AMD64, 0x1000, code, 0x1005, nil)
+	if s.Depth() != 0 || s.Unwound() != 2 {
+		t.Errorf("depth %d, unwound %d; want 0, 2", s.Depth(), s.Unwound())
+	}
+}
+
+func TestShadowStackUnexpectedReturn(t *testing.T) {
+	code := make([]byte, 0x40)
+	put := func(at int, b ...byte) { copy(code[at:], b) }
+	put(0x00, 0xe8, 0x0b, 0, 0, 0)                            // 1000: call f
+	put(0x05, 0xf4)                                           // 1005: hlt
+	put(0x06, 0xf4)                                           // 1006: hlt
+	put(0x10, 0x48, 0xc7, 0x04, 0x24, 0x06, 0x10, 0x00, 0x00) // 1010: mov qword [rsp], 0x1006
+	put(0x18, 0xc3)                                           // 1018: ret
+	var seen bool
+	runTraced(t, AMD64, 0x1000, code, 0x1007, func(r Record, s *ShadowStack) {
+		if r.PC == 0x1006 {
+			seen = true
+			a := s.Anomalies()
+			if len(a) != 1 || a[0].Kind != "unexpected-return" || a[0].PC != 0x1006 || s.Depth() != 0 {
+				t.Errorf("anomalies %+v, depth %d", a, s.Depth())
+			}
+		}
+	})
+	if !seen {
+		t.Fatal("did not reach 0x1006")
+	}
+}
+
+func TestShadowStackARM64(t *testing.T) {
+	words := map[int]uint32{
+		0x00: 0x94000004, // 1000: bl f (0x1010)
+		0x04: 0xd503201f, // 1004: nop (end)
+		0x10: 0xd503233f, // 1010: f: paciasp
+		0x14: 0xa9bf7bfd, // 1014: stp x29, x30, [sp, #-16]!
+		0x18: 0x910003fd, // 1018: mov x29, sp
+		0x1c: 0x94000005, // 101c: bl g (0x1030)
+		0x20: 0xa8c17bfd, // 1020: ldp x29, x30, [sp], #16
+		0x24: 0xd50323bf, // 1024: autiasp
+		0x28: 0xd65f03c0, // 1028: ret
+		0x30: 0xd503201f, // 1030: g: nop
+		0x34: 0xd65f03c0, // 1034: ret
+	}
+	code := make([]byte, 0x40)
+	for at, w := range words {
+		binary.LittleEndian.PutUint32(code[at:], w)
+	}
+	const sp0 = 0x7000_1000
+	var checked bool
+	s := runTraced(t, ARM64, 0x1000, code, 0x1004, func(r Record, s *ShadowStack) {
+		if r.PC != 0x1030 {
+			return
+		}
+		checked = true
+		want := []Frame{
+			{CallSite: 0x1000, ReturnAddr: 0x1004, CFA: sp0, CallerFP: 0x1111, Entry: 0x1010},
+			{CallSite: 0x101c, ReturnAddr: 0x1020, CFA: sp0 - 16, CallerFP: sp0 - 16, Entry: 0x1030},
+		}
+		got := s.Frames()
+		if len(got) != 2 {
+			t.Fatalf("at g: %d frames: %+v", len(got), got)
+		}
+		for i := range want {
+			got[i].Insn = 0
+			if got[i] != want[i] {
+				t.Errorf("frame %d = %+v, want %+v", i, got[i], want[i])
+			}
+		}
+		// f's saved LR on the stack is signed (FEAT_PAuth is real).
+		if r.RA != 0x1020 {
+			t.Errorf("x30 at g = %#x, want 0x1020", r.RA)
+		}
+	})
+	if !checked {
+		t.Fatal("g never ran")
+	}
+	if s.Depth() != 0 || len(s.Anomalies()) != 0 {
+		t.Errorf("after return: depth %d, anomalies %+v", s.Depth(), s.Anomalies())
+	}
+}
+
+func TestClassifyARM64(t *testing.T) {
+	tests := []struct {
+		w    uint32
+		want Flow
+	}{
+		{0x94000004, FlowCall}, {0x97ffffff, FlowCall}, // bl
+		{0xd63f0100, FlowCall},                         // blr x8
+		{0xd73f0901, FlowCall}, {0xd73f0d01, FlowCall}, // blraa/blrab x8, x1
+		{0xd63f091f, FlowCall}, {0xd63f0d1f, FlowCall}, // blraaz/blrabz x8
+		{0xd65f03c0, FlowRet}, {0xd65f0100, FlowRet}, // ret, ret x8
+		{0xd65f0bff, FlowRet}, {0xd65f0fff, FlowRet}, // retaa, retab
+		{0xd61f0100, FlowOther}, // br x8
+		{0x14000004, FlowOther}, // b
+		{0xd503233f, FlowOther}, // paciasp
+	}
+	for _, tt := range tests {
+		if got := classifyARM64(tt.w); got != tt.want {
+			t.Errorf("classifyARM64(%#08x) = %v, want %v", tt.w, got, tt.want)
+		}
+	}
+}
