@@ -60,6 +60,16 @@ func (s *ShadowStack) Observe(r Record) {
 	s.prevFlow = s.flow(r.PC, r.Size)
 }
 
+// Unobserve takes back the last Observe when that instruction did not run
+// after all (the observer stopped the engine before it). Its record will
+// be observed again when execution resumes.
+func (s *ShadowStack) Unobserve() {
+	if s.havePrev {
+		s.insn--
+		s.havePrev = false
+	}
+}
+
 // Sync brings the stack up to date with the machine state r at a stop,
 // where the next instruction has not been observed yet (emulation ended
 // right after a call or return). Observing that instruction later, when

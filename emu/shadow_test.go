@@ -207,3 +207,47 @@ func TestClassifyARM64(t *testing.T) {
 		}
 	}
 }
+
+// TestShadowStackStopAndResume stops the engine from the observer before
+// g's first instruction and resumes: the stack and the counts stay exact.
+func TestShadowStackStopAndResume(t *testing.T) {
+	code := make([]byte, 0x40)
+	put := func(at int, b ...byte) { copy(code[at:], b) }
+	put(0x00, 0xe8, 0x0b, 0, 0, 0) // 1000: call f
+	put(0x05, 0xf4)                // 1005: hlt
+	put(0x10, 0xe8, 0x0b, 0, 0, 0) // 1010: f: call g (0x1020)
+	put(0x15, 0xc3)                // 1015: ret
+	put(0x20, 0xc3)                // 1020: g: ret
+	e, err := NewEngine(AMD64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	text, _ := e.Map(0x1000, PageSize, ProtRead|ProtExec, "text")
+	copy(text, code)
+	e.Map(0x7000_0000, PageSize, ProtRead|ProtWrite, "stack")
+	e.SetReg(AMD64.SP, 0x7000_1000)
+	s := NewShadowStack(AMD64, e.ReadMem)
+	stopAt := uint64(0x1020)
+	e.ObserveRecords(1, func(rs []Record) {
+		s.Observe(rs[0])
+		if rs[0].PC == stopAt {
+			stopAt = 0
+			s.Unobserve()
+			e.StopBefore()
+		}
+	})
+	if err := e.Start(0x1000, 0x1005, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if pc, _ := e.Reg(AMD64.PC); pc != 0x1020 || e.Executed() != 2 || s.Depth() != 2 {
+		t.Fatalf("stopped at %#x after %d insns, depth %d; want 0x1020, 2, 2", pc, e.Executed(), s.Depth())
+	}
+	if err := e.Start(0x1020, 0x1005, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	s.Sync(Record{PC: 0x1005, SP: 0x7000_1000})
+	if e.Executed() != 4 || s.Depth() != 0 || len(s.Anomalies()) != 0 {
+		t.Errorf("after resume: %d insns, depth %d, anomalies %v; want 4, 0, none", e.Executed(), s.Depth(), s.Anomalies())
+	}
+}

@@ -364,8 +364,20 @@ func (e *Engine) Start(begin, until uint64, timeout time.Duration, count uint64)
 	return check(C.uc_emu_start(e.uc, C.uint64_t(begin), C.uint64_t(until), C.uint64_t(timeout/time.Microsecond), C.size_t(count)))
 }
 
-// Stop asks a running Start to return; it is meant for hooks.
+// Stop asks a running Start to return; it is meant for hooks. Called from
+// an observer, the instruction being observed does not execute: Start
+// returns with the PC at it. Use StopBefore there, which also keeps
+// Executed exact.
 func (e *Engine) Stop() error { return check(C.uc_emu_stop(e.uc)) }
+
+// StopBefore stops a running Start from an observer, before the observed
+// instruction executes; Executed does not count it.
+func (e *Engine) StopBefore() error {
+	if e.st.count > 0 {
+		e.st.count--
+	}
+	return e.Stop()
+}
 
 // Executed returns how many instructions have started executing.
 func (e *Engine) Executed() uint64 { return uint64(e.st.count) }
