@@ -91,3 +91,11 @@ uc_err sfs_arm64_sysreg(uc_engine *uc, int write, uint32_t op0, uint32_t op1, ui
 	*val = r.val;
 	return err;
 }
+
+uc_err sfs_code_hook_del(sfs_state *st) {
+	if (!st->code_hook)
+		return UC_ERR_OK;
+	uc_err err = uc_hook_del(st->uc, st->code_hook);
+	st->code_hook = 0;
+	return err;
+}

@@ -47,6 +47,9 @@ uc_err sfs_reg_write_batch(uc_engine *uc, int *ids, uint64_t *vals, int n);
 // sfs_set_cpu_model wraps the variadic uc_ctl, which cgo cannot call.
 uc_err sfs_set_cpu_model(uc_engine *uc, int model);
 
+// sfs_code_hook_del removes the per-instruction hook (for baselines).
+uc_err sfs_code_hook_del(sfs_state *st);
+
 // sfs_arm64_sysreg reads or writes an AArch64 system register by encoding.
 uc_err sfs_arm64_sysreg(uc_engine *uc, int write, uint32_t op0, uint32_t op1, uint32_t crn, uint32_t crm, uint32_t op2, uint64_t *val);
 

@@ -560,3 +560,8 @@ func (e *Engine) WriteSysReg(r SysReg, val uint64) error {
 	}
 	return nil
 }
+
+// RemoveCodeHook removes the per-instruction C hook, leaving Unicorn to run
+// without any: the speed baseline of BenchmarkEmulation. Executed no longer
+// counts and observers no longer run; there is no way back.
+func (e *Engine) RemoveCodeHook() error { return check(C.sfs_code_hook_del(e.st)) }

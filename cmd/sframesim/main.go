@@ -38,6 +38,7 @@ func init() {
 			"print the .sframe section exactly as GNU objdump --sframe does", runDump},
 		{"validate", "validate [--quiet] [FILE...]",
 			"check .sframe sections against every rule of the SFrame format", runValidate},
+		{"run", "run [FLAGS] BINARY [-- ARGS]", "run a static Linux program under emulation; exits with its status (2: stopped; see run -h)", runProgram},
 	}
 }
 

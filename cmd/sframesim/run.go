@@ -1,0 +1,119 @@
+//go:build cgo
+
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/sframesim/sframesim/emu"
+)
+
+const runUsage = "run [--max-insns N] [--timeout D] [--max-mem SIZE] [--allow-read PATH]... [--env NAME=VALUE]... BINARY [-- ARGS]"
+
+// runProgram is "sframesim run": a qemu-user-like front end to the emu
+// package's Linux layer.
+func runProgram(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	maxInsns := fs.Uint64("max-insns", 0, "stop after `N` instructions (0: no limit)")
+	timeout := fs.Duration("timeout", 0, "stop after `D` of wall-clock time, e.g. 10s (0: no limit)")
+	maxMem := fs.String("max-mem", "1G", "cap the guest's mapped memory at `SIZE` bytes (suffixes K, M, G)")
+	var allow, env []string
+	fs.Func("allow-read", "let the program open `PATH` read-only (repeatable); other files do not exist for it", func(s string) error {
+		allow = append(allow, s)
+		return nil
+	})
+	fs.Func("env", "add `NAME=VALUE` to the program's environment, which is otherwise empty (repeatable)", func(s string) error {
+		if !strings.Contains(s, "=") {
+			return fmt.Errorf("%q: want NAME=VALUE", s)
+		}
+		env = append(env, s)
+		return nil
+	})
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: sframesim %s\n\n"+
+			"Runs the static Linux program BINARY (x86-64 or AArch64, ET_EXEC or static\n"+
+			"PIE; not dynamically linked) under emulation, like qemu-user: its stdout and\n"+
+			"stderr pass through, ARGS are its arguments (argv[0] is BINARY), fd 0 is this\n"+
+			"command's stdin. It cannot write files, exec, fork or use the network, and\n"+
+			"reads only --allow-read files; time, pid and random bytes are fixed or derived\n"+
+			"from the instruction count, so runs are reproducible.\n\n"+
+			"Exit status: the program's own; 128+N if it killed itself with signal N\n"+
+			"(abort: 134); 2 if it could not be loaded or was stopped for another reason\n"+
+			"(instruction budget, timeout, memory cap, unsupported system call, CPU fault),\n"+
+			"which is then printed on stderr.\n\n", runUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return exitFailed
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return exitFailed
+	}
+	mem, err := parseSize(*maxMem)
+	if err != nil {
+		fmt.Fprintf(stderr, "sframesim run: --max-mem %q: %v\n", *maxMem, err)
+		return exitFailed
+	}
+	binary, guestArgs := fs.Arg(0), fs.Args()[1:]
+	if len(guestArgs) > 0 && guestArgs[0] == "--" {
+		guestArgs = guestArgs[1:]
+	}
+	p, err := emu.Load(binary, emu.Config{
+		Args:      append([]string{binary}, guestArgs...),
+		Env:       env,
+		Stdin:     os.Stdin,
+		Stdout:    stdout,
+		Stderr:    stderr,
+		ReadAllow: allow,
+		MaxInsns:  *maxInsns,
+		Timeout:   *timeout,
+		MaxMem:    mem,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "sframesim run: %v\n", err)
+		return exitFailed
+	}
+	defer p.Close()
+	x, err := p.Run()
+	if err != nil {
+		fmt.Fprintf(stderr, "sframesim run: %s: %v\n", binary, err)
+		return exitFailed
+	}
+	switch x.Reason {
+	case emu.StopExited:
+		return x.Status
+	case emu.StopSignaled:
+		fmt.Fprintf(stderr, "sframesim run: %s: %s\n", binary, x.Detail)
+		return x.Status
+	}
+	fmt.Fprintf(stderr, "sframesim run: %s: %s (after %d instructions)\n", binary, x.Detail, x.Insns)
+	return exitFailed
+}
+
+// parseSize reads a byte count with an optional K, M or G (binary) suffix.
+func parseSize(s string) (uint64, error) {
+	mult := uint64(1)
+	switch {
+	case strings.HasSuffix(s, "K"):
+		mult = 1 << 10
+	case strings.HasSuffix(s, "M"):
+		mult = 1 << 20
+	case strings.HasSuffix(s, "G"):
+		mult = 1 << 30
+	}
+	if mult > 1 {
+		s = s[:len(s)-1]
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil || n == 0 || n > (1<<48)/mult {
+		return 0, fmt.Errorf("not a size (a positive number of bytes, optionally with K, M or G)")
+	}
+	return n * mult, nil
+}

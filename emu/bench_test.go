@@ -1,0 +1,74 @@
+//go:build cgo
+
+package emu
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/sframesim/sframesim/internal/corpus"
+)
+
+// benchPrograms are corpus programs of both architectures, run whole.
+var benchPrograms = []string{"v3/x86-64/except-O2-static", "v3/aarch64/except-O2-static", "v3/x86-64/many-O2-static"}
+
+// BenchmarkEmulation runs corpus programs to completion with increasing
+// observation: no hook at all (Unicorn's own speed), only the C counting
+// hook ("plain", what `sframesim run` does), the shadow
+// stack fed from C-filled record batches, and a per-instruction Go observer
+// (the exact mode the verifier and the TUI use: one cgo crossing per
+// instruction). It reports emulated instructions per second; compare the
+// modes of one program for the observer overhead.
+func BenchmarkEmulation(b *testing.B) {
+	dir := corpus.Dir(b)
+	insnsOf := map[string]uint64{} // no-hook runs cannot count: take a counted run's figure
+	for _, prog := range benchPrograms {
+		for _, mode := range []string{"plain", "no-hook", "shadow-batched", "observer-exact"} {
+			b.Run(prog+"/"+mode, func(b *testing.B) {
+				var insns uint64
+				for b.Loop() {
+					b.StopTimer()
+					p, err := Load(filepath.Join(dir, prog), Config{Args: []string{filepath.Base(prog)}})
+					if err != nil {
+						b.Fatal(err)
+					}
+					var depth int
+					switch mode {
+					case "no-hook":
+						if err := p.Engine.RemoveCodeHook(); err != nil {
+							b.Fatal(err)
+						}
+					case "shadow-batched":
+						sh := NewShadowStack(p.Arch, p.Engine.ReadMem)
+						p.Engine.ObserveRecords(4096, func(rs []Record) {
+							for _, r := range rs {
+								sh.Observe(r)
+							}
+							depth += sh.Depth()
+						})
+					case "observer-exact":
+						s := NewSession(p)
+						s.Observe(func(Record) bool { depth += s.Shadow.Depth(); return true })
+					}
+					b.StartTimer()
+					exit, err := p.Run()
+					p.Engine.FlushRecords()
+					b.StopTimer()
+					if err != nil || exit == nil || exit.Reason != StopExited {
+						b.Fatalf("run: %v %v", exit, err)
+					}
+					if mode == "no-hook" {
+						insns += insnsOf[prog]
+					} else {
+						insnsOf[prog] = p.Engine.Executed()
+						insns += insnsOf[prog]
+					}
+					p.Close()
+					b.StartTimer()
+				}
+				b.ReportMetric(float64(insns)/b.Elapsed().Seconds()/1e6, "Minsns/s")
+				b.ReportMetric(float64(insns)/float64(b.N), "insns/run")
+			})
+		}
+	}
+}
