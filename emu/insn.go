@@ -18,6 +18,7 @@ const (
 	FlowCall              // x86-64 call; AArch64 bl, blr, blraa, blrab, blraaz, blrabz
 	FlowRet               // x86-64 ret; AArch64 ret, retaa, retab
 	FlowBad               // undecodable bytes
+	FlowJump              // AArch64 indirect branch: br, braa, brab, braaz, brabz
 )
 
 func (f Flow) String() string {
@@ -28,6 +29,8 @@ func (f Flow) String() string {
 		return "ret"
 	case FlowBad:
 		return "bad"
+	case FlowJump:
+		return "jump"
 	}
 	return "other"
 }
@@ -71,6 +74,12 @@ func classifyARM64(w uint32) Flow {
 		return FlowRet
 	case w == 0xd65f0bff || w == 0xd65f0fff: // RETAA, RETAB
 		return FlowRet
+	case w&0xfffffc1f == 0xd61f0000: // BR Xn
+		return FlowJump
+	case w&0xfffff800 == 0xd71f0800: // BRAA/BRAB Xn, Xm|SP
+		return FlowJump
+	case w&0xfffff81f == 0xd61f081f: // BRAAZ/BRABZ Xn
+		return FlowJump
 	}
 	return FlowOther
 }

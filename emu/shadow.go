@@ -103,7 +103,8 @@ func (s *ShadowStack) settle(r Record) {
 	}
 	// Frames the stack pointer has left are gone (longjmp, exception
 	// unwinding).
-	for n := len(s.frames); n > 0 && s.abandoned(&s.frames[n-1], r); n-- {
+	jumped := s.havePrev && s.prevFlow == FlowJump
+	for n := len(s.frames); n > 0 && s.abandoned(&s.frames[n-1], r, jumped); n-- {
 		s.frames = s.frames[:n-1]
 		s.unwound++
 	}
@@ -113,10 +114,13 @@ func (s *ShadowStack) settle(r Record) {
 // longer live. On x86-64 a live callee keeps its return address at CFA-8,
 // so SP stays below the CFA. On AArch64 SP reaches the CFA in the callee
 // itself (at entry, and after the epilogue, before ret), so there SP == CFA
-// means "abandoned" only when the link register no longer holds the
-// frame's return address (pointer authentication code stripped): a longjmp
-// back to the caller restores the caller's own x30.
-func (s *ShadowStack) abandoned(f *Frame, r Record) bool {
+// means "abandoned" only right after an indirect branch (jumped: longjmp
+// ends with br) that left the link register without the frame's return
+// address (pointer authentication code stripped): a longjmp back to the
+// caller restores the caller's own x30. Elsewhere x30 may legitimately
+// hold something else for a while, as in glibc's __sigsetjmp, which parks
+// it in x13 around a call.
+func (s *ShadowStack) abandoned(f *Frame, r Record, jumped bool) bool {
 	switch {
 	case r.SP > f.CFA:
 		return true
@@ -125,7 +129,7 @@ func (s *ShadowStack) abandoned(f *Frame, r Record) bool {
 	case s.arch.RA < 0:
 		return true
 	}
-	return stripPAC(r.RA) != f.ReturnAddr
+	return jumped && stripPAC(r.RA) != f.ReturnAddr
 }
 
 // stripPAC removes a pointer authentication code from a user-space code

@@ -197,7 +197,7 @@ func TestClassifyARM64(t *testing.T) {
 		{0xd63f091f, FlowCall}, {0xd63f0d1f, FlowCall}, // blraaz/blrabz x8
 		{0xd65f03c0, FlowRet}, {0xd65f0100, FlowRet}, // ret, ret x8
 		{0xd65f0bff, FlowRet}, {0xd65f0fff, FlowRet}, // retaa, retab
-		{0xd61f0100, FlowOther}, // br x8
+		{0xd61f0100, FlowJump},  // br x8
 		{0x14000004, FlowOther}, // b
 		{0xd503233f, FlowOther}, // paciasp
 	}
@@ -249,5 +249,13 @@ func TestShadowStackStopAndResume(t *testing.T) {
 	s.Sync(Record{PC: 0x1005, SP: 0x7000_1000})
 	if e.Executed() != 4 || s.Depth() != 0 || len(s.Anomalies()) != 0 {
 		t.Errorf("after resume: %d insns, depth %d, anomalies %v; want 4, 0, none", e.Executed(), s.Depth(), s.Anomalies())
+	}
+}
+
+func TestClassifyARM64Jumps(t *testing.T) {
+	for _, w := range []uint32{0xd61f0200 /* br x16 */, 0xd71f0a11 /* braa x16, x17 */, 0xd61f0a1f /* braaz x16 */, 0xd61f0e1f /* brabz x16 */} {
+		if got := classifyARM64(w); got != FlowJump {
+			t.Errorf("classifyARM64(%#08x) = %v, want jump", w, got)
+		}
 	}
 }

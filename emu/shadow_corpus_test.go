@@ -1,0 +1,91 @@
+//go:build cgo
+
+package emu
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sframesim/sframesim/internal/corpus"
+)
+
+// exitPath lists the glibc functions that may legitimately still be on the
+// stack when a static program calls exit_group: main has returned to
+// __libc_start_call_main, which calls exit.
+var exitPath = map[string]bool{
+	"__libc_start_main": true, "__libc_start_main_impl": true, "__libc_start_call_main": true,
+	"exit": true, "__run_exit_handlers": true, "_exit": true, "_Exit": true,
+}
+
+// TestShadowStackAtExit runs every static and nolibc corpus binary with the
+// shadow stack and checks it at exit: a nolibc program (whose _start calls
+// cmain, then sys_exit_group) is back at _start's frame, inside
+// sys_exit_group; a glibc
+// program has only glibc's exit path left, nothing of main's. Returns to
+// unexpected addresses are only allowed where C++ exception handling
+// installs a landing pad.
+func TestShadowStackAtExit(t *testing.T) {
+	dir := corpus.Dir(t)
+	n := 0
+	for _, e := range corpus.Entries(t) {
+		if e.Link != "static" && e.Link != "nolibc" {
+			continue
+		}
+		n++
+		t.Run(e.Path, func(t *testing.T) {
+			t.Parallel()
+			p, err := Load(filepath.Join(dir, e.Path), Config{Args: []string{filepath.Base(e.Path)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			sh := NewShadowStack(p.Arch, p.Engine.ReadMem)
+			maxDepth := 0
+			p.Engine.ObserveRecords(4096, func(rs []Record) {
+				for _, r := range rs {
+					sh.Observe(r)
+					maxDepth = max(maxDepth, sh.Depth())
+				}
+			})
+			exit, err := p.Run()
+			p.Engine.FlushRecords()
+			if err != nil || exit.Reason != StopExited {
+				t.Fatalf("run: %v, %v", exit, err)
+			}
+			regs := make([]uint64, 4)
+			p.Engine.ReadRegs(p.Arch.frameRegs(), regs)
+			sh.Sync(Record{PC: regs[0], SP: regs[1], FP: regs[2], RA: regs[3]})
+			syms := NewSymbols(p.ELF, p.Base)
+			var names []string
+			for _, f := range sh.Frames() {
+				names = append(names, syms.Format(f.Entry))
+			}
+			switch e.Link {
+			case "nolibc":
+				// _start has called sys_exit_group after cmain returned.
+				if sh.Depth() != 1 || names[0] != "sys_exit_group" {
+					t.Errorf("at exit: %v, want [sys_exit_group]", names)
+				}
+			default:
+				for _, name := range names {
+					if !exitPath[name] {
+						t.Errorf("frame of %s still on the stack at exit: %v", name, names)
+					}
+				}
+			}
+			if maxDepth < 3 {
+				t.Errorf("the stack never got deeper than %d", maxDepth)
+			}
+			cxx := strings.HasPrefix(filepath.Base(e.Path), "except") || strings.HasPrefix(filepath.Base(e.Path), "cold")
+			for _, a := range sh.Anomalies() {
+				if !cxx {
+					t.Errorf("anomaly: %s at %s: %s", a.Kind, syms.Format(a.PC), a.Detail)
+				}
+			}
+		})
+	}
+	if n != 174 {
+		t.Errorf("%d static and nolibc corpus binaries, want 174", n)
+	}
+}
