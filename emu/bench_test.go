@@ -5,6 +5,7 @@ package emu
 import (
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/sframesim/sframesim/internal/corpus"
 )
@@ -70,5 +71,49 @@ func BenchmarkEmulation(b *testing.B) {
 				b.ReportMetric(float64(insns)/float64(b.N), "insns/run")
 			})
 		}
+	}
+}
+
+// BenchmarkObserverOverhead runs one corpus program per architecture both
+// without any hook and with the exact per-instruction observer (shadow
+// stack updated before every instruction), and reports both speeds and
+// their ratio: the cost of watching every instruction.
+func BenchmarkObserverOverhead(b *testing.B) {
+	dir := corpus.Dir(b)
+	for _, prog := range []string{"v3/x86-64/except-O2-static", "v3/aarch64/except-O2-static"} {
+		b.Run(prog, func(b *testing.B) {
+			var plainTime, obsTime time.Duration
+			var insns uint64
+			for b.Loop() {
+				for _, observe := range []bool{false, true} {
+					p, err := Load(filepath.Join(dir, prog), Config{Args: []string{filepath.Base(prog)}})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if observe {
+						s := NewSession(p)
+						s.Observe(func(Record) bool { return true })
+					} else if err := p.Engine.RemoveCodeHook(); err != nil {
+						b.Fatal(err)
+					}
+					start := time.Now()
+					exit, err := p.Run()
+					d := time.Since(start)
+					if err != nil || exit.Reason != StopExited {
+						b.Fatalf("run: %v %v", exit, err)
+					}
+					if observe {
+						obsTime += d
+						insns += p.Engine.Executed()
+					} else {
+						plainTime += d
+					}
+					p.Close()
+				}
+			}
+			b.ReportMetric(float64(insns)/plainTime.Seconds()/1e6, "Minsns/s-nohook")
+			b.ReportMetric(float64(insns)/obsTime.Seconds()/1e6, "Minsns/s-observed")
+			b.ReportMetric(obsTime.Seconds()/plainTime.Seconds(), "x-overhead")
+		})
 	}
 }

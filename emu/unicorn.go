@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -127,11 +128,14 @@ type Record struct {
 }
 
 // engines maps the slot numbers the C hooks carry to engines; C never holds
-// a Go pointer.
+// a Go pointer. Slots are taken under enginesMu; hooks read them lock-free.
 var (
 	enginesMu sync.Mutex
-	engines   []*Engine
+	engines   [maxEngines]atomic.Pointer[Engine]
 )
+
+// maxEngines bounds the engines open at once in one process.
+const maxEngines = 4096
 
 // NewEngine opens an engine for arch with the hooks installed.
 func NewEngine(arch *Arch) (*Engine, error) {
@@ -159,18 +163,21 @@ func NewEngine(arch *Arch) (*Engine, error) {
 
 	enginesMu.Lock()
 	e.slot = -1
-	for i, x := range engines {
-		if x == nil {
+	for i := range engines {
+		if engines[i].Load() == nil {
 			e.slot = i
+			engines[i].Store(e)
 			break
 		}
 	}
-	if e.slot < 0 {
-		e.slot = len(engines)
-		engines = append(engines, nil)
-	}
-	engines[e.slot] = e
 	enginesMu.Unlock()
+	if e.slot < 0 {
+		C.uc_close(uc)
+		C.free(unsafe.Pointer(e.st))
+		C.free(unsafe.Pointer(e.regIDs))
+		C.free(unsafe.Pointer(e.regVals))
+		return nil, fmt.Errorf("more than %d engines open at once", maxEngines)
+	}
 	e.st.slot = C.int32_t(e.slot)
 
 	if err := check(C.sfs_hooks_install(e.st, C.int(arch.ucArch))); err != nil {
@@ -204,7 +211,7 @@ func (e *Engine) Close() error {
 		C.free(unsafe.Pointer(e.regVals))
 		e.st = nil
 		enginesMu.Lock()
-		engines[e.slot] = nil
+		engines[e.slot].Store(nil)
 		enginesMu.Unlock()
 	})
 	return err
@@ -460,12 +467,7 @@ func (e *Engine) setObserve() {
 	}
 }
 
-func lookupEngine(slot C.int32_t) *Engine {
-	enginesMu.Lock()
-	e := engines[slot]
-	enginesMu.Unlock()
-	return e
-}
+func lookupEngine(slot C.int32_t) *Engine { return engines[slot].Load() }
 
 //export sfsGoFlush
 func sfsGoFlush(slot C.int32_t) {
