@@ -43,12 +43,12 @@ type ShadowStack struct {
 	pages    map[uint64][]Flow
 	lastPage uint64
 	last     []Flow
-	prev      Record
-	prevFlow  Flow
-	havePrev  bool
-	insn      uint64
-	unwound   uint64 // frames dropped by the SP rule
-	code      [16]byte
+	prev     Record
+	prevFlow Flow
+	havePrev bool
+	insn     uint64
+	unwound  uint64 // frames dropped by the SP rule
+	code     [16]byte
 }
 
 // NewShadowStack returns an empty shadow stack: the frame of the entry
