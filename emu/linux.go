@@ -9,7 +9,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -130,7 +129,7 @@ type Process struct {
 	timedOut atomic.Bool
 	lastErr  error // an internal error raised inside a hook
 	stalls   int   // chunks in a row that ran no instruction
-	syms     []lxSym
+	syms     *Symbols
 	symsOnce sync.Once
 }
 
@@ -413,52 +412,19 @@ func (r *lxRNG) bytes(n int) []byte {
 	return b
 }
 
-// lxSym is a function symbol of the guest, for messages.
-type lxSym struct {
-	addr, size uint64
-	name       string
+// Symbols returns the code symbols of the program, read once.
+func (p *Process) Symbols() *Symbols {
+	p.symsOnce.Do(func() { p.syms = NewSymbols(p.ELF, p.Base) })
+	return p.syms
 }
 
-// symbolAt returns "name+0xoff" for the function symbol containing pc (or
-// the nearest one below it), or "" when the binary has no symbols there.
+// symbolAt returns "name+0xoff" for the symbol containing pc (or the
+// nearest one below it), or "" when the binary has no symbols there.
 func (p *Process) symbolAt(pc uint64) string {
-	p.symsOnce.Do(func() {
-		syms, _ := p.ELF.Symbols()
-		for _, s := range syms {
-			t := elf.ST_TYPE(s.Info)
-			if (t == elf.STT_FUNC || t == elf.STT_GNU_IFUNC || t == elf.STT_NOTYPE) && s.Section != elf.SHN_UNDEF && s.Name != "" && s.Value != 0 {
-				if t == elf.STT_NOTYPE && s.Size == 0 && len(s.Name) > 1 && s.Name[0] == '$' {
-					continue // AArch64 mapping symbols ($x, $d)
-				}
-				p.syms = append(p.syms, lxSym{p.Base + s.Value, s.Size, s.Name})
-			}
-		}
-		sort.SliceStable(p.syms, func(i, j int) bool {
-			if p.syms[i].addr != p.syms[j].addr {
-				return p.syms[i].addr < p.syms[j].addr
-			}
-			return p.syms[i].size > p.syms[j].size
-		})
-	})
-	i := sort.Search(len(p.syms), func(i int) bool { return p.syms[i].addr > pc }) - 1
-	if i < 0 {
+	if _, _, ok := p.Symbols().Lookup(pc); !ok {
 		return ""
 	}
-	// Prefer a sized symbol containing pc among those at or below it.
-	for j := i; j >= 0 && j > i-8; j-- {
-		s := p.syms[j]
-		if s.size > 0 && pc < s.addr+s.size {
-			return lxSymOff(s, pc)
-		}
-	}
-	return lxSymOff(p.syms[i], pc)
-}
-
-func lxSymOff(s lxSym, pc uint64) string {
-	if pc == s.addr {
-		return s.name
-	}
-	return fmt.Sprintf("%s+%#x", s.name, pc-s.addr)
+	return p.Symbols().Format(pc)
 }
 
 func (p *Process) symbolSuffix(pc uint64) string {

@@ -56,7 +56,7 @@ func TestShadowStackAtExit(t *testing.T) {
 			regs := make([]uint64, 4)
 			p.Engine.ReadRegs(p.Arch.frameRegs(), regs)
 			sh.Sync(Record{PC: regs[0], SP: regs[1], FP: regs[2], RA: regs[3]})
-			syms := NewSymbols(p.ELF, p.Base)
+			syms := p.Symbols()
 			var names []string
 			for _, f := range sh.Frames() {
 				names = append(names, syms.Format(f.Entry))

@@ -37,7 +37,7 @@ func NewSession(p *Process) *Session {
 	s := &Session{
 		P:           p,
 		Shadow:      NewShadowStack(p.Arch, p.Engine.ReadMem),
-		Syms:        NewSymbols(p.ELF, p.Base),
+		Syms:        p.Symbols(),
 		Breakpoints: make(map[uint64]bool),
 		regs:        make([]uint64, 4),
 	}

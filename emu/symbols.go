@@ -17,7 +17,9 @@ type symbol struct {
 	name       string
 }
 
-// NewSymbols reads the function symbols of f (.symtab, else .dynsym),
+// NewSymbols reads the code symbols of f (.symtab, else .dynsym):
+// functions, IFUNC resolvers and untyped labels such as hand-written
+// assembly's _start, but not AArch64 mapping symbols ($x, $d). Addresses are
 // relocated by bias (the load address of a position-independent file).
 func NewSymbols(f *elf.File, bias uint64) *Symbols {
 	s := &Symbols{byName: make(map[string]uint64)}
@@ -26,41 +28,50 @@ func NewSymbols(f *elf.File, bias uint64) *Symbols {
 		syms, _ = f.DynamicSymbols()
 	}
 	for _, sym := range syms {
-		if elf.ST_TYPE(sym.Info) != elf.STT_FUNC || sym.Value == 0 {
+		t := elf.ST_TYPE(sym.Info)
+		if t != elf.STT_FUNC && t != elf.STT_GNU_IFUNC && t != elf.STT_NOTYPE ||
+			sym.Section == elf.SHN_UNDEF || sym.Value == 0 || sym.Name == "" {
 			continue
+		}
+		if t == elf.STT_NOTYPE && (sym.Name[0] == '$' || sym.Name[0] == '.') {
+			continue // mapping symbols, local labels
+		}
+		if sect := int(sym.Section); t == elf.STT_NOTYPE && (sect >= len(f.Sections) || f.Sections[sect].Flags&elf.SHF_EXECINSTR == 0) {
+			continue // data labels
 		}
 		a := sym.Value + bias
 		s.syms = append(s.syms, symbol{a, sym.Size, sym.Name})
-		if _, dup := s.byName[sym.Name]; !dup {
+		if _, dup := s.byName[sym.Name]; !dup || t == elf.STT_FUNC {
 			s.byName[sym.Name] = a
 		}
 	}
-	sort.SliceStable(s.syms, func(i, j int) bool { return s.syms[i].addr < s.syms[j].addr })
+	// By address; at one address the largest symbol first.
+	sort.SliceStable(s.syms, func(i, j int) bool {
+		if s.syms[i].addr != s.syms[j].addr {
+			return s.syms[i].addr < s.syms[j].addr
+		}
+		return s.syms[i].size > s.syms[j].size
+	})
 	return s
 }
 
-// Lookup returns the function containing pc and pc's offset in it. A
-// symbol without a size covers up to the next symbol.
+// Lookup returns the symbol containing pc and pc's offset in it: a sized
+// symbol that covers pc among the few starting at or below it, else the
+// nearest one below pc (which is how unsized assembly labels are meant).
 func (s *Symbols) Lookup(pc uint64) (name string, off uint64, ok bool) {
 	if s == nil {
 		return "", 0, false
 	}
 	i := sort.Search(len(s.syms), func(i int) bool { return s.syms[i].addr > pc }) - 1
-	for ; i >= 0; i-- {
-		sym := &s.syms[i]
-		if sym.size == 0 || pc-sym.addr < sym.size {
-			if sym.size == 0 && i+1 < len(s.syms) && pc >= s.syms[i+1].addr {
-				return "", 0, false
-			}
+	if i < 0 {
+		return "", 0, false
+	}
+	for j := i; j >= 0 && j > i-8; j-- {
+		if sym := &s.syms[j]; sym.size > 0 && pc-sym.addr < sym.size {
 			return sym.name, pc - sym.addr, true
 		}
-		// Aliases share an address; look at the previous one only if it
-		// starts at the same place.
-		if i == 0 || s.syms[i-1].addr != sym.addr {
-			break
-		}
 	}
-	return "", 0, false
+	return s.syms[i].name, pc - s.syms[i].addr, true
 }
 
 // Addr returns the address of the named function.
