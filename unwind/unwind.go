@@ -1,0 +1,132 @@
+// Package unwind walks a call stack with SFrame data, as a profiler or the
+// Linux kernel's SFrame unwinder does, following the fact sheet's unwind
+// step [SFrame §5.2] for AMD64 and AArch64.
+//
+// It reads registers and memory through small interfaces and never imports
+// the emulator, so it works as a library over any machine state: a live
+// emulator, a core dump, or a simulated stack in a test.
+//
+// # One step (frame n → n+1)
+//
+//  1. Look up the FRE for the frame's PC (unchanged: SFrame unwinders do not
+//     use pc-1 for return addresses). No FDE: the SFrame chain ends there
+//     (a coverage gap, not an error). An FRE without data words marks the
+//     outermost frame: the walk ends successfully.
+//  2. CFA = base register + offset (DEFAULT: SP or FP; FLEX: any DWARF
+//     register, optionally dereferenced). A base other than SP or FP is only
+//     known in the topmost frame, where all registers are.
+//  3. RA: AMD64 loads it from CFA-8 (the header's fixed offset); AArch64
+//     loads it from CFA+offset when the FRE saves it, else it is still in
+//     the link register x30 — which is legal only in the topmost frame.
+//     With the FRE's mangled-RA bit set the pointer-authentication code is
+//     stripped (bits above the 48-bit user address space).
+//  4. FP: loaded from CFA+offset when the FRE saves it, else unchanged.
+//  5. The caller's frame has PC = RA, SP = CFA, FP as recovered; it is no
+//     longer topmost.
+//
+// Each Frame records the FDE and FRE row that described it and the rules
+// that produced its CFA, RA and FP, so a mismatch can be explained.
+package unwind
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/sframesim/sframesim/sframe"
+)
+
+// Memory reads the unwound program's memory.
+type Memory interface {
+	// ReadUint64 reads the 8-byte word at addr in the program's byte order.
+	ReadUint64(addr uint64) (uint64, error)
+}
+
+// Registers is the machine state of the topmost frame.
+type Registers struct {
+	PC, SP, FP uint64
+	// LR is the link register (AArch64 x30); unused on AMD64.
+	LR uint64
+	// Get returns any other register by DWARF number, for FLEX rules based
+	// on one (only in the topmost frame). nil: none available.
+	Get func(reg sframe.Reg) (uint64, bool)
+}
+
+// Arch is the unwinding behaviour of one architecture.
+type Arch struct {
+	Name string
+	ABI  []sframe.ABI // the SFrame ABIs it unwinds
+	// LinkRegister: the return address of a function that has not saved
+	// it is still in a register (AArch64 x30), valid in the topmost frame.
+	LinkRegister bool
+	// PACMask clears a pointer-authentication code from a code address.
+	PACMask uint64
+	// RAAdjust is how far the CFA of a frame lies above the caller's SP
+	// after return: 0 on both supported architectures.
+}
+
+// AMD64 and ARM64 are the supported architectures.
+var (
+	AMD64 = &Arch{Name: "x86-64", ABI: []sframe.ABI{sframe.ABIAMD64LE}}
+	ARM64 = &Arch{Name: "aarch64", ABI: []sframe.ABI{sframe.ABIAArch64LE, sframe.ABIAArch64BE},
+		LinkRegister: true, PACMask: 1<<48 - 1}
+)
+
+// ArchFor returns the Arch of an SFrame ABI, or nil.
+func ArchFor(abi sframe.ABI) *Arch {
+	for _, a := range []*Arch{AMD64, ARM64} {
+		for _, x := range a.ABI {
+			if x == abi {
+				return a
+			}
+		}
+	}
+	return nil
+}
+
+// Frame is one frame of an unwound stack.
+type Frame struct {
+	// PC is the frame's program counter: the current instruction in the
+	// topmost frame, a return address in the others.
+	PC, SP, FP uint64
+	// Topmost is set for frame 0, the one whose registers were given.
+	Topmost bool
+
+	// What the SFrame data says about the frame and what it yields for its
+	// caller; valid when Err is nil and HasRow.
+	HasRow    bool
+	Row       sframe.Row
+	Section   *sframe.Section
+	CFA       uint64 // this frame's CFA
+	RA        uint64 // return address (PAC stripped): the caller's PC
+	RawRA     uint64 // return address as stored (may carry a PAC)
+	CallerFP  uint64 // the FP the caller resumes with
+	Outermost bool   // the FRE marks the end of the stack
+
+	// Err says why the walk cannot go past this frame: ErrNoFDE (no SFrame
+	// data for the PC: a coverage gap) or an unwinding failure.
+	Err error
+}
+
+// Errors that end a walk.
+var (
+	// ErrNoFDE: no SFrame function covers the frame's PC.
+	ErrNoFDE = errors.New("no SFrame FDE for the PC")
+	// ErrRAInRegister: the FRE leaves the return address in the link
+	// register below the topmost frame, where its value is lost.
+	ErrRAInRegister = errors.New("return address still in the link register, but the frame is not topmost")
+	// ErrNoRA: the ABI has no rule for the return address (AMD64 without
+	// a fixed RA offset, or an RA "unchanged" without a link register).
+	ErrNoRA = errors.New("no rule recovers the return address")
+	// ErrRegister: a FLEX rule names a register not known in this frame.
+	ErrRegister = errors.New("register not available below the topmost frame")
+)
+
+// A StepError is an unwinding failure at one frame.
+type StepError struct {
+	PC   uint64
+	What string // "CFA", "RA", "FP", "lookup"
+	Err  error
+}
+
+func (e *StepError) Error() string { return fmt.Sprintf("%s at pc %#x: %v", e.What, e.PC, e.Err) }
+func (e *StepError) Unwrap() error { return e.Err }

@@ -1,0 +1,207 @@
+package unwind
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/sframesim/sframesim/sframe"
+)
+
+// MaxDepth bounds a walk: a corrupt stack could otherwise loop.
+const MaxDepth = 1024
+
+// Unwinder unwinds with the SFrame sections of one program (an executable
+// and, for dynamic programs, its shared objects: one section each).
+type Unwinder struct {
+	arch *Arch
+	secs []*sframe.Section
+}
+
+// New returns an unwinder for arch over secs, searched in order.
+func New(arch *Arch, secs ...*sframe.Section) *Unwinder {
+	return &Unwinder{arch: arch, secs: secs}
+}
+
+// Arch returns the unwinder's architecture.
+func (u *Unwinder) Arch() *Arch { return u.arch }
+
+// Lookup finds the SFrame row for pc in any section.
+func (u *Unwinder) Lookup(pc uint64) (*sframe.Section, sframe.Row, error) {
+	for _, s := range u.secs {
+		row, err := s.Lookup(pc)
+		if errors.Is(err, sframe.ErrNoFDE) {
+			continue
+		}
+		return s, row, err
+	}
+	return nil, sframe.Row{}, ErrNoFDE
+}
+
+// Iterator walks a stack frame by frame:
+//
+//	it := u.Walk(regs, mem)
+//	for it.Next() {
+//		f := it.Frame()
+//		...
+//	}
+//	if err := it.Err(); err != nil { ... }
+type Iterator struct {
+	u    *Unwinder
+	mem  Memory
+	regs Registers
+
+	pc, sp, fp uint64
+	topmost    bool
+	depth      int
+	frame      Frame
+	done       bool
+	err        error
+	lastCFA    uint64
+}
+
+// Walk starts a walk at the machine state regs.
+func (u *Unwinder) Walk(regs Registers, mem Memory) *Iterator {
+	return &Iterator{u: u, mem: mem, regs: regs, pc: regs.PC, sp: regs.SP, fp: regs.FP, topmost: true}
+}
+
+// Next computes the next frame; false when the walk is over.
+func (it *Iterator) Next() bool {
+	if it.done {
+		return false
+	}
+	if it.depth >= MaxDepth {
+		it.err = fmt.Errorf("stack deeper than %d frames", MaxDepth)
+		it.done = true
+		return false
+	}
+	f := Frame{PC: it.pc, SP: it.sp, FP: it.fp, Topmost: it.topmost}
+	it.step(&f)
+	it.frame = f
+	it.depth++
+	if f.Err != nil || f.Outermost {
+		it.done = true
+		if f.Err != nil && !errors.Is(f.Err, ErrNoFDE) {
+			it.err = f.Err
+		}
+		return true
+	}
+	if !f.Topmost && f.CFA <= it.lastCFA {
+		f.Err = &StepError{PC: f.PC, What: "CFA", Err: fmt.Errorf("CFA %#x is not above the previous frame's %#x", f.CFA, it.lastCFA)}
+		it.frame, it.err, it.done = f, f.Err, true
+		return true
+	}
+	it.lastCFA = f.CFA
+	it.pc, it.sp, it.fp, it.topmost = f.RA, f.CFA, f.CallerFP, false
+	return true
+}
+
+// Frame returns the frame Next computed.
+func (it *Iterator) Frame() Frame { return it.frame }
+
+// Err returns the failure that ended the walk, or nil when it ended at an
+// outermost frame or at a PC without SFrame data (see the last Frame's Err).
+func (it *Iterator) Err() error { return it.err }
+
+// step fills in what the SFrame data says about frame f.
+func (it *Iterator) step(f *Frame) {
+	sec, row, err := it.u.Lookup(f.PC)
+	if err != nil {
+		if errors.Is(err, ErrNoFDE) {
+			f.Err = ErrNoFDE
+		} else {
+			f.Err = &StepError{PC: f.PC, What: "lookup", Err: err}
+		}
+		return
+	}
+	f.HasRow, f.Row, f.Section = true, row, sec
+	if row.Outermost {
+		f.Outermost = true
+		return
+	}
+	cfa, err := it.eval(f, row.CFA, 0)
+	if err != nil {
+		f.Err = &StepError{PC: f.PC, What: "CFA", Err: err}
+		return
+	}
+	f.CFA = cfa
+	if cfa < f.SP {
+		f.Err = &StepError{PC: f.PC, What: "CFA", Err: fmt.Errorf("CFA %#x is below SP %#x", cfa, f.SP)}
+		return
+	}
+	// Return address.
+	switch row.RA.Kind {
+	case sframe.RuleExpr:
+		f.RawRA, err = it.eval(f, row.RA, cfa)
+	case sframe.RuleSame:
+		switch {
+		case !it.u.arch.LinkRegister:
+			err = ErrNoRA
+		case !f.Topmost:
+			err = ErrRAInRegister
+		default:
+			f.RawRA = it.regs.LR
+		}
+	default:
+		err = ErrNoRA
+	}
+	if err != nil {
+		f.Err = &StepError{PC: f.PC, What: "RA", Err: err}
+		return
+	}
+	f.RA = f.RawRA
+	if row.MangledRA && it.u.arch.PACMask != 0 {
+		f.RA &= it.u.arch.PACMask
+	}
+	// Frame pointer.
+	switch row.FP.Kind {
+	case sframe.RuleExpr:
+		f.CallerFP, err = it.eval(f, row.FP, cfa)
+	default:
+		f.CallerFP = f.FP
+	}
+	if err != nil {
+		f.Err = &StepError{PC: f.PC, What: "FP", Err: err}
+	}
+}
+
+// eval computes a rule's value in frame f (cfa: the frame's CFA, for rules
+// based on it).
+func (it *Iterator) eval(f *Frame, r sframe.Rule, cfa uint64) (uint64, error) {
+	sp, fp, _, _ := f.abiRegs()
+	var base uint64
+	switch r.Reg {
+	case sframe.RegCFA:
+		base = cfa
+	case sp:
+		base = f.SP
+	case fp:
+		base = f.FP
+	default:
+		if !f.Topmost || it.regs.Get == nil {
+			return 0, fmt.Errorf("%w: %s", ErrRegister, sframe.RegName(f.abi(), r.Reg))
+		}
+		v, ok := it.regs.Get(r.Reg)
+		if !ok {
+			return 0, fmt.Errorf("%w: %s", ErrRegister, sframe.RegName(f.abi(), r.Reg))
+		}
+		base = v
+	}
+	addr := base + uint64(int64(r.Offset))
+	if !r.Deref {
+		return addr, nil
+	}
+	v, err := it.mem.ReadUint64(addr)
+	if err != nil {
+		return 0, fmt.Errorf("reading %#x (%s): %w", addr, r.Format(f.abi()), err)
+	}
+	return v, nil
+}
+
+func (f *Frame) abi() sframe.ABI {
+	if f.Section == nil {
+		return 0
+	}
+	return f.Section.Header.ABI
+}
+
+func (f *Frame) abiRegs() (sp, fp, ra sframe.Reg, ok bool) { return f.abi().Regs() }

@@ -1,0 +1,176 @@
+package unwind
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/sframesim/sframesim/sframe"
+)
+
+// memory is a sparse simulated memory of 8-byte words.
+type memory map[uint64]uint64
+
+func (m memory) ReadUint64(addr uint64) (uint64, error) {
+	v, ok := m[addr]
+	if !ok {
+		return 0, fmt.Errorf("unmapped %#x", addr)
+	}
+	return v, nil
+}
+
+func fre(start uint32, base sframe.BaseReg, mangled bool, words ...int32) sframe.FRE {
+	return sframe.FRE{Start: start, Info: sframe.FREInfo(base, mangled), Words: words}
+}
+
+// section encodes and decodes a V3 section.
+func section(t *testing.T, abi sframe.ABI, fixedRA int8, fdes ...sframe.FDE) *sframe.Section {
+	t.Helper()
+	s := &sframe.Section{
+		Header: sframe.Header{Version: sframe.Version3, Flags: sframe.FlagFDESorted | sframe.FlagFDEFuncStartPCRel, ABI: abi, CFAFixedRAOffset: fixedRA},
+		Order:  binary.LittleEndian, Addr: 0x10000, FDEs: fdes,
+	}
+	data, err := s.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := sframe.Decode(data, 0x10000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+var inc1 = sframe.FDEInfo(sframe.FREAddr1, sframe.PCInc, false, false)
+
+// amd64Section: f at 0x1100 (push rbp; mov rbp,rsp; ...; leave at +0x19),
+// g at 0x1200 (leaf), _start at 0x1300 (outermost), a FLEX DRAP function
+// at 0x1400.
+func amd64Section(t *testing.T) *sframe.Section {
+	return section(t, sframe.ABIAMD64LE, -8,
+		sframe.FDE{Start: 0x1100, Size: 0x1a, Info: inc1, FREs: []sframe.FRE{
+			fre(0, sframe.BaseSP, false, 8), fre(1, sframe.BaseSP, false, 16, -16),
+			fre(4, sframe.BaseFP, false, 16, -16), fre(0x19, sframe.BaseSP, false, 8, -16)}},
+		sframe.FDE{Start: 0x1200, Size: 0x10, Info: inc1, FREs: []sframe.FRE{fre(0, sframe.BaseSP, false, 8)}},
+		sframe.FDE{Start: 0x1300, Size: 0x20, Info: inc1, FREs: []sframe.FRE{fre(0, sframe.BaseSP, false)}},
+		sframe.FDE{Start: 0x1400, Size: 0x20, Info: inc1, Info2: uint8(sframe.FDETypeFlex), FREs: []sframe.FRE{
+			{Start: 0, Words: []int32{sframe.FlexCtrl(7, false), 8}},
+			{Start: 4, Words: []int32{sframe.FlexCtrl(10, false), 0}},
+		}},
+	)
+}
+
+func TestWalkAMD64(t *testing.T) {
+	u := New(AMD64, amd64Section(t))
+	// _start (0x1310) called f, which called g; we are in g.
+	mem := memory{
+		0x7fe8: 0x1110, // g's RA (pushed by call in f at 0x110b)
+		0x7ff0: 0x8000, // f's saved rbp
+		0x7ff8: 0x1310, // f's RA into _start
+	}
+	it := u.Walk(Registers{PC: 0x1204, SP: 0x7fe8, FP: 0x7ff0}, mem)
+	type want struct {
+		pc, cfa, ra, callerFP uint64
+		outermost             bool
+	}
+	wants := []want{
+		{pc: 0x1204, cfa: 0x7ff0, ra: 0x1110, callerFP: 0x7ff0},
+		{pc: 0x1110, cfa: 0x8000, ra: 0x1310, callerFP: 0x8000},
+		{pc: 0x1310, outermost: true},
+	}
+	n := 0
+	for it.Next() {
+		f := it.Frame()
+		if n >= len(wants) {
+			t.Fatalf("extra frame %+v", f)
+		}
+		w := wants[n]
+		if f.PC != w.pc || f.Outermost != w.outermost || f.Err != nil ||
+			!w.outermost && (f.CFA != w.cfa || f.RA != w.ra || f.CallerFP != w.callerFP) {
+			t.Errorf("frame %d = pc %#x cfa %#x ra %#x fp %#x outermost %v err %v; want %+v", n, f.PC, f.CFA, f.RA, f.CallerFP, f.Outermost, f.Err, w)
+		}
+		n++
+	}
+	if n != len(wants) || it.Err() != nil {
+		t.Errorf("%d frames, err %v", n, it.Err())
+	}
+}
+
+func TestWalkEnds(t *testing.T) {
+	u := New(AMD64, amd64Section(t))
+	tests := []struct {
+		name    string
+		regs    Registers
+		mem     memory
+		lastErr error // of the last frame
+		itErr   bool  // Err() non-nil
+		frames  int
+	}{
+		{"no FDE at the top", Registers{PC: 0x5000, SP: 0x7000}, memory{}, ErrNoFDE, false, 1},
+		{"caller without FDE", Registers{PC: 0x1200, SP: 0x7ff8}, memory{0x7ff8: 0x5000}, ErrNoFDE, false, 2},
+		{"RA unreadable", Registers{PC: 0x1200, SP: 0x7ff8}, memory{}, nil, true, 1},
+		{"FLEX register base, topmost", Registers{PC: 0x1404, SP: 0x6000, Get: func(r sframe.Reg) (uint64, bool) { return 0x7000, r == 10 }},
+			memory{0x6ff8: 0x5000}, ErrNoFDE, false, 2},
+		{"FLEX register base, no value", Registers{PC: 0x1404, SP: 0x6000}, memory{}, ErrRegister, true, 1},
+		{"CFA below SP", Registers{PC: 0x1108, SP: 0x7000, FP: 0x6000}, memory{}, nil, true, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			it := u.Walk(tt.regs, tt.mem)
+			var last Frame
+			n := 0
+			for it.Next() {
+				last = it.Frame()
+				n++
+			}
+			if n != tt.frames || (it.Err() != nil) != tt.itErr {
+				t.Fatalf("%d frames, Err %v; want %d, error %v", n, it.Err(), tt.frames, tt.itErr)
+			}
+			if tt.lastErr != nil && !errors.Is(last.Err, tt.lastErr) {
+				t.Errorf("last frame error %v, want %v", last.Err, tt.lastErr)
+			}
+			var se *StepError
+			if tt.itErr && !errors.As(it.Err(), &se) {
+				t.Errorf("Err %v is not a StepError", it.Err())
+			}
+		})
+	}
+}
+
+// TestWalkARM64: RA in the link register is fine in the topmost frame and
+// an error below it; a mangled RA is stripped.
+func TestWalkARM64(t *testing.T) {
+	u := New(ARM64, section(t, sframe.ABIAArch64LE, 0,
+		// f: paciasp; stp x29,x30,[sp,#-16]!; mov x29,sp; ...
+		sframe.FDE{Start: 0x2000, Size: 0x40, Info: inc1, FREs: []sframe.FRE{
+			fre(0, sframe.BaseSP, false, 0), fre(4, sframe.BaseSP, true, 0),
+			fre(8, sframe.BaseSP, true, 16, -8, -16), fre(12, sframe.BaseFP, true, 16, -8, -16)}},
+		// leaf: RA stays in x30
+		sframe.FDE{Start: 0x2100, Size: 0x10, Info: inc1, FREs: []sframe.FRE{fre(0, sframe.BaseSP, false, 0)}},
+		sframe.FDE{Start: 0x2200, Size: 0x10, Info: inc1, FREs: []sframe.FRE{fre(0, sframe.BaseSP, false)}},
+	))
+	const signed = 0x00a5_0000_0000_2204
+	mem := memory{0x7ff0: 0x9000, 0x7ff8: signed}
+	// In the leaf, called from f (x30 = 0x2020), f called from _start.
+	it := u.Walk(Registers{PC: 0x2104, SP: 0x7ff0, FP: 0x7ff0, LR: 0x2020}, mem)
+	var got []uint64
+	for it.Next() {
+		f := it.Frame()
+		got = append(got, f.PC)
+		if f.PC == 0x2020 && (f.RawRA != signed || f.RA != 0x2204) {
+			t.Errorf("f: raw RA %#x, RA %#x; want %#x stripped to 0x2204", f.RawRA, f.RA, uint64(signed))
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint([]uint64{0x2104, 0x2020, 0x2204}) || it.Err() != nil {
+		t.Errorf("PCs %#x, err %v", got, it.Err())
+	}
+	// The same leaf row below the topmost frame: the RA is lost.
+	mem2 := memory{0x7ff8: 0x2104}
+	it = u.Walk(Registers{PC: 0x2004, SP: 0x7ff8, LR: 0x2104}, mem2) // f before stp: RA in x30 → leaf
+	for it.Next() {
+	}
+	if !errors.Is(it.Err(), ErrRAInRegister) {
+		t.Errorf("Err = %v, want ErrRAInRegister", it.Err())
+	}
+}
