@@ -25,13 +25,13 @@ type Kind uint8
 
 // Outcomes.
 const (
-	OK         Kind = iota
-	NoFDE           // no SFrame data for the topmost PC: a coverage gap
-	MismatchCFA     // a frame's CFA differs from the truth
-	MismatchRA      // a frame's return address differs
-	MismatchFP      // the caller's recovered FP differs
-	UnwindError     // the unwinder failed (RA not recoverable, unreadable memory, ...)
-	TooShort        // the unwind ended (outermost) while the true stack goes on
+	OK          Kind = iota
+	NoFDE            // no SFrame data for the topmost PC: a coverage gap
+	MismatchCFA      // a frame's CFA differs from the truth
+	MismatchRA       // a frame's return address differs
+	MismatchFP       // the caller's recovered FP differs
+	UnwindError      // the unwinder failed (RA not recoverable, unreadable memory, ...)
+	TooShort         // the unwind ended (outermost) while the true stack goes on
 	// Unterminated: every true frame was right, but the true outermost
 	// function's row does not mark the end of the stack (RA undefined), so
 	// the unwind goes on past it with a made-up return address (Got, when
