@@ -37,7 +37,10 @@
 // to an address no frame expects are reported as [Anomaly] values, never a
 // crash. Frames the stack pointer has left without a return (longjmp, C++
 // exception unwinding) are dropped: on x86-64 when SP >= CFA; on AArch64
-// when SP > CFA, or SP == CFA right after an indirect branch (br, as
-// longjmp ends) that left x30 (PAC stripped) without the frame's return
-// address. A tail call keeps its caller's frame, as the machine state does.
+// when SP > CFA, or — right after an indirect branch (br, as longjmp ends
+// and libgcc enters a landing pad) or an unexpected return, with SP at the
+// top frame's CFA — when the branch lands in the function a frame returns
+// to (that frame and those above it are dropped; with symbols; without
+// them, when x30, PAC stripped, no longer holds the frame's return
+// address). A tail call keeps its caller's frame, as the machine state does.
 package emu

@@ -33,6 +33,14 @@ type Anomaly struct {
 // Observe must see every executed instruction, in order, with the
 // registers before it ran (a Record, as the C hook collects them).
 type ShadowStack struct {
+	// SameFunction, when set, tells whether two code addresses belong to
+	// the same function (cold partitions included). It resolves the
+	// AArch64 ambiguity of SP == CFA after an indirect jump: landing in the
+	// function a frame returns to means that frame and those above it were
+	// abandoned (a C++ landing pad, a longjmp); landing where no frame
+	// returns is a tail call. Without it, the link register decides.
+	SameFunction func(a, b uint64) bool
+
 	arch      *Arch
 	readCode  func(addr uint64, buf []byte) error
 	frames    []Frame
@@ -87,6 +95,7 @@ func (s *ShadowStack) Sync(r Record) {
 // settle applies the effect of the previous instruction, now that r shows
 // where it led, and drops abandoned frames.
 func (s *ShadowStack) settle(r Record) {
+	jumped := false // control arrived by an indirect jump or a return to an unexpected place
 	if s.havePrev {
 		p := &s.prev
 		switch s.prevFlow {
@@ -103,15 +112,32 @@ func (s *ShadowStack) settle(r Record) {
 				Insn:       s.insn,
 			})
 		case FlowRet:
-			s.pop(r)
+			jumped = !s.pop(r)
+		case FlowJump:
+			jumped = true
 		}
 	}
 	// Frames the stack pointer has left are gone (longjmp, exception
 	// unwinding).
-	jumped := s.havePrev && s.prevFlow == FlowJump
 	for n := len(s.frames); n > 0 && s.abandoned(&s.frames[n-1], r, jumped); n-- {
 		s.frames = s.frames[:n-1]
 		s.unwound++
+	}
+	// After an indirect jump on AArch64 with SP at the top frame's CFA, the
+	// landing function tells which frames are left: a landing pad or a
+	// longjmp target lies in the function a frame returns to (that frame
+	// and those above it are gone); a tail call lands where no frame
+	// returns.
+	if jumped && s.SameFunction != nil && s.arch.RA >= 0 {
+		if n := len(s.frames); n > 0 && r.SP == s.frames[n-1].CFA {
+			for k := n - 1; k >= 0; k-- {
+				if s.SameFunction(s.frames[k].ReturnAddr, r.PC) {
+					s.unwound += uint64(n - k)
+					s.frames = s.frames[:k]
+					break
+				}
+			}
+		}
 	}
 }
 
@@ -119,8 +145,9 @@ func (s *ShadowStack) settle(r Record) {
 // longer live. On x86-64 a live callee keeps its return address at CFA-8,
 // so SP stays below the CFA. On AArch64 SP reaches the CFA in the callee
 // itself (at entry, and after the epilogue, before ret), so there SP == CFA
-// means "abandoned" only right after an indirect branch (jumped: longjmp
-// ends with br) that left the link register without the frame's return
+// means "abandoned" only right after an indirect branch or a return no
+// frame expected (jumped: longjmp ends with br, libgcc enters a landing pad
+// with ret) that left the link register without the frame's return
 // address (pointer authentication code stripped): a longjmp back to the
 // caller restores the caller's own x30. Elsewhere x30 may legitimately
 // hold something else for a while, as in glibc's __sigsetjmp, which parks
@@ -134,15 +161,18 @@ func (s *ShadowStack) abandoned(f *Frame, r Record, jumped bool) bool {
 	case s.arch.RA < 0:
 		return true
 	}
-	return jumped && stripPAC(r.RA) != f.ReturnAddr
+	if !jumped || s.SameFunction != nil {
+		return false // with SameFunction, settle decided already
+	}
+	return stripPAC(r.RA) != f.ReturnAddr
 }
 
 // stripPAC removes a pointer authentication code from a user-space code
 // address (48-bit virtual addresses, as Linux configures AArch64).
 func stripPAC(a uint64) uint64 { return a & (1<<48 - 1) }
 
-// pop handles a return that landed at r.PC.
-func (s *ShadowStack) pop(r Record) {
+// pop handles a return that landed at r.PC; false if no frame expected it.
+func (s *ShadowStack) pop(r Record) bool {
 	n := len(s.frames)
 	for i := n - 1; i >= 0; i-- {
 		if s.frames[i].ReturnAddr == r.PC {
@@ -151,7 +181,7 @@ func (s *ShadowStack) pop(r Record) {
 					Detail: fmt.Sprintf("return from %#x to %#x skipped %d frame(s)", s.prev.PC, r.PC, n-1-i)})
 			}
 			s.frames = s.frames[:i]
-			return
+			return true
 		}
 	}
 	detail := fmt.Sprintf("return from %#x to %#x", s.prev.PC, r.PC)
@@ -162,6 +192,7 @@ func (s *ShadowStack) pop(r Record) {
 		detail += " with no frame on the shadow stack"
 	}
 	s.anomalies = append(s.anomalies, Anomaly{Insn: s.insn, PC: r.PC, Kind: "unexpected-return", Detail: detail})
+	return false
 }
 
 const flowUnknown = Flow(0xff)

@@ -41,6 +41,7 @@ func TestShadowStackAtExit(t *testing.T) {
 			}
 			defer p.Close()
 			sh := NewShadowStack(p.Arch, p.Engine.ReadMem)
+			sh.SameFunction = p.Symbols().SameFunction
 			maxDepth := 0
 			p.Engine.ObserveRecords(4096, func(rs []Record) {
 				for _, r := range rs {

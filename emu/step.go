@@ -41,6 +41,7 @@ func NewSession(p *Process) *Session {
 		Breakpoints: make(map[uint64]bool),
 		regs:        make([]uint64, 4),
 	}
+	s.Shadow.SameFunction = s.Syms.SameFunction
 	p.Engine.ObserveRecords(1, s.hook)
 	s.sync()
 	return s

@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // Symbols maps addresses to function symbols of an ELF file.
@@ -105,4 +106,23 @@ func (s *Symbols) Resolver() func(uint64) (string, uint64) {
 		}
 		return name, pc - off
 	}
+}
+
+// SameFunction reports whether a and b lie in the same function, counting
+// a function's ".cold" partition as part of it.
+func (s *Symbols) SameFunction(a, b uint64) bool {
+	na, _, oka := s.Lookup(a)
+	nb, _, okb := s.Lookup(b)
+	if !oka || !okb {
+		return false
+	}
+	return stripCold(na) == stripCold(nb)
+}
+
+// stripCold removes a GCC partition suffix: "f.cold", "f.cold.3".
+func stripCold(name string) string {
+	if i := strings.Index(name, ".cold"); i > 0 {
+		return name[:i]
+	}
+	return name
 }
