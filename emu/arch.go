@@ -70,3 +70,23 @@ func ARM64X(n int) int {
 	}
 	return -1
 }
+
+// DWARFReg returns the unicorn id of DWARF register n of the architecture
+// (psABI numbering: x86-64 0–16 = rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp,
+// r8–r15, rip; AArch64 0–30 = x0–x30, 31 = sp), or -1.
+func (a *Arch) DWARFReg(n int) int {
+	if a == ARM64 {
+		if n == 31 {
+			return C.UC_ARM64_REG_SP
+		}
+		return ARM64X(n)
+	}
+	x86 := [...]int{C.UC_X86_REG_RAX, C.UC_X86_REG_RDX, C.UC_X86_REG_RCX, C.UC_X86_REG_RBX,
+		C.UC_X86_REG_RSI, C.UC_X86_REG_RDI, C.UC_X86_REG_RBP, C.UC_X86_REG_RSP,
+		C.UC_X86_REG_R8, C.UC_X86_REG_R9, C.UC_X86_REG_R10, C.UC_X86_REG_R11,
+		C.UC_X86_REG_R12, C.UC_X86_REG_R13, C.UC_X86_REG_R14, C.UC_X86_REG_R15, C.UC_X86_REG_RIP}
+	if n >= 0 && n < len(x86) {
+		return x86[n]
+	}
+	return -1
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 )
 
 // DumpStyle selects whose `objdump --sframe` text Dump reproduces. The
@@ -212,21 +213,38 @@ func (d *dumper) function(i int) {
 	}
 	fmt.Fprintf(w, "\n    %-7s%-8s %-10s%-10s%-13s", "STARTPC", marker, "CFA", "FP", "RA")
 	for j := range f.FREs {
-		fre := &f.FREs[j]
-		start := uint64(fre.Start)
-		if !mask {
-			start += pc
-		}
-		fmt.Fprintf(w, "\n    %016x", start)
-		switch {
-		case d.style == DumpLatest && fre.RAUndefined():
-			w.WriteString("  RA undefined")
-		case flex:
-			d.flexRow(fre)
-		default:
-			d.defaultRow(fre)
-		}
+		w.WriteString("\n")
+		d.row(&f.FREs[j], pc, mask, flex)
 	}
+}
+
+// row prints one FRE line without its leading newline.
+func (d *dumper) row(fre *FRE, pc uint64, mask, flex bool) {
+	start := uint64(fre.Start)
+	if !mask {
+		start += pc
+	}
+	fmt.Fprintf(d.w, "    %016x", start)
+	switch {
+	case d.style == DumpLatest && fre.RAUndefined():
+		d.w.WriteString("  RA undefined")
+	case flex:
+		d.flexRow(fre)
+	default:
+		d.defaultRow(fre)
+	}
+}
+
+// FormatRow returns FRE j of FDE i as objdump --sframe prints its line,
+// trailing spaces removed, in the section's own style (DumpAuto).
+func (s *Section) FormatRow(i, j int) string {
+	var b strings.Builder
+	bw := bufio.NewWriter(&b)
+	d := dumper{w: bw, s: s, style: s.styleFor(DumpAuto)}
+	f := &s.FDEs[i]
+	d.row(&f.FREs[j], d.dumpPC(i), f.PCType() == PCMask, d.style == DumpLatest && s.Header.Version == Version3 && f.Type() == FDETypeFlex)
+	bw.Flush()
+	return strings.TrimRight(b.String(), " ")
 }
 
 // word returns data word k of an FRE, or ok=false when it is absent or the

@@ -145,3 +145,16 @@ func TestWorkedExampleLookup(t *testing.T) {
 		}
 	}
 }
+
+func TestFormatRow(t *testing.T) {
+	s, err := Decode(mustHex(t, workedExample), 0x2000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := s.FormatRow(0, 2), "    0000000000001104  fp+16     c-16      f"; got != want {
+		t.Errorf("FormatRow(0, 2) = %q, want %q", got, want)
+	}
+	if got, want := s.FormatRow(1, 0), "    0000000000001120  RA undefined"; got != want {
+		t.Errorf("FormatRow(1, 0) = %q, want %q", got, want)
+	}
+}

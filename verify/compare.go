@@ -14,39 +14,11 @@ package verify
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/sframesim/sframesim/emu"
+	"github.com/sframesim/sframesim/sframe"
 	"github.com/sframesim/sframesim/unwind"
 )
-
-// Kind classifies the outcome of one check.
-type Kind uint8
-
-// Outcomes.
-const (
-	OK          Kind = iota
-	NoFDE            // no SFrame data for the topmost PC: a coverage gap
-	MismatchCFA      // a frame's CFA differs from the truth
-	MismatchRA       // a frame's return address differs
-	MismatchFP       // the caller's recovered FP differs
-	UnwindError      // the unwinder failed (RA not recoverable, unreadable memory, ...)
-	TooShort         // the unwind ended (outermost) while the true stack goes on
-	// Unterminated: every true frame was right, but the true outermost
-	// function's row does not mark the end of the stack (RA undefined), so
-	// the unwind goes on past it with a made-up return address (Got, when
-	// one was read). GNU as 2.40 and 2.44 (SFrame V1, V2) cannot mark it.
-	Unterminated
-)
-
-var kindNames = [...]string{"ok", "no-fde", "cfa", "ra", "fp", "unwind-error", "too-short", "unterminated"}
-
-func (k Kind) String() string {
-	if int(k) < len(kindNames) {
-		return kindNames[k]
-	}
-	return fmt.Sprintf("Kind(%d)", k)
-}
 
 // Result is the outcome of checking one instruction.
 type Result struct {
@@ -61,6 +33,19 @@ type Result struct {
 	Checked int
 }
 
+// EngineRegs returns a DWARF register reader over an engine's current
+// state, for Check.
+func EngineRegs(e *emu.Engine) func(sframe.Reg) (uint64, bool) {
+	return func(r sframe.Reg) (uint64, bool) {
+		id := e.Arch().DWARFReg(int(r))
+		if id < 0 {
+			return 0, false
+		}
+		v, err := e.Reg(id)
+		return v, err == nil
+	}
+}
+
 // Memory adapts an emu.Engine to unwind.Memory.
 type Memory struct{ E *emu.Engine }
 
@@ -68,9 +53,11 @@ type Memory struct{ E *emu.Engine }
 func (m Memory) ReadUint64(addr uint64) (uint64, error) { return m.E.Read64(addr) }
 
 // Check unwinds from the state r and compares with the shadow frames
-// (outermost first, as emu.ShadowStack.Frames returns them).
-func Check(u *unwind.Unwinder, r emu.Record, mem unwind.Memory, shadow []emu.Frame) Result {
-	it := u.Walk(unwind.Registers{PC: r.PC, SP: r.SP, FP: r.FP, LR: r.RA}, mem)
+// (outermost first, as emu.ShadowStack.Frames returns them). regs, if not
+// nil, reads any other register of the topmost frame by DWARF number (FLEX
+// rules may base the CFA on one).
+func Check(u *unwind.Unwinder, r emu.Record, mem unwind.Memory, shadow []emu.Frame, regs func(sframe.Reg) (uint64, bool)) Result {
+	it := u.Walk(unwind.Registers{PC: r.PC, SP: r.SP, FP: r.FP, LR: r.RA, Get: regs}, mem)
 	n := len(shadow)
 	res := Result{}
 	for k := 0; it.Next(); k++ {

@@ -44,7 +44,7 @@ func TestNolibcCorpus(t *testing.T) {
 			counts := map[Kind]int{}
 			first := map[Kind]string{}
 			s.Observe(func(r emu.Record) bool {
-				res := Check(u, r, mem, s.Shadow.Frames())
+				res := Check(u, r, mem, s.Shadow.Frames(), EngineRegs(p.Engine))
 				counts[res.Kind]++
 				if _, seen := first[res.Kind]; !seen && res.Kind != OK {
 					first[res.Kind] = fmt.Sprintf("at %s depth %d: want %#x got %#x %v", s.Syms.Format(r.PC), res.Depth, res.Want, res.Got, res.Err)

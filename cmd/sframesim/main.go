@@ -38,6 +38,8 @@ func init() {
 			"print the .sframe section exactly as GNU objdump --sframe does", runDump},
 		{"validate", "validate [--quiet] [FILE...]",
 			"check .sframe sections against every rule of the SFrame format", runValidate},
+		{"verify", "verify [--json FILE] [--max-insns N] [--timeout D] [BINARY [-- ARGS]]",
+			"check the SFrame unwind at every executed instruction against the true stack", runVerify},
 		{"run", "run [FLAGS] BINARY [-- ARGS]", "run a static Linux program under emulation; exits with its status (2: stopped; see run -h)", runProgram},
 	}
 }

@@ -1,0 +1,87 @@
+//go:build cgo
+
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync/atomic"
+
+	"github.com/sframesim/sframesim/verify"
+)
+
+func runVerify(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	jsonPath := fs.String("json", "", "write the full report as JSON to `FILE` (atomically)")
+	maxInsns := fs.Uint64("max-insns", 0, "stop after `N` instructions (0: no limit)")
+	timeout := fs.Duration("timeout", 0, "stop after `D` of wall-clock time, e.g. 30s (0: no limit)")
+	maxProblems := fs.Int("problems", 20, "print at most `N` distinct problems")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: sframesim verify [--json FILE] [--max-insns N] [--timeout D] [BINARY [-- ARGS]]\n\n"+
+			"Runs the static program BINARY under emulation and, before every instruction,\n"+
+			"unwinds the stack with its SFrame data and compares each frame (CFA, return\n"+
+			"address, caller's FP) with the true call stack. Prints a summary and each\n"+
+			"distinct problem once. Without BINARY, verifies the sample embedded in sframesim.\n"+
+			"Ctrl-C stops the run; the report covers what was checked.\n\n"+
+			"Exit status: 0 no mismatch, 1 mismatches (or unwinder failures), 2 could not run.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return exitFailed
+	}
+	binary := fs.Arg(0)
+	progArgs := fs.Args()
+	if len(progArgs) > 0 {
+		progArgs = progArgs[1:]
+	}
+	if len(progArgs) > 0 && progArgs[0] == "--" {
+		progArgs = progArgs[1:]
+	}
+	if binary == "" {
+		dir, err := os.MkdirTemp("", "sframesim-sample-")
+		if err != nil {
+			fmt.Fprintf(stderr, "sframesim verify: %v\n", err)
+			return exitFailed
+		}
+		defer os.RemoveAll(dir)
+		binary = filepath.Join(dir, filepath.Base(sampleName))
+		if err := os.WriteFile(binary, sampleELF, 0o755); err != nil {
+			fmt.Fprintf(stderr, "sframesim verify: %v\n", err)
+			return exitFailed
+		}
+		fmt.Fprintf(stderr, "sframesim verify: no BINARY given: verifying the embedded sample %s (testdata/corpus/%s)\n", sampleName, sampleCorpus)
+	}
+	var interrupted atomic.Bool
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt)
+	defer signal.Stop(sig)
+	go func() {
+		if _, ok := <-sig; ok {
+			interrupted.Store(true)
+		}
+	}()
+	rep, err := verify.Run(binary, verify.Options{Args: progArgs, MaxInsns: *maxInsns, Timeout: *timeout, Interrupt: &interrupted})
+	if err != nil {
+		fmt.Fprintf(stderr, "sframesim verify: %v\n", err)
+		return exitFailed
+	}
+	if fs.Arg(0) == "" {
+		rep.Binary = sampleName
+	}
+	rep.WriteText(stdout, *maxProblems)
+	if *jsonPath != "" {
+		if err := rep.WriteJSONFile(*jsonPath); err != nil {
+			fmt.Fprintf(stderr, "sframesim verify: writing %s: %v\n", *jsonPath, err)
+			return exitFailed
+		}
+	}
+	if !rep.Clean() {
+		return exitMalformed
+	}
+	return exitOK
+}

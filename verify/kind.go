@@ -1,0 +1,46 @@
+package verify
+
+import "fmt"
+
+// Kind classifies the outcome of one check.
+type Kind uint8
+
+// Outcomes.
+const (
+	OK          Kind = iota
+	NoFDE            // no SFrame data for the topmost PC: a coverage gap
+	MismatchCFA      // a frame's CFA differs from the truth
+	MismatchRA       // a frame's return address differs
+	MismatchFP       // the caller's recovered FP differs
+	UnwindError      // the unwinder failed (RA not recoverable, unreadable memory, ...)
+	TooShort         // the unwind ended (outermost) while the true stack goes on
+	// Unterminated: every true frame was right, but the true outermost
+	// function's row does not mark the end of the stack (RA undefined), so
+	// the unwind goes on past it with a made-up return address (Got, when
+	// one was read). GNU as 2.40 and 2.44 (SFrame V1, V2) cannot mark it.
+	Unterminated
+)
+
+var kindNames = [...]string{"ok", "no-fde", "cfa", "ra", "fp", "unwind-error", "too-short", "unterminated"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("Kind(%d)", k)
+}
+
+// Failure reports whether the outcome means the SFrame data gave a wrong
+// or no unwind for frames that exist: a mismatch, an unwinder error, or a
+// chain that ends too early.
+func (k Kind) Failure() bool {
+	switch k {
+	case MismatchCFA, MismatchRA, MismatchFP, UnwindError, TooShort:
+		return true
+	}
+	return false
+}
+
+// Problem reports whether the outcome is listed in a report: failures, and
+// unterminated chains (right frames, but no end marker).
+func (k Kind) Problem() bool { return k.Failure() || k == Unterminated }

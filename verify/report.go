@@ -1,0 +1,161 @@
+package verify
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Report is the outcome of verifying one program.
+type Report struct {
+	Binary        string  `json:"binary"`
+	Arch          string  `json:"arch"`
+	SFrameVersion int     `json:"sframe_version"`
+	Stop          string  `json:"stop"` // how the run ended
+	Exited        bool    `json:"exited"`
+	ExitStatus    int     `json:"exit_status"`
+	Seconds       float64 `json:"seconds"`
+
+	Instructions uint64            `json:"instructions"` // checked
+	Covered      uint64            `json:"covered"`      // with SFrame data for the topmost PC
+	Counts       map[string]uint64 `json:"counts"`       // per outcome kind
+	Failures     uint64            `json:"failures"`     // instructions with a failure outcome
+
+	Problems  []Problem  `json:"problems"`  // each distinct problem once, most hits first
+	Functions []FuncStat `json:"functions"` // per function, most problems first
+
+	RowsTotal          int      `json:"rows_total"`            // FREs in the section
+	RowsInRunFunctions int      `json:"rows_in_run_functions"` // FREs of functions that ran
+	RowsExercised      int      `json:"rows_exercised"`        // of those, used as the topmost row
+	RowsNeverReached   []RowRef `json:"rows_never_reached"`    // up to 200
+}
+
+// Problem is one distinct problem: a kind at one frame's row.
+type Problem struct {
+	kind        Kind
+	Kind        string `json:"kind"`
+	PC          uint64 `json:"pc"` // first instruction where it was seen
+	Symbol      string `json:"symbol"`
+	Source      string `json:"source,omitempty"`
+	Insn        string `json:"insn"`
+	Depth       int    `json:"depth"`    // frame (0: topmost)
+	FramePC     uint64 `json:"frame_pc"` // that frame's PC
+	FrameSymbol string `json:"frame_symbol"`
+	FrameSource string `json:"frame_source,omitempty"`
+	FDE         int    `json:"fde"` // -1: none
+	FRE         int    `json:"fre"`
+	FDEText     string `json:"fde_text,omitempty"`
+	Row         string `json:"row,omitempty"` // as objdump --sframe prints it
+	Want        uint64 `json:"want"`
+	Got         uint64 `json:"got"`
+	Error       string `json:"error,omitempty"`
+	PCs         int    `json:"pcs"`  // distinct instruction PCs affected
+	Hits        uint64 `json:"hits"` // instructions affected
+}
+
+// FuncStat counts per function.
+type FuncStat struct {
+	Name         string `json:"name"`
+	Instructions uint64 `json:"instructions"`
+	Covered      uint64 `json:"covered"`
+	Problems     uint64 `json:"problems"`
+}
+
+// RowRef names one FRE.
+type RowRef struct {
+	FDE    int    `json:"fde"`
+	FRE    int    `json:"fre"`
+	Symbol string `json:"symbol"`
+	Row    string `json:"row"`
+}
+
+// Clean reports whether the run had no failure.
+func (r *Report) Clean() bool { return r.Failures == 0 }
+
+// WriteText prints the summary and each distinct problem.
+func (r *Report) WriteText(w io.Writer, maxProblems int) {
+	pct := func(a, b uint64) float64 {
+		if b == 0 {
+			return 0
+		}
+		return 100 * float64(a) / float64(b)
+	}
+	fmt.Fprintf(w, "%s: %s, SFrame V%d\n", r.Binary, r.Arch, r.SFrameVersion)
+	fmt.Fprintf(w, "  run:          %s, %d instructions checked in %.2fs\n", r.Stop, r.Instructions, r.Seconds)
+	fmt.Fprintf(w, "  covered:      %d instructions (%.1f%%) had SFrame data for the current PC\n", r.Covered, pct(r.Covered, r.Instructions))
+	var kinds []string
+	for _, k := range kindNames {
+		if n := r.Counts[k]; n > 0 {
+			kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
+		}
+	}
+	fmt.Fprintf(w, "  outcomes:     %s\n", strings.Join(kinds, ", "))
+	fmt.Fprintf(w, "  FRE coverage: %d of %d rows of the functions that ran were used (%d rows in the section)\n",
+		r.RowsExercised, r.RowsInRunFunctions, r.RowsTotal)
+	if r.Clean() {
+		fmt.Fprintf(w, "  result:       OK, no mismatch\n")
+	} else {
+		fmt.Fprintf(w, "  result:       %d instructions with a wrong unwind, %d distinct problems\n", r.Failures, len(r.Problems))
+		fmt.Fprintf(w, "  worst functions:")
+		for i, f := range r.Functions {
+			if i == 5 || f.Problems == 0 {
+				break
+			}
+			fmt.Fprintf(w, " %s (%d)", f.Name, f.Problems)
+		}
+		fmt.Fprintln(w)
+	}
+	for i, p := range r.Problems {
+		if i == maxProblems {
+			fmt.Fprintf(w, "\n(%d more problems: see --json)\n", len(r.Problems)-i)
+			break
+		}
+		fmt.Fprintf(w, "\n%s at %#x %s", strings.ToUpper(p.Kind), p.PC, p.Symbol)
+		if p.Source != "" {
+			fmt.Fprintf(w, " (%s)", p.Source)
+		}
+		fmt.Fprintf(w, ": %d instructions at %d PCs\n", p.Hits, p.PCs)
+		fmt.Fprintf(w, "  instruction:  %s\n", p.Insn)
+		fmt.Fprintf(w, "  frame %d at %#x %s", p.Depth, p.FramePC, p.FrameSymbol)
+		if p.FrameSource != "" {
+			fmt.Fprintf(w, " (%s)", p.FrameSource)
+		}
+		fmt.Fprintln(w)
+		if p.Row != "" {
+			fmt.Fprintf(w, "  %s\n  %s\n", p.FDEText, strings.TrimSpace(p.Row))
+		}
+		switch p.kind {
+		case MismatchCFA, MismatchRA, MismatchFP:
+			fmt.Fprintf(w, "  %s: expected %#x, SFrame gives %#x\n", strings.TrimPrefix(p.Kind, ""), p.Want, p.Got)
+		}
+		if p.Error != "" {
+			fmt.Fprintf(w, "  error: %s\n", p.Error)
+		}
+	}
+}
+
+// WriteJSONFile writes the report as JSON atomically: to a temporary file
+// in the same directory, renamed over path.
+func (r *Report) WriteJSONFile(path string) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

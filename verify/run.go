@@ -1,0 +1,237 @@
+//go:build cgo
+
+package verify
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"sync/atomic"
+	"time"
+
+	"github.com/sframesim/sframesim/emu"
+	"github.com/sframesim/sframesim/sframe"
+	"github.com/sframesim/sframesim/unwind"
+)
+
+// Options configure Run.
+type Options struct {
+	Args     []string // the program's arguments (argv[1:])
+	Config   emu.Config
+	MaxInsns uint64        // 0: no limit
+	Timeout  time.Duration // 0: no limit
+	// Interrupt, when it becomes non-zero, stops the run before the next
+	// instruction; the report covers what was checked.
+	Interrupt *atomic.Bool
+}
+
+// Run loads path, runs it under emulation and checks the SFrame unwind
+// against the shadow stack before every instruction.
+func Run(path string, opt Options) (*Report, error) {
+	sf, err := sframe.Open(path)
+	if err != nil && (sf == nil || !errors.Is(err, sframe.ErrNoSection) && sf.Section == nil) {
+		return nil, err
+	}
+	defer sf.Close()
+	arch := unwind.ArchFor(sf.Section.Header.ABI)
+	if arch == nil {
+		return nil, fmt.Errorf("%s: SFrame ABI %v is not one sframesim unwinds", path, sf.Section.Header.ABI)
+	}
+	cfg := opt.Config
+	cfg.Args = append([]string{path}, opt.Args...)
+	p, err := emu.Load(path, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	u := unwind.New(arch, sf.Section)
+	s := emu.NewSession(p)
+	c := newCollector(path, sf.Section, p, s)
+	mem := Memory{p.Engine}
+	regs := EngineRegs(p.Engine)
+	start := time.Now()
+	s.Observe(func(r emu.Record) bool {
+		if opt.Interrupt != nil && opt.Interrupt.Load() {
+			return false
+		}
+		if opt.Timeout > 0 && c.insns&0xfff == 0 && time.Since(start) > opt.Timeout {
+			c.stop = fmt.Sprintf("timeout: %v of wall-clock time passed", opt.Timeout)
+			return false
+		}
+		if opt.MaxInsns > 0 && c.insns >= opt.MaxInsns {
+			c.stop = fmt.Sprintf("instruction budget of %d reached", opt.MaxInsns)
+			return false
+		}
+		c.add(r, Check(u, r, mem, s.Shadow.Frames(), regs))
+		return true
+	})
+	exit, stopped, err := s.RunUntil(nil, 0)
+	c.rep.Seconds = time.Since(start).Seconds()
+	switch {
+	case err != nil:
+		c.rep.Stop = "emulator error: " + err.Error()
+	case exit != nil:
+		c.rep.Stop = exit.String()
+		c.rep.Exited = exit.Reason == emu.StopExited
+		c.rep.ExitStatus = exit.Status
+	case stopped && opt.Interrupt != nil && opt.Interrupt.Load():
+		c.rep.Stop = "interrupted"
+	case c.stop != "":
+		c.rep.Stop = c.stop
+	}
+	return c.finish(), nil
+}
+
+// collector aggregates the results of every instruction.
+type collector struct {
+	rep      *Report
+	sec      *sframe.Section
+	p        *emu.Process
+	s        *emu.Session
+	lines    *lineTable
+	insns    uint64
+	stop     string
+	problems map[problemKey]*Problem
+	pcs      map[problemKey]map[uint64]bool
+	funcs    map[string]*FuncStat
+	rows     map[[2]int]uint64 // (FDE, FRE) → hits as the topmost row
+}
+
+type problemKey struct {
+	kind     Kind
+	framePC  uint64
+	fde, fre int
+	depth    int
+}
+
+func newCollector(path string, sec *sframe.Section, p *emu.Process, s *emu.Session) *collector {
+	return &collector{
+		rep:      &Report{Binary: path, Arch: p.Arch.Name, SFrameVersion: int(sec.Header.Version), Counts: map[string]uint64{}},
+		sec:      sec,
+		p:        p,
+		s:        s,
+		lines:    newLineTable(p.ELF, p.Base),
+		problems: map[problemKey]*Problem{},
+		pcs:      map[problemKey]map[uint64]bool{},
+		funcs:    map[string]*FuncStat{},
+		rows:     map[[2]int]uint64{},
+	}
+}
+
+func (c *collector) add(r emu.Record, res Result) {
+	c.insns++
+	c.rep.Counts[res.Kind.String()]++
+	name, _, _ := c.s.Syms.Lookup(r.PC)
+	fs := c.funcs[name]
+	if fs == nil {
+		fs = &FuncStat{Name: name}
+		c.funcs[name] = fs
+	}
+	fs.Instructions++
+	if res.Kind != NoFDE {
+		fs.Covered++
+		c.rep.Covered++
+	}
+	if top, ok := c.topRow(r.PC); ok {
+		c.rows[top]++
+	}
+	if !res.Kind.Problem() {
+		return
+	}
+	fs.Problems++
+	f := res.Frame
+	key := problemKey{kind: res.Kind, framePC: f.PC, fde: f.Row.FDE, fre: f.Row.FRE, depth: res.Depth}
+	if !f.HasRow {
+		key.fde, key.fre = -1, -1
+	}
+	pr := c.problems[key]
+	if pr == nil {
+		pr = &Problem{
+			kind: res.Kind, Kind: res.Kind.String(), PC: r.PC, Symbol: c.s.Syms.Format(r.PC), Source: c.lines.lookup(r.PC),
+			Depth: res.Depth, FramePC: f.PC, FrameSymbol: c.s.Syms.Format(f.PC), FrameSource: c.lines.lookup(f.PC),
+			Want: res.Want, Got: res.Got, FDE: -1, FRE: -1,
+		}
+		pr.Insn, _ = c.s.Disasm(r.PC)
+		if res.Err != nil {
+			pr.Error = res.Err.Error()
+		}
+		if f.HasRow && f.Section == c.sec {
+			pr.FDE, pr.FRE = f.Row.FDE, f.Row.FRE
+			fde := &c.sec.FDEs[f.Row.FDE]
+			pr.FDEText = fmt.Sprintf("func idx [%d]: pc = 0x%x, size = %d bytes", f.Row.FDE, fde.Start, fde.Size)
+			pr.Row = c.sec.FormatRow(f.Row.FDE, f.Row.FRE)
+		}
+		c.problems[key] = pr
+		c.pcs[key] = map[uint64]bool{}
+	}
+	pr.Hits++
+	c.pcs[key][r.PC] = true
+}
+
+// topRow returns the (FDE, FRE) the topmost PC uses.
+func (c *collector) topRow(pc uint64) ([2]int, bool) {
+	i, err := c.sec.FindFDE(pc)
+	if err != nil {
+		return [2]int{}, false
+	}
+	j, err := c.sec.FindFRE(&c.sec.FDEs[i], pc)
+	if err != nil {
+		return [2]int{}, false
+	}
+	return [2]int{i, j}, true
+}
+
+func (c *collector) finish() *Report {
+	rep := c.rep
+	rep.Instructions = c.insns
+	for key, pr := range c.problems {
+		pr.PCs = len(c.pcs[key])
+		rep.Problems = append(rep.Problems, *pr)
+	}
+	sort.Slice(rep.Problems, func(i, j int) bool {
+		a, b := &rep.Problems[i], &rep.Problems[j]
+		if a.Hits != b.Hits {
+			return a.Hits > b.Hits
+		}
+		return a.PC < b.PC
+	})
+	for _, fs := range c.funcs {
+		rep.Functions = append(rep.Functions, *fs)
+	}
+	sort.Slice(rep.Functions, func(i, j int) bool {
+		a, b := &rep.Functions[i], &rep.Functions[j]
+		if a.Problems != b.Problems {
+			return a.Problems > b.Problems
+		}
+		return a.Name < b.Name
+	})
+	// FRE coverage over the functions that ran.
+	for i := range c.sec.FDEs {
+		f := &c.sec.FDEs[i]
+		ran := false
+		for j := range f.FREs {
+			if c.rows[[2]int{i, j}] > 0 {
+				ran = true
+			}
+		}
+		if !ran {
+			continue
+		}
+		for j := range f.FREs {
+			rep.RowsInRunFunctions++
+			if c.rows[[2]int{i, j}] > 0 {
+				rep.RowsExercised++
+			} else if len(rep.RowsNeverReached) < 200 {
+				rep.RowsNeverReached = append(rep.RowsNeverReached, RowRef{FDE: i, FRE: j,
+					Symbol: c.s.Syms.Format(f.Start + uint64(f.FREs[j].Start)), Row: c.sec.FormatRow(i, j)})
+			}
+		}
+	}
+	rep.RowsTotal = int(c.sec.Header.NumFREs)
+	for _, pr := range rep.Problems {
+		if pr.kind.Failure() {
+			rep.Failures += pr.Hits
+		}
+	}
+	return rep
+}
