@@ -1,7 +1,7 @@
 #!/bin/bash
 # Sets up sframesim on a fresh Debian 12 (bookworm) machine, as root, and runs
-# it on the sample binary embedded in it. Idempotent: a second run only
-# rebuilds.
+# it on the sample binary embedded in it: dump, validate, and the main job,
+# verify. Idempotent: a second run only rebuilds.
 #
 # Installs from Debian's archive: build tools (gcc, make, git), tar, xz-utils,
 # tmux; Go (golang-go) from bookworm-backports when no Go >= 1.21 is on PATH;
@@ -67,3 +67,5 @@ echo "\$ bin/sframesim dump"
 bin/sframesim dump
 echo "\$ bin/sframesim validate"
 bin/sframesim validate
+echo "\$ bin/sframesim verify"
+bin/sframesim verify

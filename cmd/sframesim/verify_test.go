@@ -1,0 +1,59 @@
+//go:build cgo
+
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sframesim/sframesim/internal/corpus"
+)
+
+func TestVerifyCommand(t *testing.T) {
+	dir := corpus.Dir(t)
+	jsonPath := filepath.Join(t.TempDir(), "report.json")
+	tests := []struct {
+		name   string
+		args   []string
+		status int
+		stdout string
+		stderr string
+	}{
+		{"sample", []string{"verify"}, exitOK, "result:       OK, no mismatch", "embedded sample"},
+		// gas 2.40 keeps an SP-based CFA for a function whose CFA is on rbx.
+		{"gas 2.40 bug", []string{"verify", "--json", jsonPath, filepath.Join(dir, "v1/x86-64/asm-O2-static")}, exitMalformed,
+			"CFA at", ""},
+		{"budget", []string{"verify", "--max-insns", "1000", filepath.Join(dir, "v3/x86-64/nolibc-O2")}, exitOK,
+			"instruction budget of 1000 reached, 1000 instructions checked", ""},
+		{"missing", []string{"verify", "/nonexistent"}, exitFailed, "", "no such file"},
+		{"dynamic", []string{"verify", filepath.Join(dir, "v3/x86-64/recurse-O2-dynamic")}, exitFailed, "", "dynamically linked"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, status := runCmd(t, "", tt.args...)
+			if status != tt.status || !strings.Contains(out, tt.stdout) || !strings.Contains(errOut, tt.stderr) {
+				t.Errorf("status %d (want %d)\nstdout %q (want ⊇ %q)\nstderr %q (want ⊇ %q)", status, tt.status, trim(out), tt.stdout, trim(errOut), tt.stderr)
+			}
+		})
+	}
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Counts   map[string]uint64 `json:"counts"`
+		Problems []struct {
+			Kind string `json:"kind"`
+			Row  string `json:"row"`
+		} `json:"problems"`
+	}
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Counts["cfa"] == 0 || len(rep.Problems) == 0 || rep.Problems[0].Kind != "cfa" || !strings.Contains(rep.Problems[0].Row, "sp+16") {
+		t.Errorf("report: counts %v, problems %+v", rep.Counts, rep.Problems)
+	}
+}
