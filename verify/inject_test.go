@@ -139,4 +139,3 @@ func TestFaultInjection(t *testing.T) {
 		})
 	}
 }
-
