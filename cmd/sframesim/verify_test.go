@@ -57,3 +57,33 @@ func TestVerifyCommand(t *testing.T) {
 		t.Errorf("report: counts %v, problems %+v", rep.Counts, rep.Problems)
 	}
 }
+
+// TestMutateThenVerify: a fault injected with mutate is what verify reports.
+func TestMutateThenVerify(t *testing.T) {
+	dir := corpus.Dir(t)
+	src := filepath.Join(dir, "v3/x86-64/nolibc-O2")
+	out := filepath.Join(t.TempDir(), "mutated")
+	o, e, status := runCmd(t, "", "mutate", "--pc", "0x401020", "--field", "cfa", "--delta", "16", "-o", out, src)
+	if status != exitOK || !strings.Contains(o, "sp+8") || !strings.Contains(o, "sp+24") {
+		t.Fatalf("mutate: status %d\n%s%s", status, o, e)
+	}
+	o, e, status = runCmd(t, "", "verify", out)
+	if status != exitMalformed || !strings.Contains(o, "CFA at 0x40101a sys_exit_group") || !strings.Contains(o, "sp+24") {
+		t.Errorf("verify of the mutated copy: status %d\n%s%s", status, o, e)
+	}
+	// The original is untouched and clean.
+	if _, _, status := runCmd(t, "", "verify", src); status != exitOK {
+		t.Errorf("verify of the original: status %d", status)
+	}
+	for _, bad := range [][]string{
+		{"mutate", "--pc", "0x401020", "--field", "ra", "-o", out, src},   // AMD64: fixed RA offset
+		{"mutate", "--pc", "0x1", "-o", out, src},                         // no FDE
+		{"mutate", "--fde", "999", "-o", out, src},                        // no such FDE
+		{"mutate", "--pc", "0x401020", "--field", "size", "-o", out, src}, // unknown field
+		{"mutate", "--pc", "0x401020", src},                               // no -o
+	} {
+		if _, e, status := runCmd(t, "", bad...); status != exitFailed {
+			t.Errorf("%v: status %d, stderr %q", bad, status, e)
+		}
+	}
+}
