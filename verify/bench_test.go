@@ -1,0 +1,47 @@
+//go:build cgo
+
+package verify
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/sframesim/sframesim/emu"
+	"github.com/sframesim/sframesim/internal/corpus"
+)
+
+// BenchmarkVerify verifies whole corpus programs (every instruction checked)
+// and runs them plainly, reporting verified instructions per second and the
+// ratio of the two times.
+func BenchmarkVerify(b *testing.B) {
+	dir := corpus.Dir(b)
+	for _, prog := range []string{"v3/x86-64/nolibc-O2", "v3/aarch64/nolibc-O2", "v3/x86-64/recurse-O2-static"} {
+		b.Run(prog, func(b *testing.B) {
+			path := filepath.Join(dir, prog)
+			var verifyTime, plainTime time.Duration
+			var insns uint64
+			for b.Loop() {
+				start := time.Now()
+				rep, err := Run(path, Options{})
+				if err != nil || !rep.Exited {
+					b.Fatalf("verify: %v %+v", err, rep)
+				}
+				verifyTime += time.Since(start)
+				insns += rep.Instructions
+				p, err := emu.Load(path, emu.Config{Args: []string{path}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				start = time.Now()
+				if _, err := p.Run(); err != nil {
+					b.Fatal(err)
+				}
+				plainTime += time.Since(start)
+				p.Close()
+			}
+			b.ReportMetric(float64(insns)/verifyTime.Seconds()/1e6, "Mverified/s")
+			b.ReportMetric(verifyTime.Seconds()/plainTime.Seconds(), "x-plain")
+		})
+	}
+}
