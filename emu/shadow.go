@@ -131,7 +131,10 @@ func (s *ShadowStack) settle(r Record) {
 	if jumped && s.SameFunction != nil && s.arch.RA >= 0 {
 		if n := len(s.frames); n > 0 && r.SP == s.frames[n-1].CFA {
 			for k := n - 1; k >= 0; k-- {
-				if s.SameFunction(s.frames[k].ReturnAddr, r.PC) {
+				// The call site, not the return address: a call to a
+				// noreturn function (__cxa_throw) may be a function's last
+				// instruction, its return address already in the next one.
+				if s.SameFunction(s.frames[k].CallSite, r.PC) {
 					s.unwound += uint64(n - k)
 					s.frames = s.frames[:k]
 					break

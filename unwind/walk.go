@@ -80,7 +80,7 @@ func (it *Iterator) Next() bool {
 	it.depth++
 	if f.Err != nil || f.Outermost {
 		it.done = true
-		if f.Err != nil && !errors.Is(f.Err, ErrNoFDE) {
+		if f.Err != nil && !NoData(f.Err) {
 			it.err = f.Err
 		}
 		return true
@@ -100,15 +100,23 @@ func (it *Iterator) Frame() Frame { return it.frame }
 
 // Err returns the failure that ended the walk, or nil when it ended at an
 // outermost frame or at a PC without SFrame data (see the last Frame's Err).
+
+// NoData reports whether a frame's error only means that the SFrame data
+// does not cover its PC (ErrNoFDE, ErrNoFRE): the end of the SFrame chain,
+// not an unwinding failure.
+func NoData(err error) bool     { return errors.Is(err, ErrNoFDE) || errors.Is(err, ErrNoFRE) }
 func (it *Iterator) Err() error { return it.err }
 
 // step fills in what the SFrame data says about frame f.
 func (it *Iterator) step(f *Frame) {
 	sec, row, err := it.u.Lookup(f.PC)
 	if err != nil {
-		if errors.Is(err, ErrNoFDE) {
+		switch {
+		case errors.Is(err, ErrNoFDE):
 			f.Err = ErrNoFDE
-		} else {
+		case errors.Is(err, sframe.ErrNoFRE):
+			f.Err = ErrNoFRE
+		default:
 			f.Err = &StepError{PC: f.PC, What: "lookup", Err: err}
 		}
 		return

@@ -66,7 +66,7 @@ func Check(u *unwind.Unwinder, r emu.Record, mem unwind.Memory, shadow []emu.Fra
 		if k >= n && k > 0 {
 			// The true outermost function: no truth beyond it.
 			switch {
-			case f.Outermost || f.Err != nil && errors.Is(f.Err, unwind.ErrNoFDE):
+			case f.Outermost || f.Err != nil && unwind.NoData(f.Err):
 				res.Kind = OK
 			case f.Err == nil:
 				res.Kind, res.Got = Unterminated, f.RA
@@ -76,10 +76,13 @@ func Check(u *unwind.Unwinder, r emu.Record, mem unwind.Memory, shadow []emu.Fra
 			return res
 		}
 		switch {
-		case f.Err != nil && errors.Is(f.Err, unwind.ErrNoFDE):
+		case f.Err != nil && unwind.NoData(f.Err):
 			if k == 0 {
 				res.Kind = NoFDE
 			}
+			return res
+		case f.Err != nil && errors.Is(f.Err, unwind.ErrRegister):
+			res.Kind, res.Err = Limited, f.Err
 			return res
 		case f.Err != nil:
 			res.Kind, res.Err = UnwindError, f.Err

@@ -8,12 +8,16 @@ type Kind uint8
 // Outcomes.
 const (
 	OK          Kind = iota
-	NoFDE            // no SFrame data for the topmost PC: a coverage gap
+	NoFDE            // no SFrame data for the topmost PC (no FDE, or no row): a coverage gap
 	MismatchCFA      // a frame's CFA differs from the truth
 	MismatchRA       // a frame's return address differs
 	MismatchFP       // the caller's recovered FP differs
 	UnwindError      // the unwinder failed (RA not recoverable, unreadable memory, ...)
 	TooShort         // the unwind ended (outermost) while the true stack goes on
+	// Limited: the row bases the CFA on a register SFrame cannot recover
+	// in a caller frame (a FLEX rule on, say, rbx): the unwind cannot go
+	// on there. A limit of the format, not a wrong row.
+	Limited
 	// Unterminated: every true frame was right, but the true outermost
 	// function's row does not mark the end of the stack (RA undefined), so
 	// the unwind goes on past it with a made-up return address (Got, when
@@ -21,7 +25,7 @@ const (
 	Unterminated
 )
 
-var kindNames = [...]string{"ok", "no-fde", "cfa", "ra", "fp", "unwind-error", "too-short", "unterminated"}
+var kindNames = [...]string{"ok", "no-fde", "cfa", "ra", "fp", "unwind-error", "too-short", "limited", "unterminated"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -43,4 +47,4 @@ func (k Kind) Failure() bool {
 
 // Problem reports whether the outcome is listed in a report: failures, and
 // unterminated chains (right frames, but no end marker).
-func (k Kind) Problem() bool { return k.Failure() || k == Unterminated }
+func (k Kind) Problem() bool { return k.Failure() || k == Unterminated || k == Limited }
