@@ -106,6 +106,8 @@ type Engine struct {
 	st      *C.sfs_state
 	slot    int
 	regions []*region // sorted by addr, non-overlapping
+	// lastRegion is the region of the last access: stack reads hit it.
+	lastRegion *region
 	closed  sync.Once
 
 	regIDs  *C.int      // scratch for batched register access (C memory)
@@ -202,7 +204,7 @@ func (e *Engine) Close() error {
 		for _, r := range e.regions {
 			syscall.Munmap(r.mem)
 		}
-		e.regions = nil
+		e.regions, e.lastRegion = nil, nil
 		if e.st.buf != nil {
 			C.free(unsafe.Pointer(e.st.buf))
 		}
@@ -252,6 +254,17 @@ func (e *Engine) Protect(addr, size uint64, prot Prot) error {
 
 // region returns the region containing addr, or nil.
 func (e *Engine) region(addr uint64) *region {
+	if r := e.lastRegion; r != nil && addr-r.addr < uint64(len(r.mem)) {
+		return r
+	}
+	r := e.findRegion(addr)
+	if r != nil {
+		e.lastRegion = r
+	}
+	return r
+}
+
+func (e *Engine) findRegion(addr uint64) *region {
 	i := sort.Search(len(e.regions), func(i int) bool { return e.regions[i].addr > addr }) - 1
 	if i < 0 {
 		return nil

@@ -64,6 +64,14 @@ func (u *Unwinder) Walk(regs Registers, mem Memory) *Iterator {
 	return &Iterator{u: u, mem: mem, regs: regs, pc: regs.PC, sp: regs.SP, fp: regs.FP, topmost: true}
 }
 
+// WalkCaller continues a walk at the caller of a topmost frame, as Walk's
+// second Next would: pc, sp and fp are that frame's RA, CFA and CallerFP.
+// The frames it yields are those Walk yields after the first, so a caller
+// can reuse them while the inputs (and the memory they read) stay the same.
+func (u *Unwinder) WalkCaller(pc, sp, fp uint64, mem Memory) *Iterator {
+	return &Iterator{u: u, mem: mem, pc: pc, sp: sp, fp: fp, depth: 1, lastCFA: sp}
+}
+
 // Next computes the next frame; false when the walk is over.
 func (it *Iterator) Next() bool {
 	if it.done {

@@ -55,66 +55,94 @@ func (m Memory) ReadUint64(addr uint64) (uint64, error) { return m.E.Read64(addr
 // Check unwinds from the state r and compares with the shadow frames
 // (outermost first, as emu.ShadowStack.Frames returns them). regs, if not
 // nil, reads any other register of the topmost frame by DWARF number (FLEX
-// rules may base the CFA on one).
+// rules may base the CFA on one). A Checker does the same for a sequence of
+// instructions, faster.
 func Check(u *unwind.Unwinder, r emu.Record, mem unwind.Memory, shadow []emu.Frame, regs func(sframe.Reg) (uint64, bool)) Result {
 	it := u.Walk(unwind.Registers{PC: r.PC, SP: r.SP, FP: r.FP, LR: r.RA, Get: regs}, mem)
+	var frames []unwind.Frame
+	for it.Next() {
+		frames = append(frames, it.Frame())
+	}
+	return compare(frames, it.Err(), shadow)
+}
+
+// compare matches unwound frames (topmost first; walkErr: the error that
+// ended the walk) with the shadow frames.
+func compare(frames []unwind.Frame, walkErr error, shadow []emu.Frame) Result {
 	n := len(shadow)
 	res := Result{}
-	for k := 0; it.Next(); k++ {
-		f := it.Frame()
-		res.Depth, res.Frame = k, f
-		if k >= n && k > 0 {
-			// The true outermost function: no truth beyond it.
-			switch {
-			case f.Outermost || f.Err != nil && unwind.NoData(f.Err):
-				res.Kind = OK
-			case f.Err == nil:
-				res.Kind, res.Got = Unterminated, f.RA
-			default:
-				res.Kind, res.Err = Unterminated, f.Err
+	for k := range frames {
+		f := &frames[k]
+		if kind, done := judge(k, f, n); done {
+			res.Kind, res.Depth, res.Frame = kind, k, *f
+			switch kind {
+			case Unterminated:
+				if f.Err == nil {
+					res.Got = f.RA
+				} else {
+					res.Err = f.Err
+				}
+			case Limited, UnwindError:
+				res.Err = f.Err
 			}
-			return res
-		}
-		switch {
-		case f.Err != nil && unwind.NoData(f.Err):
-			if k == 0 {
-				res.Kind = NoFDE
-			}
-			return res
-		case f.Err != nil && errors.Is(f.Err, unwind.ErrRegister):
-			res.Kind, res.Err = Limited, f.Err
-			return res
-		case f.Err != nil:
-			res.Kind, res.Err = UnwindError, f.Err
-			return res
-		case f.Outermost:
-			if k < n {
-				res.Kind = TooShort
-			}
-			return res
-		}
-		if k >= n {
-			// In the outermost function itself (no shadow frame): its row
-			// should have marked the end.
-			res.Kind, res.Got = Unterminated, f.RA
 			return res
 		}
 		want := &shadow[n-1-k]
+		var kind Kind
+		var w, g uint64
 		switch {
 		case f.CFA != want.CFA:
-			res.Kind, res.Want, res.Got = MismatchCFA, want.CFA, f.CFA
-			return res
+			kind, w, g = MismatchCFA, want.CFA, f.CFA
 		case f.RA != want.ReturnAddr:
-			res.Kind, res.Want, res.Got = MismatchRA, want.ReturnAddr, f.RA
-			return res
+			kind, w, g = MismatchRA, want.ReturnAddr, f.RA
 		case f.CallerFP != want.CallerFP:
-			res.Kind, res.Want, res.Got = MismatchFP, want.CallerFP, f.CallerFP
-			return res
+			kind, w, g = MismatchFP, want.CallerFP, f.CallerFP
+		default:
+			res.Checked++
+			continue
 		}
-		res.Checked++
+		res.Kind, res.Depth, res.Frame, res.Want, res.Got = kind, k, *f, w, g
+		return res
 	}
-	if err := it.Err(); err != nil {
-		res.Kind, res.Err = UnwindError, err
+	if len(frames) > 0 {
+		res.Depth, res.Frame = len(frames)-1, frames[len(frames)-1]
+	}
+	if walkErr != nil {
+		res.Kind, res.Err = UnwindError, walkErr
 	}
 	return res
+}
+
+// judge decides frame k when the comparison ends there (done): no truth
+// beyond the true outermost frame, no data, unwinding failures, an early
+// end.
+func judge(k int, f *unwind.Frame, n int) (Kind, bool) {
+	if k >= n && k > 0 {
+		// The true outermost function: no truth beyond it.
+		if f.Outermost || f.Err != nil && unwind.NoData(f.Err) {
+			return OK, true
+		}
+		return Unterminated, true
+	}
+	switch {
+	case f.Err != nil && unwind.NoData(f.Err):
+		if k == 0 {
+			return NoFDE, true
+		}
+		return OK, true
+	case f.Err != nil && errors.Is(f.Err, unwind.ErrRegister):
+		return Limited, true
+	case f.Err != nil:
+		return UnwindError, true
+	case f.Outermost:
+		if k < n {
+			return TooShort, true
+		}
+		return OK, true
+	case k >= n:
+		// In the outermost function itself (no shadow frame): its row
+		// should have marked the end.
+		return Unterminated, true
+	}
+	return OK, false
 }

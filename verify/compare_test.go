@@ -40,11 +40,11 @@ func TestNolibcCorpus(t *testing.T) {
 			defer p.Close()
 			u := unwind.New(unwind.ArchFor(sf.Section.Header.ABI), sf.Section)
 			s := emu.NewSession(p)
-			mem := Memory{p.Engine}
+			checker := NewChecker(u, Memory{p.Engine}, EngineRegs(p.Engine))
 			counts := map[Kind]int{}
 			first := map[Kind]string{}
 			s.Observe(func(r emu.Record) bool {
-				res := Check(u, r, mem, s.Shadow.Frames(), EngineRegs(p.Engine))
+				res := checker.Check(r, s.Shadow.Frames())
 				counts[res.Kind]++
 				if _, seen := first[res.Kind]; !seen && res.Kind != OK {
 					first[res.Kind] = fmt.Sprintf("at %s depth %d: want %#x got %#x %v", s.Syms.Format(r.PC), res.Depth, res.Want, res.Got, res.Err)

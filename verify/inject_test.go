@@ -31,7 +31,7 @@ func trace(t *testing.T, path string, sec *sframe.Section) []step {
 	defer p.Close()
 	u := unwind.New(unwind.ArchFor(sec.Header.ABI), sec)
 	s := emu.NewSession(p)
-	mem, regs := Memory{p.Engine}, EngineRegs(p.Engine)
+	checker := NewChecker(u, Memory{p.Engine}, EngineRegs(p.Engine))
 	var steps []step
 	s.Observe(func(r emu.Record) bool {
 		st := step{row: [2]int{-1, -1}, pc: r.PC}
@@ -40,7 +40,7 @@ func trace(t *testing.T, path string, sec *sframe.Section) []step {
 				st.row = [2]int{i, j}
 			}
 		}
-		res := Check(u, r, mem, s.Shadow.Frames(), regs)
+		res := checker.Check(r, s.Shadow.Frames())
 		if res.Kind.Failure() {
 			st.failures, st.depth = true, res.Depth
 			st.failRow = [2]int{res.Frame.Row.FDE, res.Frame.Row.FRE}

@@ -47,8 +47,7 @@ func Run(path string, opt Options) (*Report, error) {
 	u := unwind.New(arch, sf.Section)
 	s := emu.NewSession(p)
 	c := newCollector(path, sf.Section, p, s)
-	mem := Memory{p.Engine}
-	regs := EngineRegs(p.Engine)
+	checker := NewChecker(u, Memory{p.Engine}, EngineRegs(p.Engine))
 	start := time.Now()
 	s.Observe(func(r emu.Record) bool {
 		if opt.Interrupt != nil && opt.Interrupt.Load() {
@@ -62,7 +61,7 @@ func Run(path string, opt Options) (*Report, error) {
 			c.stop = fmt.Sprintf("instruction budget of %d reached", opt.MaxInsns)
 			return false
 		}
-		c.add(r, Check(u, r, mem, s.Shadow.Frames(), regs))
+		c.add(r, checker.Check(r, s.Shadow.Frames()))
 		return true
 	})
 	exit, stopped, err := s.RunUntil(nil, 0)

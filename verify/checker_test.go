@@ -1,0 +1,67 @@
+//go:build cgo
+
+package verify
+
+import (
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/sframesim/sframesim/emu"
+	"github.com/sframesim/sframesim/internal/corpus"
+	"github.com/sframesim/sframesim/sframe"
+	"github.com/sframesim/sframesim/unwind"
+)
+
+// TestCheckerEqualsCheck: the memoizing Checker gives exactly the result of
+// a full unwind at every instruction, on clean and fault-injected sections.
+func TestCheckerEqualsCheck(t *testing.T) {
+	dir := corpus.Dir(t)
+	for _, prog := range []string{"v3/x86-64/nolibc-O0", "v3/aarch64/nolibc-O2-pac-standard", "v2/x86-64/setjmp-O2-static"} {
+		for _, mutate := range []bool{false, true} {
+			t.Run(prog, func(t *testing.T) {
+				path := filepath.Join(dir, prog)
+				f, err := sframe.Open(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				sec := f.Section
+				if mutate {
+					// The second row of the first function with two.
+					for i := range sec.FDEs {
+						if len(sec.FDEs[i].FREs) > 1 && sec.Apply(sframe.Mutation{FDE: i, FRE: 1, Field: sframe.MutateCFA, Delta: 8}) == nil {
+							break
+						}
+					}
+				}
+				p, err := emu.Load(path, emu.Config{Args: []string{"x"}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer p.Close()
+				u := unwind.New(unwind.ArchFor(sec.Header.ABI), sec)
+				s := emu.NewSession(p)
+				mem, regs := Memory{p.Engine}, EngineRegs(p.Engine)
+				c := NewChecker(u, mem, regs)
+				n := 0
+				s.Observe(func(r emu.Record) bool {
+					want := Check(u, r, mem, s.Shadow.Frames(), regs)
+					got := c.Check(r, s.Shadow.Frames())
+					if !reflect.DeepEqual(got, want) && n < 5 {
+						n++
+						t.Errorf("at %s: Checker %+v, Check %+v", s.Syms.Format(r.PC), got, want)
+					}
+					return true
+				})
+				if _, err := p.Run(); err != nil {
+					t.Fatal(err)
+				}
+				if c.Reused == 0 {
+					t.Errorf("the memo was never used (%d walks)", c.Walked)
+				}
+				t.Logf("%d tails reused, %d unwound", c.Reused, c.Walked)
+			})
+		}
+	}
+}
