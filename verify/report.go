@@ -31,6 +31,16 @@ type Report struct {
 	RowsInRunFunctions int      `json:"rows_in_run_functions"` // FREs of functions that ran
 	RowsExercised      int      `json:"rows_exercised"`        // of those, used as the topmost row
 	RowsNeverReached   []RowRef `json:"rows_never_reached"`    // up to 200
+	// RowFailures counts, per FRE row, the failures of frames unwound with
+	// it (at any depth), most first.
+	RowFailures []RowStat `json:"row_failures"`
+}
+
+// RowStat is one FRE row's failure count.
+type RowStat struct {
+	RowRef
+	Failures uint64 `json:"failures"`
+	Used     uint64 `json:"used_topmost"` // instructions that ran with it as the topmost row
 }
 
 // Problem is one distinct problem: a kind at one frame's row.
@@ -105,6 +115,14 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 				break
 			}
 			fmt.Fprintf(w, " %s (%d)", f.Name, f.Problems)
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "  worst rows:")
+		for i, row := range r.RowFailures {
+			if i == 3 {
+				break
+			}
+			fmt.Fprintf(w, "\n    %5d failures: %s (%s)", row.Failures, strings.TrimSpace(row.Row), row.Symbol)
 		}
 		fmt.Fprintln(w)
 	}

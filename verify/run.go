@@ -94,6 +94,7 @@ type collector struct {
 	pcs      map[problemKey]map[uint64]bool
 	funcs    map[string]*FuncStat
 	rows     map[[2]int]uint64 // (FDE, FRE) → hits as the topmost row
+	rowFail  map[[2]int]uint64 // (FDE, FRE) → failures attributed to it
 }
 
 type problemKey struct {
@@ -114,6 +115,7 @@ func newCollector(path string, sec *sframe.Section, p *emu.Process, s *emu.Sessi
 		pcs:      map[problemKey]map[uint64]bool{},
 		funcs:    map[string]*FuncStat{},
 		rows:     map[[2]int]uint64{},
+		rowFail:  map[[2]int]uint64{},
 	}
 }
 
@@ -165,6 +167,9 @@ func (c *collector) add(r emu.Record, res Result) {
 	}
 	pr.Hits++
 	c.pcs[key][r.PC] = true
+	if res.Kind.Failure() && f.HasRow && f.Section == c.sec {
+		c.rowFail[[2]int{f.Row.FDE, f.Row.FRE}]++
+	}
 }
 
 // topRow returns the (FDE, FRE) the topmost PC uses.
@@ -227,6 +232,19 @@ func (c *collector) finish() *Report {
 		}
 	}
 	rep.RowsTotal = int(c.sec.Header.NumFREs)
+	for row, n := range c.rowFail {
+		f := &c.sec.FDEs[row[0]]
+		rep.RowFailures = append(rep.RowFailures, RowStat{RowRef: RowRef{FDE: row[0], FRE: row[1],
+			Symbol: c.s.Syms.Format(f.Start + uint64(f.FREs[row[1]].Start)), Row: c.sec.FormatRow(row[0], row[1])},
+			Failures: n, Used: c.rows[row]})
+	}
+	sort.Slice(rep.RowFailures, func(i, j int) bool {
+		a, b := &rep.RowFailures[i], &rep.RowFailures[j]
+		if a.Failures != b.Failures {
+			return a.Failures > b.Failures
+		}
+		return a.FDE < b.FDE || a.FDE == b.FDE && a.FRE < b.FRE
+	})
 	for _, pr := range rep.Problems {
 		if pr.kind.Failure() {
 			rep.Failures += pr.Hits
