@@ -108,7 +108,7 @@ type Engine struct {
 	regions []*region // sorted by addr, non-overlapping
 	// lastRegion is the region of the last access: stack reads hit it.
 	lastRegion *region
-	closed  sync.Once
+	closed     sync.Once
 
 	regIDs  *C.int      // scratch for batched register access (C memory)
 	regVals *C.uint64_t // 64 entries each
