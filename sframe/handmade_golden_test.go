@@ -131,19 +131,7 @@ func checkHandmadeGolden(t *testing.T, name, got, want string) {
 		}
 		return
 	}
-	gl, wl := strings.Split(got, "\n"), strings.Split(want, "\n")
-	i := 0
-	for i < len(gl) && i < len(wl) && gl[i] == wl[i] {
-		i++
-	}
-	line := func(l []string) string {
-		if i < len(l) {
-			return fmt.Sprintf("%q", l[i])
-		}
-		return "(end of output)"
-	}
-	msg := fmt.Sprintf("%s: dump differs from objdump at line %d:\n have %s\n want %s",
-		name, i+1, line(gl), line(wl))
+	msg := fmt.Sprintf("%s: dump differs from objdump: %s", name, firstDiff(got, want))
 	if allowed {
 		t.Logf("%s\n(allowed: %s)", msg, reason)
 		return
