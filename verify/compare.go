@@ -31,6 +31,10 @@ type Result struct {
 	Err       error
 	// Checked is the number of frames compared.
 	Checked int
+	// Top is the SFrame row of the topmost frame (FDE and FRE index in
+	// TopSection), when it has one.
+	Top        [2]int
+	TopSection *sframe.Section
 }
 
 // EngineRegs returns a DWARF register reader over an engine's current
@@ -71,6 +75,9 @@ func Check(u *unwind.Unwinder, r emu.Record, mem unwind.Memory, shadow []emu.Fra
 func compare(frames []unwind.Frame, walkErr error, shadow []emu.Frame) Result {
 	n := len(shadow)
 	res := Result{}
+	if len(frames) > 0 && frames[0].HasRow {
+		res.Top, res.TopSection = [2]int{frames[0].Row.FDE, frames[0].Row.FRE}, frames[0].Section
+	}
 	for k := range frames {
 		f := &frames[k]
 		if kind, done := judge(k, f, n); done {

@@ -133,8 +133,8 @@ func (c *collector) add(r emu.Record, res Result) {
 		fs.Covered++
 		c.rep.Covered++
 	}
-	if top, ok := c.topRow(r.PC); ok {
-		c.rows[top]++
+	if res.TopSection == c.sec {
+		c.rows[res.Top]++
 	}
 	if !res.Kind.Problem() {
 		return
@@ -170,19 +170,6 @@ func (c *collector) add(r emu.Record, res Result) {
 	if res.Kind.Failure() && f.HasRow && f.Section == c.sec {
 		c.rowFail[[2]int{f.Row.FDE, f.Row.FRE}]++
 	}
-}
-
-// topRow returns the (FDE, FRE) the topmost PC uses.
-func (c *collector) topRow(pc uint64) ([2]int, bool) {
-	i, err := c.sec.FindFDE(pc)
-	if err != nil {
-		return [2]int{}, false
-	}
-	j, err := c.sec.FindFRE(&c.sec.FDEs[i], pc)
-	if err != nil {
-		return [2]int{}, false
-	}
-	return [2]int{i, j}, true
 }
 
 func (c *collector) finish() *Report {
