@@ -347,12 +347,17 @@ const (
 	lxO_TRUNC   = 0o1000
 )
 
-func (p *Process) open(dirfd int32, pathAddr, flags uint64) uint64 {
+// guestPath reads a path argument and resolves it against dirfd.
+func (p *Process) guestPath(dirfd int32, pathAddr uint64) (string, int) {
 	path, e := p.cstring(pathAddr)
 	if e != 0 {
-		return lxErr(e)
+		return "", e
 	}
-	abs, e := p.resolve(dirfd, path)
+	return p.resolve(dirfd, path)
+}
+
+func (p *Process) open(dirfd int32, pathAddr, flags uint64) uint64 {
+	abs, e := p.guestPath(dirfd, pathAddr)
 	if e != 0 {
 		return lxErr(e)
 	}
@@ -709,11 +714,7 @@ func (p *Process) sysNewfstatat(a *[6]uint64) uint64 {
 func (p *Process) sysStat(a *[6]uint64) uint64 { return p.statPath(lxAT_FDCWD, a[0], a[1], 0) }
 
 func (p *Process) access(dirfd int32, pathAddr, mode uint64) uint64 {
-	path, e := p.cstring(pathAddr)
-	if e != 0 {
-		return lxErr(e)
-	}
-	abs, e := p.resolve(dirfd, path)
+	abs, e := p.guestPath(dirfd, pathAddr)
 	if e != 0 {
 		return lxErr(e)
 	}
