@@ -10,7 +10,6 @@ import (
 	"github.com/sframesim/sframesim/emu"
 	"github.com/sframesim/sframesim/internal/corpus"
 	"github.com/sframesim/sframesim/sframe"
-	"github.com/sframesim/sframesim/unwind"
 )
 
 // TestCheckerEqualsCheck: the memoizing Checker gives exactly the result of
@@ -35,15 +34,13 @@ func TestCheckerEqualsCheck(t *testing.T) {
 						}
 					}
 				}
-				p, err := emu.Load(path, emu.Config{Args: []string{"x"}})
+				tg, err := newTarget(path, emu.Config{Args: []string{"x"}}, sec)
 				if err != nil {
 					t.Fatal(err)
 				}
-				defer p.Close()
-				u := unwind.New(unwind.ArchFor(sec.Header.ABI), sec)
-				s := emu.NewSession(p)
+				defer tg.p.Close()
+				p, s, u, c := tg.p, tg.s, tg.u, tg.c
 				mem, regs := Memory{p.Engine}, EngineRegs(p.Engine)
-				c := NewChecker(u, mem, regs)
 				n := 0
 				s.Observe(func(r emu.Record) bool {
 					want := Check(u, r, mem, s.Shadow.Frames(), regs)

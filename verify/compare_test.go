@@ -12,7 +12,6 @@ import (
 	"github.com/sframesim/sframesim/emu"
 	"github.com/sframesim/sframesim/internal/corpus"
 	"github.com/sframesim/sframesim/sframe"
-	"github.com/sframesim/sframesim/unwind"
 )
 
 // TestNolibcCorpus checks the SFrame unwind at every executed instruction
@@ -33,14 +32,12 @@ func TestNolibcCorpus(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer sf.Close()
-			p, err := emu.Load(path, emu.Config{Args: []string{"nolibc"}})
+			tg, err := newTarget(path, emu.Config{Args: []string{"nolibc"}}, sf.Section)
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer p.Close()
-			u := unwind.New(unwind.ArchFor(sf.Section.Header.ABI), sf.Section)
-			s := emu.NewSession(p)
-			checker := NewChecker(u, Memory{p.Engine}, EngineRegs(p.Engine))
+			defer tg.p.Close()
+			p, s, checker := tg.p, tg.s, tg.c
 			counts := map[Kind]int{}
 			first := map[Kind]string{}
 			s.Observe(func(r emu.Record) bool {

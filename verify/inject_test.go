@@ -9,7 +9,6 @@ import (
 	"github.com/sframesim/sframesim/emu"
 	"github.com/sframesim/sframesim/internal/corpus"
 	"github.com/sframesim/sframesim/sframe"
-	"github.com/sframesim/sframesim/unwind"
 )
 
 // trace runs a corpus program, checking every instruction against sec, and
@@ -24,14 +23,12 @@ type step struct {
 
 func trace(t *testing.T, path string, sec *sframe.Section) []step {
 	t.Helper()
-	p, err := emu.Load(path, emu.Config{Args: []string{"x"}})
+	tg, err := newTarget(path, emu.Config{Args: []string{"x"}}, sec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close()
-	u := unwind.New(unwind.ArchFor(sec.Header.ABI), sec)
-	s := emu.NewSession(p)
-	checker := NewChecker(u, Memory{p.Engine}, EngineRegs(p.Engine))
+	defer tg.p.Close()
+	p, s, checker := tg.p, tg.s, tg.c
 	var steps []step
 	s.Observe(func(r emu.Record) bool {
 		st := step{row: [2]int{-1, -1}, pc: r.PC}

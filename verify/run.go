@@ -3,7 +3,6 @@
 package verify
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 	"sync/atomic"
@@ -29,25 +28,19 @@ type Options struct {
 // against the shadow stack before every instruction.
 func Run(path string, opt Options) (*Report, error) {
 	sf, err := sframe.Open(path)
-	if err != nil && (sf == nil || !errors.Is(err, sframe.ErrNoSection) && sf.Section == nil) {
+	if sf == nil {
 		return nil, err
 	}
 	defer sf.Close()
-	arch := unwind.ArchFor(sf.Section.Header.ABI)
-	if arch == nil {
-		return nil, fmt.Errorf("%s: SFrame ABI %v is not one sframesim unwinds", path, sf.Section.Header.ABI)
-	}
 	cfg := opt.Config
 	cfg.Args = append([]string{path}, opt.Args...)
-	p, err := emu.Load(path, cfg)
+	tg, err := newTarget(path, cfg, sf.Section)
 	if err != nil {
 		return nil, err
 	}
-	defer p.Close()
-	u := unwind.New(arch, sf.Section)
-	s := emu.NewSession(p)
+	defer tg.p.Close()
+	p, s, checker := tg.p, tg.s, tg.c
 	c := newCollector(path, sf.Section, p, s)
-	checker := NewChecker(u, Memory{p.Engine}, EngineRegs(p.Engine))
 	start := time.Now()
 	s.Observe(func(r emu.Record) bool {
 		if opt.Interrupt != nil && opt.Interrupt.Load() {
@@ -79,6 +72,28 @@ func Run(path string, opt Options) (*Report, error) {
 		c.rep.Stop = c.stop
 	}
 	return c.finish(), nil
+}
+
+// target is a program loaded for verification against one section: the
+// process, its stepping session and a Checker. Close the process.
+type target struct {
+	p *emu.Process
+	s *emu.Session
+	u *unwind.Unwinder
+	c *Checker
+}
+
+func newTarget(path string, cfg emu.Config, sec *sframe.Section) (*target, error) {
+	arch := unwind.ArchFor(sec.Header.ABI)
+	if arch == nil {
+		return nil, fmt.Errorf("%s: SFrame ABI %v is not one sframesim unwinds", path, sec.Header.ABI)
+	}
+	p, err := emu.Load(path, cfg)
+	if err != nil {
+		return nil, err
+	}
+	u := unwind.New(arch, sec)
+	return &target{p: p, s: emu.NewSession(p), u: u, c: NewChecker(u, Memory{p.Engine}, EngineRegs(p.Engine))}, nil
 }
 
 // collector aggregates the results of every instruction.
