@@ -147,7 +147,7 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 		}
 		switch p.kind {
 		case MismatchCFA, MismatchRA, MismatchFP:
-			fmt.Fprintf(w, "  %s: expected %#x, SFrame gives %#x\n", strings.TrimPrefix(p.Kind, ""), p.Want, p.Got)
+			fmt.Fprintf(w, "  %s: expected %#x, SFrame gives %#x\n", p.Kind, p.Want, p.Got)
 		}
 		if p.Error != "" {
 			fmt.Fprintf(w, "  error: %s\n", p.Error)
