@@ -25,7 +25,8 @@ func TestVerifyCommand(t *testing.T) {
 		{"sample", []string{"verify"}, exitOK, "result:       OK, no mismatch", "embedded sample"},
 		// gas 2.40 keeps an SP-based CFA for a function whose CFA is on rbx.
 		{"gas 2.40 bug", []string{"verify", "--json", jsonPath, filepath.Join(dir, "v1/x86-64/asm-O2-static")}, exitMalformed,
-			"400 failures: 000000000040183e  sp+16     u         u (asm_regcfa_call+0x4)", ""},
+			// (how many depends on the stack layout, hence on argv[0]'s length)
+			" failures: 000000000040183e  sp+16     u         u (asm_regcfa_call+0x4)", ""},
 		{"budget", []string{"verify", "--max-insns", "1000", filepath.Join(dir, "v3/x86-64/nolibc-O2")}, exitOK,
 			"instruction budget of 1000 reached, 1000 instructions checked", ""},
 		{"missing", []string{"verify", "/nonexistent"}, exitFailed, "", "no such file"},
