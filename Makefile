@@ -4,6 +4,8 @@
 #   make test     vet, staticcheck and every test (the README's test command)
 #   make bench    benchmarks, 5 runs each, for medians
 #   make fuzz     each fuzz target for FUZZTIME (default 5m)
+#   make corpus-verify    verify every committed corpus binary against testdata/expect.json
+#   make corpus-baseline  rewrite testdata/expect.json from what the corpus shows now
 #   make corpus   rebuild the cross-toolchain test corpus (root; see testdata/README.md)
 
 GO          ?= go
@@ -17,7 +19,7 @@ BENCHCOUNT  ?= 5
 
 
 .PHONY: deps
-.PHONY: all build test vet staticcheck unit bench bench-libsframe fuzz corpus testdata clean
+.PHONY: all build test vet staticcheck unit bench bench-libsframe fuzz corpus testdata clean corpus-verify corpus-baseline
 
 all: build
 
@@ -55,6 +57,19 @@ testdata:
 
 corpus:
 	$(MAKE) -C testdata corpus
+
+# Verify the whole committed corpus in parallel (what .ci/run does after the
+# tests): fails on a new problem, on a known one that went away, and on a
+# wrong exit status or output. Reports: bin/corpus.json, bin/corpus.xml
+# (JUnit). CORPUS_FLAGS adds flags, e.g. --shard 1/2 or -j 1.
+CORPUS_FLAGS ?=
+corpus-verify: build testdata
+	$(BIN) corpus --expect testdata/expect.json --json bin/corpus.json --junit bin/corpus.xml $(CORPUS_FLAGS) testdata/corpus/manifest.json
+
+# Record what the corpus shows now as the expected outcomes (reasons of
+# entries that still hold are kept; new entries need one by hand).
+corpus-baseline: build testdata
+	$(BIN) corpus --expect testdata/expect.json --update $(CORPUS_FLAGS) testdata/corpus/manifest.json
 
 clean:
 	rm -rf bin

@@ -1,0 +1,208 @@
+//go:build cgo
+
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"regexp"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/sframesim/sframesim/batch"
+)
+
+const corpusUsage = "corpus [-j N] [--shard i/n] [--expect FILE [--update]] [--json FILE] [--junit FILE] [--timeout D] [--max-insns N] [--run REGEXP] [--progress P] DIR|MANIFEST"
+
+func runCorpus(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("corpus", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	workers := fs.Int("j", 0, "verify `N` binaries at once (0: one per CPU)")
+	shard := fs.String("shard", "", "verify only shard `i/n` (1 <= i <= n): binaries sorted by path, dealt round-robin")
+	expectPath := fs.String("expect", "", "expected outcomes `FILE` (binaries not listed must verify clean)")
+	update := fs.Bool("update", false, "write the observed outcomes to the --expect file as the new baseline (reasons are kept)")
+	jsonPath := fs.String("json", "", "write the summary and every report as JSON to `FILE`")
+	junitPath := fs.String("junit", "", "write JUnit XML (one testcase per binary) to `FILE`")
+	timeout := fs.Duration("timeout", 10*time.Minute, "per-binary wall-clock limit `D` (0: none); a binary that hits it fails")
+	maxInsns := fs.Uint64("max-insns", 0, "stop each binary after `N` instructions (0: no limit); such runs are judged only for new problems")
+	runPattern := fs.String("run", "", "verify only binaries whose path matches `REGEXP`")
+	progress := fs.String("progress", "auto", "progress on stderr: `P` is bar, lines, none, or auto (a bar on a terminal, lines otherwise)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: sframesim %s\n\n"+
+			"Verifies many binaries in parallel, each as `sframesim verify` does, and judges\n"+
+			"each outcome against the expectations: known problems (by kind, function and\n"+
+			"FRE row, with a reason) and unsupported binaries pass; a new problem, an\n"+
+			"expected problem that no longer occurs, or (with a manifest) a wrong exit\n"+
+			"status or output fails. DIR: every ELF executable with a .sframe section under\n"+
+			"it. MANIFEST: a JSON array of {\"path\", \"args\", \"exit_status\", \"stdout\"}, such\n"+
+			"as testdata/corpus/manifest.json. Prints a summary table on stdout; Ctrl-C\n"+
+			"stops and still writes what was done.\n\n"+
+			"Exit status: 0 every binary as expected, 1 unexpected outcomes (or stale\n"+
+			"expectations), 2 could not run (usage, input, a binary that could not be\n"+
+			"verified, or interrupted).\n\n", corpusUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return exitFailed
+	}
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "sframesim corpus: "+format+"\n", a...)
+		return exitFailed
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return exitFailed
+	}
+	if *update && *expectPath == "" {
+		return fail("--update needs --expect FILE: the file to write")
+	}
+	if *update && *maxInsns > 0 {
+		return fail("--update needs complete runs: drop --max-insns")
+	}
+	if *workers < 0 {
+		return fail("-j %d: want 0 (one per CPU) or more", *workers)
+	}
+	showBar, showLines := false, false
+	switch *progress {
+	case "auto":
+		showBar = isTerminal(stderr)
+		showLines = !showBar
+	case "bar":
+		showBar = true
+	case "lines":
+		showLines = true
+	case "none":
+	default:
+		return fail("--progress %q: want auto, bar, lines or none", *progress)
+	}
+
+	in, err := batch.Load(fs.Arg(0))
+	if err != nil {
+		return fail("%v", err)
+	}
+	jobs := in.Jobs
+	sum := batch.Summary{Input: fs.Arg(0), Skipped: in.Skipped}
+	if *shard != "" {
+		i, n, err := batch.ParseShard(*shard)
+		if err != nil {
+			return fail("%v", err)
+		}
+		jobs = batch.Shard(jobs, i, n)
+		sum.Shard = *shard
+	}
+	if *runPattern != "" {
+		re, err := regexp.Compile(*runPattern)
+		if err != nil {
+			return fail("--run: %v", err)
+		}
+		jobs = batch.Filter(jobs, re)
+	}
+	if len(jobs) == 0 {
+		return fail("%s: no binary to verify (%d in the input, %d files skipped)", fs.Arg(0), len(in.Jobs), len(in.Skipped))
+	}
+	exp := batch.NewExpectations()
+	if *expectPath != "" {
+		if *update {
+			exp, err = batch.ReadOrNew(*expectPath)
+		} else {
+			exp, err = batch.ReadExpectations(*expectPath)
+		}
+		if err != nil {
+			return fail("%v", err)
+		}
+		sum.Stale = exp.Stale(in.Jobs)
+	}
+
+	var interrupted atomic.Bool
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt)
+	stopSignals := func() {
+		signal.Stop(sig)
+		close(sig)
+	}
+	go func() {
+		if _, ok := <-sig; ok {
+			interrupted.Store(true)
+			fmt.Fprintf(stderr, "\nsframesim corpus: interrupted: stopping the running binaries (Ctrl-C again to quit at once)\n")
+			signal.Reset(os.Interrupt)
+		}
+	}()
+
+	opt := batch.Options{Workers: *workers, MaxInsns: *maxInsns, Timeout: *timeout, Interrupt: &interrupted}
+	if opt.Workers == 0 {
+		opt.Workers = runtime.NumCPU()
+	}
+	sum.Workers = opt.Workers
+	var prog *batch.Progress
+	if showBar || showLines {
+		prog = batch.NewProgress(stderr, len(jobs), showBar)
+		opt.Progress = prog.Update
+	}
+	start := time.Now()
+	results := batch.Run(jobs, exp, opt)
+	stopSignals()
+	if prog != nil {
+		prog.Finish()
+	}
+	sum.Seconds = time.Since(start).Seconds()
+	sum.Interrupted = interrupted.Load()
+	sum = batch.Summarize(sum, results)
+
+	status := exitOK
+	if *update {
+		changes, refused := exp.Update(results, in.Jobs)
+		if err := exp.Write(*expectPath); err != nil {
+			return fail("writing %s: %v", *expectPath, err)
+		}
+		fmt.Fprintf(stdout, "%s: %d binaries changed\n", *expectPath, len(changes))
+		for _, c := range changes {
+			fmt.Fprintf(stdout, "  %s\n", c)
+		}
+		for _, r := range refused {
+			fmt.Fprintf(stdout, "  not recorded: %s\n", r)
+		}
+		if n := exp.Unexplained(); n > 0 {
+			fmt.Fprintf(stdout, "%d expected problems have no reason: add one to each in %s\n", n, *expectPath)
+		}
+		if len(refused) > 0 {
+			status = exitFailed
+		}
+	} else {
+		sum.WriteText(stdout, results)
+		switch {
+		case sum.Interrupted || sum.Statuses[batch.StatusError] > 0:
+			status = exitFailed
+		case !sum.OK():
+			status = exitMalformed
+		}
+	}
+	if *jsonPath != "" {
+		if err := batch.WriteJSON(*jsonPath, sum, results); err != nil {
+			return fail("writing %s: %v", *jsonPath, err)
+		}
+	}
+	if *junitPath != "" {
+		data, err := batch.JUnit(sum, results)
+		if err == nil {
+			err = batch.WriteFileAtomic(*junitPath, data)
+		}
+		if err != nil {
+			return fail("writing %s: %v", *junitPath, err)
+		}
+	}
+	return status
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok || os.Getenv("TERM") == "dumb" {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
