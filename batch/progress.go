@@ -69,8 +69,12 @@ func lineNote(r *Result) string {
 		return " (" + r.Unsupported + ")"
 	case r.Report != nil && r.Status != StatusInterrupted:
 		s := fmt.Sprintf(" (%d instructions", r.Report.Instructions)
-		if n := len(r.Groups); n > 0 {
-			s += fmt.Sprintf(", %d problem groups", n)
+		switch n := len(r.Groups); n {
+		case 0:
+		case 1:
+			s += ", 1 problem"
+		default:
+			s += fmt.Sprintf(", %d problems", n)
 		}
 		return s + ")"
 	case r.Incomplete != "":
