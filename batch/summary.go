@@ -133,7 +133,7 @@ func (s *Summary) WriteText(w io.Writer, results []Result) {
 	if s.Shard != "" {
 		fmt.Fprintf(w, " (shard %s)", s.Shard)
 	}
-	fmt.Fprintf(w, ": %d binaries, %d workers, %.1fs (%.1fs of verification)\n\n", s.Binaries, s.Workers, s.Seconds, s.VerifySecs)
+	fmt.Fprintf(w, ": %s, %d workers, %.1fs (%.1fs of verification)\n\n", binaries(s.Binaries), s.Workers, s.Seconds, s.VerifySecs)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "%-10s\tbinaries\t", "")
@@ -203,7 +203,7 @@ func (s *Summary) WriteText(w io.Writer, results []Result) {
 		fmt.Fprintf(w, "stale expectation: %s is not in the input (renamed or removed? update the expectations)\n", key)
 	}
 	if s.Unexpected > 0 {
-		fmt.Fprintf(w, "\nUNEXPECTED (%d binaries):\n", s.Unexpected)
+		fmt.Fprintf(w, "\nUNEXPECTED (%s):\n", binaries(s.Unexpected))
 		for i := range results {
 			for _, f := range results[i].Findings {
 				fmt.Fprintf(w, "  %s\n", f.Message)
@@ -236,6 +236,13 @@ func (s *Summary) Verdict() string {
 		return "OK: " + expected
 	}
 	return "FAIL: " + strings.Join(bad, ", ") + "; " + expected
+}
+
+func binaries(n int) string {
+	if n == 1 {
+		return "1 binary"
+	}
+	return fmt.Sprintf("%d binaries", n)
 }
 
 func percent(a, b uint64) string {

@@ -1,0 +1,233 @@
+//go:build cgo
+
+package main
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sframesim/sframesim/internal/corpus"
+)
+
+// corpusFixture lays out a small corpus in a temporary directory: links to
+// three committed binaries (one clean, one with the gas 2.40 CFA bug, one
+// dynamic), with a manifest giving their exit status and output, and
+// expectations that know the gas bug and the dynamic binary.
+func corpusFixture(t *testing.T) (dir, manifest, expect string) {
+	t.Helper()
+	src := corpus.Dir(t)
+	byPath := map[string]corpus.Entry{}
+	for _, e := range corpus.Entries(t) {
+		byPath[e.Path] = e
+	}
+	dir = t.TempDir()
+	var entries []map[string]any
+	for _, p := range []string{"v3/x86-64/nolibc-O2", "v1/x86-64/asm-O2-static", "v3/x86-64/recurse-O2-dynamic"} {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Join(src, p), filepath.Join(dir, p)); err != nil {
+			t.Fatal(err)
+		}
+		e := byPath[p]
+		entries = append(entries, map[string]any{"path": p, "exit_status": e.ExitStatus, "stdout": e.Stdout})
+	}
+	manifest = writeJSON(t, filepath.Join(dir, "manifest.json"), entries)
+	expect = writeJSON(t, filepath.Join(dir, "expect.json"), map[string]any{"binaries": map[string]any{
+		"v1/x86-64/asm-O2-static": map[string]any{"problems": []map[string]string{
+			{"kind": "cfa", "function": "asm_regcfa_call", "reason": "gas 2.40 keeps sp+16 for a CFA on rbx"}}},
+		"v3/x86-64/recurse-O2-dynamic": map[string]any{"unsupported": "dynamic", "reason": "issue 7"},
+	}})
+	return dir, manifest, expect
+}
+
+func writeJSON(t *testing.T, path string, v any) string {
+	t.Helper()
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestCorpusFaultInjected: a corpus binary with one SFrame row changed by
+// mutate makes the corpus run fail, with a message naming the binary, the
+// PC and symbol, and the FDE and row as objdump prints them — on stdout,
+// in the progress lines and in the JUnit failure.
+func TestCorpusFaultInjected(t *testing.T) {
+	dir, manifest, expect := corpusFixture(t)
+	out, errOut, status := runCmd(t, "", "corpus", "-j", "2", "--progress", "lines", "--expect", expect, manifest)
+	if status != exitOK || !strings.Contains(out, "OK: 3 of 3 binaries as expected (1 clean, 1 with known problems, 1 unsupported)") {
+		t.Fatalf("unmutated corpus: status %d\n%s\n%s", status, out, errOut)
+	}
+
+	// Replace the clean binary by a copy with a wrong CFA in one row.
+	bin := filepath.Join(dir, "v3/x86-64/nolibc-O2")
+	mutated := filepath.Join(dir, "mutated")
+	if o, e, status := runCmd(t, "", "mutate", "--pc", "0x401020", "--field", "cfa", "--delta", "16", "-o", mutated, bin); status != exitOK {
+		t.Fatalf("mutate: status %d\n%s%s", status, o, e)
+	}
+	if err := os.Remove(bin); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(mutated, bin); err != nil {
+		t.Fatal(err)
+	}
+	junit := filepath.Join(dir, "out.xml")
+	jsonOut := filepath.Join(dir, "out.json")
+	out, errOut, status = runCmd(t, "", "corpus", "--progress", "lines", "--expect", expect, "--junit", junit, "--json", jsonOut, manifest)
+	want := `v3/x86-64/nolibc-O2: unexpected cfa problem at 0x40101a sys_exit_group (start.S:39), frame 0 at 0x40101a sys_exit_group`
+	row := `func idx [2]: pc = 0x40101a, size = 8 bytes, row "000000000040101a  sp+24     u         f": expected `
+	if status != exitMalformed || !strings.Contains(out, want) || !strings.Contains(out, row) ||
+		!strings.Contains(out, "FAIL: 1 with unexpected outcomes; 2 of 3 binaries as expected") {
+		t.Errorf("mutated corpus: status %d (want %d)\nstdout:\n%s\nwant lines with %q and %q", status, exitMalformed, out, want, row)
+	}
+	if !strings.Contains(errOut, "fail ") || !strings.Contains(errOut, want) {
+		t.Errorf("progress lines do not name the failure:\n%s", errOut)
+	}
+
+	var doc struct {
+		Suites []struct {
+			Cases []struct {
+				Name    string `xml:"name,attr"`
+				Failure *struct {
+					Message string `xml:"message,attr"`
+					Text    string `xml:",chardata"`
+				} `xml:"failure"`
+				Skipped *struct{} `xml:"skipped"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	data, err := os.ReadFile(junit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := xml.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var failures, skipped []string
+	for _, s := range doc.Suites {
+		for _, c := range s.Cases {
+			if c.Failure != nil {
+				failures = append(failures, c.Name)
+				if !strings.Contains(c.Failure.Message, want) || !strings.Contains(c.Failure.Message, row) || !strings.Contains(c.Failure.Text, "sp+24") {
+					t.Errorf("JUnit failure of %s: %q", c.Name, c.Failure.Message)
+				}
+			}
+			if c.Skipped != nil {
+				skipped = append(skipped, c.Name)
+			}
+		}
+	}
+	if fmt.Sprint(failures) != "[nolibc-O2]" || fmt.Sprint(skipped) != "[recurse-O2-dynamic]" {
+		t.Errorf("JUnit failures %v, skipped %v", failures, skipped)
+	}
+	var rep struct {
+		Statuses map[string]int `json:"statuses"`
+		Results  []struct {
+			Binary string `json:"binary"`
+			Status string `json:"status"`
+			Report *struct {
+				Instructions uint64 `json:"instructions"`
+			} `json:"report"`
+		} `json:"results"`
+	}
+	if data, err = os.ReadFile(jsonOut); err == nil {
+		err = json.Unmarshal(data, &rep)
+	}
+	if err != nil || rep.Statuses["fail"] != 1 || len(rep.Results) != 3 || rep.Results[1].Status != "fail" || rep.Results[1].Report == nil || rep.Results[1].Report.Instructions == 0 {
+		t.Errorf("JSON report: %v\n%+v", err, rep)
+	}
+}
+
+// TestCorpusCommand: directory input, judging against the expectations,
+// the baseline update, and errors.
+func TestCorpusCommand(t *testing.T) {
+	dir, manifest, expect := corpusFixture(t)
+	// A known problem that does not occur fails the run: the baseline must
+	// stay honest.
+	stale := writeJSON(t, filepath.Join(dir, "stale.json"), map[string]any{"binaries": map[string]any{
+		"v1/x86-64/asm-O2-static":      map[string]any{"problems": []map[string]string{{"kind": "cfa", "reason": "gas"}}},
+		"v3/x86-64/nolibc-O2":          map[string]any{"problems": []map[string]string{{"kind": "fp", "function": "fib", "reason": "was wrong once"}}},
+		"v3/x86-64/recurse-O2-dynamic": map[string]any{"unsupported": "dynamic"},
+		"v9/removed":                   map[string]any{"unsupported": "dynamic"},
+	}})
+	wrongOut := writeJSON(t, filepath.Join(dir, "wrong-stdout.json"), []map[string]any{{"path": "v3/x86-64/nolibc-O2", "stdout": "nothing\n", "exit_status": 7}})
+	badExpect := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(badExpect, []byte(`{"binaries": {"a": {"problems": [{"kind": "cfa"}],}}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		args   []string
+		status int
+		stdout []string
+		stderr string
+	}{
+		{"directory", []string{"corpus", "--progress", "none", "--expect", expect, dir}, exitOK,
+			[]string{"OK: 3 of 3 binaries as expected", "skipped: 5 files\n  5 not an ELF file\n"}, ""},
+		{"no expectations", []string{"corpus", "--progress", "none", manifest}, exitFailed,
+			[]string{"v1/x86-64/asm-O2-static: unexpected cfa problem at", "asm_regcfa_call+0xe", `row "000000000040183e  sp+16     u         u"`,
+				"v3/x86-64/recurse-O2-dynamic: cannot be verified (dynamic), which the expectations do not say",
+				"FAIL: 1 with unexpected outcomes, 1 could not be verified"}, ""},
+		{"missing and stale", []string{"corpus", "--progress", "none", "--expect", stale, manifest}, exitMalformed,
+			[]string{"v3/x86-64/nolibc-O2: expected fp problem (fib) did not occur: was wrong once",
+				"stale expectation: v9/removed is not in the input"}, ""},
+		{"stdout", []string{"corpus", "--progress", "none", wrongOut}, exitMalformed,
+			[]string{`v3/x86-64/nolibc-O2: stdout differs from the manifest's at byte 2 (line 1): got "nolibc: fib(20)=6765`}, ""},
+		{"shard", []string{"corpus", "--progress", "none", "--expect", expect, "--shard", "2/2", manifest}, exitOK,
+			[]string{"(shard 2/2): 1 binary,", "OK: 1 of 1 binaries as expected (1 clean"}, ""},
+		{"run filter", []string{"corpus", "--progress", "none", "--expect", expect, "--run", "asm", manifest}, exitOK,
+			[]string{"OK: 1 of 1 binaries as expected (0 clean, 1 with known problems"}, ""},
+		{"budget", []string{"corpus", "--progress", "none", "--expect", expect, "--max-insns", "1000", manifest}, exitOK,
+			[]string{"OK: 3 of 3 binaries"}, ""},
+		{"bad shard", []string{"corpus", "--shard", "0/2", manifest}, exitFailed, nil, "shard \"0/2\": want i/n with 1 <= i <= n"},
+		{"bad expectations", []string{"corpus", "--expect", badExpect, manifest}, exitFailed, nil, badExpect + ": offset 51 (line 1, column 52)"},
+		{"missing input", []string{"corpus", filepath.Join(dir, "none")}, exitFailed, nil, "no such file or directory"},
+		{"nothing selected", []string{"corpus", "--run", "^x", manifest}, exitFailed, nil, "no binary to verify (3 in the input, 0 files skipped)"},
+		{"update without file", []string{"corpus", "--update", manifest}, exitFailed, nil, "--update needs --expect FILE"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, status := runCmd(t, "", tt.args...)
+			ok := status == tt.status && strings.Contains(errOut, tt.stderr)
+			for _, s := range tt.stdout {
+				ok = ok && strings.Contains(out, s)
+			}
+			if !ok {
+				t.Errorf("status %d (want %d)\nstdout:\n%s\nwant ⊇ %q\nstderr %q (want ⊇ %q)", status, tt.status, out, tt.stdout, trim(errOut), tt.stderr)
+			}
+		})
+	}
+
+	// --update rewrites the stale baseline to what the corpus shows, keeping
+	// the reasons that still hold; the run then passes.
+	out, errOut, status := runCmd(t, "", "corpus", "--progress", "none", "--expect", stale, "--update", manifest)
+	for _, s := range []string{"2 binaries changed", "v9/removed: dropped (no such binary)", "v3/x86-64/nolibc-O2: 1 known problem → clean"} {
+		if status != exitOK || !strings.Contains(out, s) {
+			t.Errorf("update: status %d, stdout lacks %q:\n%s%s", status, s, out, errOut)
+		}
+	}
+	data, err := os.ReadFile(stale)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The hand-written entry for any cfa problem still matches: kept as is.
+	if !strings.Contains(string(data), `{
+          "kind": "cfa",
+          "reason": "gas"
+        }`) || strings.Contains(string(data), "nolibc") || strings.Contains(string(data), "v9") {
+		t.Errorf("updated baseline:\n%s", data)
+	}
+	if out, _, status := runCmd(t, "", "corpus", "--progress", "none", "--expect", stale, manifest); status != exitOK {
+		t.Errorf("after update: status %d\n%s", status, out)
+	}
+}
