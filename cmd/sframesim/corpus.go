@@ -46,17 +46,27 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 			"verified, or interrupted).\n\n", corpusUsage)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		return exitFailed
+	// Flags may follow the input too (corpus DIR -j 2).
+	var inputs []string
+	for rest := args; ; {
+		if err := fs.Parse(rest); err != nil {
+			return exitFailed
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		inputs = append(inputs, fs.Arg(0))
+		rest = fs.Args()[1:]
 	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "sframesim corpus: "+format+"\n", a...)
 		return exitFailed
 	}
-	if fs.NArg() != 1 {
+	if len(inputs) != 1 {
 		fs.Usage()
 		return exitFailed
 	}
+	input := inputs[0]
 	if *update && *expectPath == "" {
 		return fail("--update needs --expect FILE: the file to write")
 	}
@@ -80,12 +90,12 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 		return fail("--progress %q: want auto, bar, lines or none", *progress)
 	}
 
-	in, err := batch.Load(fs.Arg(0))
+	in, err := batch.Load(input)
 	if err != nil {
 		return fail("%v", err)
 	}
 	jobs := in.Jobs
-	sum := batch.Summary{Input: fs.Arg(0), Skipped: in.Skipped}
+	sum := batch.Summary{Input: input, Skipped: in.Skipped}
 	if *shard != "" {
 		i, n, err := batch.ParseShard(*shard)
 		if err != nil {
@@ -102,7 +112,7 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 		jobs = batch.Filter(jobs, re)
 	}
 	if len(jobs) == 0 {
-		return fail("%s: no binary to verify (%d in the input, %d files skipped)", fs.Arg(0), len(in.Jobs), len(in.Skipped))
+		return fail("%s: no binary to verify (%d in the input, %d files skipped)", input, len(in.Jobs), len(in.Skipped))
 	}
 	exp := batch.NewExpectations()
 	if *expectPath != "" {
