@@ -6,6 +6,7 @@
 #   make fuzz     each fuzz target for FUZZTIME (default 5m)
 #   make corpus-verify    verify every committed corpus binary against testdata/expect.json
 #   make corpus-baseline  rewrite testdata/expect.json from what the corpus shows now
+#   make bench-corpus     1 vs 2 corpus workers
 #   make corpus   rebuild the cross-toolchain test corpus (root; see testdata/README.md)
 
 GO          ?= go
@@ -19,7 +20,7 @@ BENCHCOUNT  ?= 5
 
 
 .PHONY: deps
-.PHONY: all build test vet staticcheck unit bench bench-libsframe fuzz corpus testdata clean corpus-verify corpus-baseline
+.PHONY: all build test vet staticcheck unit bench bench-libsframe fuzz corpus testdata clean corpus-verify corpus-baseline bench-corpus
 
 all: build
 
@@ -65,6 +66,10 @@ corpus:
 CORPUS_FLAGS ?=
 corpus-verify: build testdata
 	$(BIN) corpus --expect testdata/expect.json --json bin/corpus.json --junit bin/corpus.xml $(CORPUS_FLAGS) testdata/corpus/manifest.json
+
+# 1 vs 2 corpus workers: throughput and their ratio (quote medians).
+bench-corpus: testdata
+	$(GO) test -run '^$$' -bench 'Workers|Speedup' -count $(BENCHCOUNT) ./batch
 
 # Record what the corpus shows now as the expected outcomes (reasons of
 # entries that still hold are kept; new entries need one by hand).
