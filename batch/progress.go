@@ -31,6 +31,9 @@ func (p *Progress) Update(done int, r *Result) {
 		p.unexpected++
 	}
 	if !p.bar {
+		if r.Status == StatusInterrupted && r.Report == nil {
+			return // not started: the summary counts these
+		}
 		fmt.Fprintf(p.w, "[%*d/%d] %-11s %6.2fs  %s%s\n", digits(p.total), done, p.total, r.Status, r.Seconds, r.Key, lineNote(r))
 		for _, f := range r.Findings {
 			fmt.Fprintf(p.w, "    %s\n", f.Message)
