@@ -104,7 +104,7 @@ func TestReadManifest(t *testing.T) {
 	}
 	good := write("good.json", `[
   {"path": "b/prog", "args": ["-v"], "exit_status": 3, "stdout": "hi\n", "toolchain": "sid"},
-  {"path": "/abs/a", "arch": "aarch64", "sframe_version": 2}
+  {"path": "/abs/a", "arch": "aarch64", "sframe_version": 2, "expect": {"unsupported": "dynamic", "reason": "no ld.so"}}
 ]`)
 	in, err := ReadManifest(good)
 	if err != nil {
@@ -120,6 +120,15 @@ func TestReadManifest(t *testing.T) {
 	if a := in.Jobs[0]; a.ExitStatus != nil || a.Stdout != nil || a.Arch != "aarch64" || a.SFrameVersion != 2 {
 		t.Errorf("entry a: %+v", a)
 	}
+	if x := in.Expect.Lookup("/abs/a"); x == nil || x.Unsupported != "dynamic" || x.Reason != "no ld.so" || in.Expect.Lookup("b/prog") != nil {
+		t.Errorf("inline expectations: %s", dumpExpect(in.Expect.Binaries))
+	}
+	// An expectations file overrides them.
+	file := &Expectations{Binaries: map[string]*Expect{"/abs/a": {Problems: []ExpectedProblem{{Kind: "cfa"}}}}}
+	file.Merge(in.Expect)
+	if x := file.Lookup("/abs/a"); x.Unsupported != "" || len(x.Problems) != 1 {
+		t.Errorf("merged: %s", dumpExpect(file.Binaries))
+	}
 	for _, tt := range []struct{ text, errSub string }{
 		{`[{"path": "a"},`, "offset 15 (line 1, column 16)"},
 		{"[\n {\"path\": 3}]", "line 2, column"},
@@ -127,6 +136,7 @@ func TestReadManifest(t *testing.T) {
 		{`[]`, "lists no binaries"},
 		{`[{"args": []}]`, `entry 0: no "path"`},
 		{`[{"path": "a"}, {"path": "./a"}]`, "entry 1: ./a is already entry 0"},
+		{`[{"path": "a", "expect": {"problems": [{"kind": "pc"}]}}]`, `entry 0 (a): expect: problem 0: kind "pc" is not one of`},
 	} {
 		p := write("bad.json", tt.text)
 		_, err := ReadManifest(p)

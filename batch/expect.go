@@ -144,6 +144,19 @@ func sortedKeys[V any](m map[string]V) []string {
 
 func (e *Expectations) keys() []string { return sortedKeys(e.Binaries) }
 
+// Merge adds the entries of other for binaries e does not list: e (an
+// expectations file) overrides other (a manifest's inline expectations).
+func (e *Expectations) Merge(other *Expectations) {
+	if other == nil {
+		return
+	}
+	for key, x := range other.Binaries {
+		if _, ok := e.Binaries[key]; !ok {
+			e.Binaries[key] = x
+		}
+	}
+}
+
 // Lookup returns the expectation of a binary, nil if it must be clean.
 func (e *Expectations) Lookup(key string) *Expect {
 	if e == nil {

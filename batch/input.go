@@ -47,6 +47,9 @@ type Input struct {
 	Source  string // the directory or manifest as given
 	Jobs    []Job  // sorted by Key
 	Skipped []Skipped
+	// Expect holds the expectations a manifest states inline ("expect"),
+	// nil when it states none.
+	Expect *Expectations
 }
 
 // Load reads a corpus: a directory (see [Discover]) or a manifest file (see
@@ -192,12 +195,15 @@ type manifestEntry struct {
 	Stdout        *string  `json:"stdout"`
 	Arch          string   `json:"arch"`
 	SFrameVersion int      `json:"sframe_version"`
+	Expect        *Expect  `json:"expect"`
 }
 
 // ReadManifest reads a manifest: a JSON array of objects, each with the
 // binary's "path" (relative to the manifest's directory, or absolute) and
-// optionally "args", "exit_status", "stdout", "arch" and "sframe_version".
-// Other keys are ignored, so testdata/corpus/manifest.json serves as is.
+// optionally "args", "exit_status", "stdout", "arch", "sframe_version" and
+// "expect": the binary's expected outcome, as in an expectations file (see
+// [Expectations]). Other keys are ignored, so testdata/corpus/manifest.json
+// serves as is.
 func ReadManifest(path string) (*Input, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -225,6 +231,15 @@ func ReadManifest(path string) (*Input, error) {
 		file := e.Path
 		if !filepath.IsAbs(file) {
 			file = filepath.Join(dir, file)
+		}
+		if e.Expect != nil {
+			if err := e.Expect.check(); err != nil {
+				return nil, fmt.Errorf("%s: entry %d (%s): expect: %w", path, i, e.Path, err)
+			}
+			if in.Expect == nil {
+				in.Expect = NewExpectations()
+			}
+			in.Expect.Binaries[key] = e.Expect
 		}
 		in.Jobs = append(in.Jobs, Job{
 			Key: key, Path: file, Args: e.Args, ExitStatus: e.ExitStatus, Stdout: e.Stdout,

@@ -38,8 +38,9 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 			"FRE row, with a reason) and unsupported binaries pass; a new problem, an\n"+
 			"expected problem that no longer occurs, or (with a manifest) a wrong exit\n"+
 			"status or output fails. DIR: every ELF executable with a .sframe section under\n"+
-			"it. MANIFEST: a JSON array of {\"path\", \"args\", \"exit_status\", \"stdout\"}, such\n"+
-			"as testdata/corpus/manifest.json. Prints a summary table on stdout; Ctrl-C\n"+
+			"it. MANIFEST: a JSON array of {\"path\", \"args\", \"exit_status\", \"stdout\",\n"+
+			"\"expect\"}, such as testdata/corpus/manifest.json (\"expect\" as an entry of\n"+
+			"the --expect file, which overrides it). Prints a summary table on stdout; Ctrl-C\n"+
 			"stops and still writes what was done.\n\n"+
 			"Exit status: 0 every binary as expected, 1 unexpected outcomes (or stale\n"+
 			"expectations), 2 could not run (usage, input, a binary that could not be\n"+
@@ -124,6 +125,10 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail("%v", err)
 		}
+	}
+	// A manifest's inline expectations apply where the file says nothing.
+	exp.Merge(in.Expect)
+	if *expectPath != "" || in.Expect != nil {
 		sum.Stale = exp.Stale(in.Jobs)
 	}
 

@@ -161,6 +161,10 @@ func TestCorpusCommand(t *testing.T) {
 		"v9/removed":                   map[string]any{"unsupported": "dynamic"},
 	}})
 	wrongOut := writeJSON(t, filepath.Join(dir, "wrong-stdout.json"), []map[string]any{{"path": "v3/x86-64/nolibc-O2", "stdout": "nothing\n", "exit_status": 7}})
+	inline := writeJSON(t, filepath.Join(dir, "inline.json"), []map[string]any{
+		{"path": "v1/x86-64/asm-O2-static", "expect": map[string]any{"problems": []map[string]string{{"kind": "cfa", "function": "asm_regcfa_call", "reason": "gas 2.40"}}}},
+		{"path": "v3/x86-64/recurse-O2-dynamic", "expect": map[string]any{"unsupported": "dynamic", "reason": "issue 7"}},
+	})
 	badExpect := filepath.Join(dir, "bad.json")
 	if err := os.WriteFile(badExpect, []byte(`{"binaries": {"a": {"problems": [{"kind": "cfa"}],}}}`), 0o644); err != nil {
 		t.Fatal(err)
@@ -173,7 +177,7 @@ func TestCorpusCommand(t *testing.T) {
 		stderr string
 	}{
 		{"directory", []string{"corpus", "--progress", "none", "--expect", expect, dir}, exitOK,
-			[]string{"OK: 3 of 3 binaries as expected", "skipped: 5 files\n  5 not an ELF file\n"}, ""},
+			[]string{"OK: 3 of 3 binaries as expected", "skipped: 6 files\n  6 not an ELF file\n"}, ""},
 		{"no expectations", []string{"corpus", "--progress", "none", manifest}, exitFailed,
 			[]string{"v1/x86-64/asm-O2-static: unexpected cfa problem at", "asm_regcfa_call+0xe", `row "000000000040183e  sp+16     u         u"`,
 				"v3/x86-64/recurse-O2-dynamic: cannot be verified (dynamic), which the expectations do not say",
@@ -189,6 +193,10 @@ func TestCorpusCommand(t *testing.T) {
 			[]string{"OK: 1 of 1 binaries as expected (0 clean, 1 with known problems"}, ""},
 		{"budget", []string{"corpus", "--progress", "none", "--expect", expect, "--max-insns", "1000", manifest}, exitOK,
 			[]string{"OK: 3 of 3 binaries"}, ""},
+		{"inline expectations", []string{"corpus", "--progress", "none", inline}, exitOK,
+			[]string{"OK: 2 of 2 binaries as expected (0 clean, 1 with known problems, 1 unsupported)"}, ""},
+		{"expectations file overrides inline ones", []string{"corpus", "--progress", "none", "--expect", stale, inline}, exitMalformed,
+			[]string{"stale expectation: v9/removed"}, ""},
 		{"bad shard", []string{"corpus", "--shard", "0/2", manifest}, exitFailed, nil, "shard \"0/2\": want i/n with 1 <= i <= n"},
 		{"bad expectations", []string{"corpus", "--expect", badExpect, manifest}, exitFailed, nil, badExpect + ": offset 51 (line 1, column 52)"},
 		{"missing input", []string{"corpus", filepath.Join(dir, "none")}, exitFailed, nil, "no such file or directory"},
