@@ -40,7 +40,7 @@ func init() {
 			"check .sframe sections against every rule of the SFrame format", runValidate},
 		{"verify", "verify [--json FILE] [--max-insns N] [--timeout D] [BINARY [-- ARGS]]",
 			"check the SFrame unwind at every executed instruction against the true stack", runVerify},
-		{"corpus", "corpus [-j N] [--shard i/n] [--expect FILE [--update]] [--json F] [--junit F] DIR|MANIFEST",
+		{"corpus", "corpus [-j N] [--shard i/n] [--expect F] DIR|MANIFEST",
 			"verify many binaries in parallel against expected outcomes, for CI (see corpus -h)", runCorpus},
 		{"mutate", "mutate (--pc ADDR | --fde N [--fre J]) [--field F] [--delta D] -o OUT BINARY",
 			"write a copy of BINARY with one SFrame row changed (fault injection)", runMutate},
