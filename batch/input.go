@@ -75,7 +75,8 @@ const (
 )
 
 // Discover lists every regular file under dir, recursively in lexical
-// order: ELF executables with SFrame data become jobs; anything else is
+// order: ELF executables with SFrame data become jobs (and so do files that
+// start like ELF but do not parse: verify reports them); anything else is
 // skipped with the reason. Files that cannot be read are errors.
 func Discover(dir string) (*Input, error) {
 	in := &Input{Source: dir}
@@ -133,7 +134,8 @@ func probe(path string) (job Job, reason string, err error) {
 	}
 	ef, err := elf.NewFile(f)
 	if err != nil {
-		return job, "", fmt.Errorf("%s: %w", path, err)
+		// A broken ELF file is verify's to report, as that binary's error.
+		return Job{Path: path}, "", nil
 	}
 	defer ef.Close()
 	switch ef.Type {
