@@ -9,23 +9,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/sframesim/sframesim/internal/corpus"
 )
 
 // benchJobs are the SFrame V3 -O2 static and nolibc corpus binaries of
 // both arches (29 programs, ~7M instructions), judged against the
 // committed expectations.
 func benchJobs(b *testing.B) ([]Job, *Expectations) {
-	dir := corpus.Dir(b)
-	root, err := corpus.Root()
-	if err != nil {
-		b.Fatal(err)
-	}
-	exp, err := ReadExpectations(filepath.Join(root, "testdata", "expect.json"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	dir, exp := committed(b)
 	in, err := ReadManifest(filepath.Join(dir, "manifest.json"))
 	if err != nil {
 		b.Fatal(err)

@@ -12,18 +12,25 @@ import (
 	"github.com/sframesim/sframesim/internal/corpus"
 )
 
-// smallJobs are short corpus programs of both arches and all versions,
-// with known problems among them.
-func smallJobs(t *testing.T) ([]Job, *Expectations) {
-	dir := corpus.Dir(t)
+// committed returns the committed corpus directory and its expectations
+// (testdata/expect.json).
+func committed(tb testing.TB) (string, *Expectations) {
+	dir := corpus.Dir(tb)
 	root, err := corpus.Root()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	exp, err := ReadExpectations(filepath.Join(root, "testdata", "expect.json"))
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
+	return dir, exp
+}
+
+// smallJobs are short corpus programs of both arches and all versions,
+// with known problems among them.
+func smallJobs(t *testing.T) ([]Job, *Expectations) {
+	dir, exp := committed(t)
 	var jobs []Job
 	for _, key := range []string{
 		"v1/x86-64/asm-O2-static", "v2/x86-64/nolibc-O2", "v3/aarch64/recurse-O2-static-pac-standard",
