@@ -26,6 +26,8 @@ type Summary struct {
 	Covered      uint64            `json:"covered"`      // with SFrame data for the topmost PC
 	Failures     uint64            `json:"failures"`     // instructions with a wrong unwind
 	Counts       map[string]uint64 `json:"counts"`       // instructions per outcome kind
+	// ProblemBinaries counts, per problem kind, the binaries that showed it.
+	ProblemBinaries map[string]int `json:"problem_binaries"`
 	VerifySecs   float64           `json:"verify_seconds"`
 
 	RowsInRunFunctions int `json:"rows_in_run_functions"`
@@ -71,6 +73,7 @@ func Summarize(s Summary, results []Result) Summary {
 	s.Binaries = len(results)
 	s.Statuses = map[Status]int{}
 	s.Counts = map[string]uint64{}
+	s.ProblemBinaries = map[string]int{}
 	groups := map[[2]string]*GroupStat{}
 	for i := range results {
 		r := &results[i]
@@ -99,6 +102,9 @@ func Summarize(s Summary, results []Result) Summary {
 		g.Failures += rep.Failures
 		for k, n := range rep.Counts {
 			s.Counts[k] += n
+			if problemKinds[k] && n > 0 {
+				s.ProblemBinaries[k]++
+			}
 		}
 		s.RowsInRunFunctions += rep.RowsInRunFunctions
 		s.RowsExercised += rep.RowsExercised
@@ -165,11 +171,15 @@ func (s *Summary) WriteText(w io.Writer, results []Result) {
 	row("total", s.Binaries, s.Statuses, s.Instructions, s.Covered, s.Failures)
 	tw.Flush()
 
-	var kinds []string
+	var kinds, problems []string
 	for _, k := range sortedKeys(s.Counts) {
 		kinds = append(kinds, fmt.Sprintf("%s %d", k, s.Counts[k]))
+		if n := s.ProblemBinaries[k]; n > 0 {
+			problems = append(problems, fmt.Sprintf("%s in %s (%d instructions)", k, binaries(n), s.Counts[k]))
+		}
 	}
 	fmt.Fprintf(w, "\noutcomes (instructions): %s\n", orDash(strings.Join(kinds, ", ")))
+	fmt.Fprintf(w, "problems by kind: %s\n", orDash(strings.Join(problems, ", ")))
 	fmt.Fprintf(w, "FRE rows: %d of %d rows of the functions that ran were the topmost row at least once\n", s.RowsExercised, s.RowsInRunFunctions)
 	if len(s.Slowest) > 0 {
 		fmt.Fprintf(w, "slowest:\n")
