@@ -28,7 +28,7 @@ type Summary struct {
 	Counts       map[string]uint64 `json:"counts"`       // instructions per outcome kind
 	// ProblemBinaries counts, per problem kind, the binaries that showed it.
 	ProblemBinaries map[string]int `json:"problem_binaries"`
-	VerifySecs   float64           `json:"verify_seconds"`
+	VerifySecs      float64        `json:"verify_seconds"`
 
 	RowsInRunFunctions int `json:"rows_in_run_functions"`
 	RowsExercised      int `json:"rows_exercised"`
