@@ -97,9 +97,11 @@ func runOne(job Job, exp *Expect, opt Options, interrupt *atomic.Bool) Result {
 	if out.over {
 		o.Stdout += "\n[more than 1 MiB of output: cut]"
 	}
+	// How the run ended, from the options and the report's numbers (not
+	// from its Stop text, which is for people).
 	stopped := !rep.Exited && rep.ExitStatus <= 128
-	o.Interrupted = stopped && rep.Stop == "interrupted" && interrupt.Load()
-	o.Budget = stopped && opt.MaxInsns > 0 && rep.Instructions >= opt.MaxInsns
+	o.Interrupted = stopped && interrupt.Load()
+	o.Budget = stopped && !o.Interrupted && opt.MaxInsns > 0 && rep.Instructions >= opt.MaxInsns
 	o.TimedOut = stopped && !o.Budget && opt.Timeout > 0 && rep.Seconds >= opt.Timeout.Seconds()
 	return Judge(job, o, exp)
 }
