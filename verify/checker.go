@@ -3,36 +3,83 @@
 package verify
 
 import (
+	"sort"
+
 	"github.com/sframesim/sframesim/emu"
 	"github.com/sframesim/sframesim/sframe"
 	"github.com/sframesim/sframesim/unwind"
 )
 
-// Checker checks instruction after instruction, unwinding the frames below
-// the topmost one only when their inputs changed.
+// Checker checks instruction after instruction, evaluating the unwinder
+// only where its answer can change. Every instruction still gets the
+// result a full unwind would give (TestCheckerEqualsCheck).
 //
-// The unwind of the callers is a pure function of the topmost frame's
-// results (its return address, CFA and caller FP) and of the memory words
-// it reads. The Checker keeps the last such walk with every word it read;
-// when the next instruction's topmost frame yields the same three values
-// and every recorded word still holds the same value (re-read from guest
-// memory, without a cgo call), the frames are the same and are reused.
-// Every instruction is still compared frame by frame with the truth.
+// Two facts make that possible. The unwind of the callers is a pure
+// function of the topmost frame's results (its return address, CFA and
+// caller FP) and of the memory words it reads. And the topmost frame's
+// results are a pure function of its SFrame row, SP, FP, the link register
+// and the words it reads. So the Checker keeps the last walk with every
+// word it read and:
+//
+//   - reuses the whole result (CheckStack) while the PC stays within the
+//     same row's range, SP, FP and the link register are the same, the
+//     shadow stack has not changed and no word read has changed: most
+//     instructions of a function body;
+//   - otherwise unwinds the topmost frame and reuses the callers' frames
+//     while its results and their words are the same.
+//
+// Words are known unchanged without reading them again when Watch (the
+// emulator in history mode, which sees every store) says nothing stored
+// there; otherwise they are re-read, which costs no cgo call.
 type Checker struct {
 	u    *unwind.Unwinder
 	mem  unwind.Memory
 	regs func(sframe.Reg) (uint64, bool)
 
+	// Watch, when set, tells whether memory under the last walk's reads
+	// may have changed, so they need not be read again (emu.Engine in
+	// history mode sees every store).
+	Watch Watcher
+
+	// The last walk: the callers' frames (tail), the words frame 0 and
+	// the tail read, and what they were computed from.
 	valid   bool
 	key     [3]uint64 // caller pc, sp, fp
-	reads   []memRead
+	reads   []memRead // tail's
+	spans   [][2]int  // tail frame k read reads[spans[k][0]:spans[k][1]]
+	reads0  []memRead // frame 0's
 	tail    []unwind.Frame
 	tailErr error
-	rec     recorder
+	// Scratch for the next tail (swapped with the fields above).
+	newReads []memRead
+	newSpans [][2]int
+	newTail  []unwind.Frame
 	frames  []unwind.Frame
+	it      unwind.Iterator
+	rec0    *recorder // records into reads0
+	rec     *recorder // records into reads
 
-	// Reused and Walked count the tails reused and unwound.
-	Reused, Walked uint64
+	// The last result, valid for PCs in [lo, hi) with the same regs and
+	// shadow stack version.
+	last       Result
+	lastOK     bool
+	lo, hi     uint64
+	sp, fp, ra uint64
+	version    uint64
+
+	// Reused counts whole results reused, TailReused the callers' frames
+	// reused whole, Walked the tails unwound (at least in part), Steps the
+	// caller frames unwound.
+	Reused, TailReused, Walked, Steps uint64
+}
+
+// Watcher watches memory for stores (emu.Engine implements it).
+type Watcher interface {
+	// Watch arms the watch on [lo, hi).
+	Watch(lo, hi uint64)
+	// Touched reports whether memory under the watch may have changed
+	// since Watch.
+	Touched() bool
 }
 
 type memRead struct {
@@ -46,7 +93,7 @@ type recorder struct {
 	reads *[]memRead
 }
 
-func (r recorder) ReadUint64(addr uint64) (uint64, error) {
+func (r *recorder) ReadUint64(addr uint64) (uint64, error) {
 	v, err := r.mem.ReadUint64(addr)
 	*r.reads = append(*r.reads, memRead{addr, v, err == nil})
 	return v, err
@@ -55,13 +102,63 @@ func (r recorder) ReadUint64(addr uint64) (uint64, error) {
 // NewChecker returns a Checker over u, reading memory through mem and the
 // topmost frame's other registers through regs (may be nil).
 func NewChecker(u *unwind.Unwinder, mem unwind.Memory, regs func(sframe.Reg) (uint64, bool)) *Checker {
-	return &Checker{u: u, mem: mem, regs: regs}
+	c := &Checker{u: u, mem: mem, regs: regs}
+	c.rec0 = &recorder{mem: mem, reads: &c.reads0}
+	c.rec = &recorder{mem: mem, reads: &c.newReads}
+	return c
+}
+
+// CheckStack checks the state r against the shadow stack st, reusing the
+// previous result where nothing it depends on changed.
+func (c *Checker) CheckStack(r emu.Record, st *emu.ShadowStack) Result {
+	if c.lastOK && r.PC-c.lo < c.hi-c.lo && r.SP == c.sp && r.FP == c.fp && r.RA == c.ra && st.Version() == c.version {
+		touched := c.Watch == nil || c.Watch.Touched()
+		if !touched || unchanged(c.mem, c.reads0) && unchanged(c.mem, c.reads) {
+			if touched && c.Watch != nil {
+				c.watch()
+			}
+			c.Reused++
+			res := c.last
+			if res.Depth == 0 {
+				res.Frame.PC = r.PC
+			}
+			return res
+		}
+	}
+	res := c.Check(r, st.Frames())
+	c.lastOK = false
+	if len(c.frames) == 0 {
+		return res
+	}
+	// Frame 0's error would name its PC: not reusable at another.
+	if f := &c.frames[0]; f.Err == nil && f.HasRow && f.Section != nil && plainRules(f) {
+		if lo, hi, ok := f.Section.RowExtent(r.PC); ok {
+			c.last, c.lastOK = res, true
+			c.lo, c.hi, c.sp, c.fp, c.ra, c.version = lo, hi, r.SP, r.FP, r.RA, st.Version()
+		}
+	}
+	return res
+}
+
+// plainRules reports whether a frame's rules use no register beyond SP, FP
+// and the link register (which CheckStack's key covers).
+func plainRules(f *unwind.Frame) bool {
+	sp, fp, _, _ := f.Section.Header.ABI.Regs()
+	for _, r := range [...]sframe.Rule{f.Row.CFA, f.Row.RA, f.Row.FP} {
+		if r.Kind == sframe.RuleExpr && r.Reg != sp && r.Reg != fp && r.Reg != sframe.RegCFA {
+			return false
+		}
+	}
+	return true
 }
 
 // Check unwinds from the state r and compares with the shadow frames
-// (outermost first).
+// (outermost first), reusing the callers' frames of the previous walk when
+// the topmost frame's results and their words are the same.
 func (c *Checker) Check(r emu.Record, shadow []emu.Frame) Result {
-	it := c.u.Walk(unwind.Registers{PC: r.PC, SP: r.SP, FP: r.FP, LR: r.RA, Get: c.regs}, c.mem)
+	c.reads0 = c.reads0[:0]
+	it := &c.it
+	it.Reset(c.u, unwind.Registers{PC: r.PC, SP: r.SP, FP: r.FP, LR: r.RA, Get: c.regs}, c.rec0)
 	c.frames = c.frames[:0]
 	if !it.Next() {
 		return compare(c.frames, it.Err(), shadow)
@@ -69,31 +166,112 @@ func (c *Checker) Check(r emu.Record, shadow []emu.Frame) Result {
 	f0 := it.Frame()
 	c.frames = append(c.frames, f0)
 	if f0.Err != nil || f0.Outermost {
+		c.valid = false
+		if c.Watch != nil {
+			c.watch()
+		}
 		return compare(c.frames, it.Err(), shadow)
 	}
 	key := [3]uint64{f0.RA, f0.CFA, f0.CallerFP}
-	if !c.valid || key != c.key || !c.unchanged() {
-		c.reads = c.reads[:0]
-		c.rec = recorder{mem: c.mem, reads: &c.reads}
-		tail := c.u.WalkCaller(f0.RA, f0.CFA, f0.CallerFP, c.rec)
-		c.tail = c.tail[:0]
-		for tail.Next() {
-			c.tail = append(c.tail, tail.Frame())
-		}
-		c.tailErr = tail.Err()
+	if c.valid && key == c.key && (c.Watch != nil && !c.Watch.Touched() || unchanged(c.mem, c.reads)) {
+		c.TailReused++
+	} else {
+		c.walkTail(f0)
 		c.key, c.valid = key, true
 		c.Walked++
-	} else {
-		c.Reused++
 	}
-	c.frames = append(c.frames, c.tail...)
-	return compare(c.frames, c.tailErr, shadow)
+	if c.Watch != nil {
+		c.watch()
+	}
+	return compare2(&c.frames[0], c.tail, c.tailErr, shadow)
+}
+
+// walkTail unwinds the callers of frame 0, reusing the previous tail from
+// the first frame on that has the same PC, SP and FP and whose frames read
+// the same words: after a call the new tail is the old frame 0 plus the old
+// tail, after a return the old tail less its first frame, so a deep stack
+// costs a step or two instead of a walk.
+func (c *Checker) walkTail(f0 unwind.Frame) {
+	c.newReads, c.newSpans, c.newTail = c.newReads[:0], c.newSpans[:0], c.newTail[:0]
+	it := &c.it
+	it.ResetCaller(c.u, f0.RA, f0.CFA, f0.CallerFP, c.rec)
+	err := error(nil)
+	for {
+		pc, sp, fp, depth, done := it.Position()
+		if done {
+			err = it.Err()
+			break
+		}
+		if m := c.oldFrame(pc, sp, fp); m >= 0 && depth+len(c.tail)-m < unwind.MaxDepth && c.suffixUnchanged(m) {
+			for k := m; k < len(c.tail); k++ {
+				start := len(c.newReads)
+				c.newReads = append(c.newReads, c.reads[c.spans[k][0]:c.spans[k][1]]...)
+				c.newSpans = append(c.newSpans, [2]int{start, len(c.newReads)})
+			}
+			c.newTail = append(c.newTail, c.tail[m:]...)
+			err = c.tailErr
+			break
+		}
+		start := len(c.newReads)
+		if !it.Next() {
+			err = it.Err()
+			break
+		}
+		c.Steps++
+		c.newTail = append(c.newTail, it.Frame())
+		c.newSpans = append(c.newSpans, [2]int{start, len(c.newReads)})
+	}
+	c.reads, c.newReads = c.newReads, c.reads
+	c.spans, c.newSpans = c.newSpans, c.spans
+	c.tail, c.newTail = c.newTail, c.tail
+	c.tailErr = err
+}
+
+// oldFrame returns the index of the previous tail's frame computed from
+// pc, sp and fp, or -1. Tail frames have increasing SPs.
+func (c *Checker) oldFrame(pc, sp, fp uint64) int {
+	if !c.valid {
+		return -1
+	}
+	t := c.tail
+	m := sort.Search(len(t), func(k int) bool { return t[k].SP >= sp })
+	if m < len(t) && t[m].SP == sp && t[m].PC == pc && t[m].FP == fp {
+		return m
+	}
+	return -1
+}
+
+// suffixUnchanged reports whether the words the previous tail's frames m
+// and above read are unchanged.
+func (c *Checker) suffixUnchanged(m int) bool {
+	if c.Watch != nil && !c.Watch.Touched() {
+		return true
+	}
+	return unchanged(c.mem, c.reads[c.spans[m][0]:])
+}
+
+// watch arms the watcher over the words frame 0 and the tail read.
+func (c *Checker) watch() {
+	lo, hi := ^uint64(0), uint64(0)
+	for _, rs := range [2][]memRead{c.reads0, c.reads} {
+		for _, rd := range rs {
+			end := rd.addr + 8
+			if end < rd.addr {
+				end = ^uint64(0)
+			}
+			lo, hi = min(lo, rd.addr), max(hi, end)
+		}
+	}
+	if hi == 0 {
+		lo = 0
+	}
+	c.Watch.Watch(lo, hi)
 }
 
 // unchanged reports whether every recorded word still reads the same.
-func (c *Checker) unchanged() bool {
-	for _, rd := range c.reads {
-		v, err := c.mem.ReadUint64(rd.addr)
+func unchanged(mem unwind.Memory, reads []memRead) bool {
+	for _, rd := range reads {
+		v, err := mem.ReadUint64(rd.addr)
 		if (err == nil) != rd.ok || v != rd.val {
 			return false
 		}

@@ -19,10 +19,18 @@ type Options struct {
 	Config   emu.Config
 	MaxInsns uint64        // 0: no limit
 	Timeout  time.Duration // 0: no limit
-	// Interrupt, when it becomes non-zero, stops the run before the next
-	// instruction; the report covers what was checked.
+	// Interrupt, when it becomes non-zero, stops the run; the report
+	// covers what was checked.
 	Interrupt *atomic.Bool
+	// Batch is how many instructions the emulator runs between two
+	// crossings into Go (0: DefaultBatch). Every instruction is checked
+	// with its own registers and memory either way; 1 hands each one over
+	// before it runs, which is slower and only useful to cross-check.
+	Batch int
 }
+
+// DefaultBatch is Options.Batch's default.
+const DefaultBatch = 4096
 
 // Run loads path, runs it under emulation and checks the SFrame unwind
 // against the shadow stack before every instruction.
@@ -40,6 +48,9 @@ func Run(path string, opt Options) (*Report, error) {
 	}
 	defer tg.p.Close()
 	p, s, checker := tg.p, tg.s, tg.c
+	if err := tg.batch(opt.Batch); err != nil {
+		return nil, err
+	}
 	c := newCollector(path, sf.Section, p, s)
 	start := time.Now()
 	s.Observe(func(r emu.Record) bool {
@@ -54,7 +65,7 @@ func Run(path string, opt Options) (*Report, error) {
 			c.stop = fmt.Sprintf("instruction budget of %d reached", opt.MaxInsns)
 			return false
 		}
-		c.add(r, checker.Check(r, s.Shadow.Frames()))
+		c.add(r, checker.CheckStack(r, s.Shadow))
 		return true
 	})
 	exit, stopped, err := s.RunUntil(nil, 0)
@@ -92,8 +103,50 @@ func newTarget(path string, cfg emu.Config, sec *sframe.Section) (*target, error
 	if err != nil {
 		return nil, err
 	}
-	u := unwind.New(arch, sec)
+	u := unwind.New(arch, sec).WithCache()
 	return &target{p: p, s: emu.NewSession(p), u: u, c: NewChecker(u, Memory{p.Engine}, EngineRegs(p.Engine))}, nil
+}
+
+// batch sets up batched checking (n instructions per crossing; 0: the
+// default): memory replayed per instruction, the memo watching stores, and
+// the functions whose rules need more registers than a record has handed
+// over live.
+func (tg *target) batch(n int) error {
+	if n == 0 {
+		n = DefaultBatch
+	}
+	if err := tg.s.Batch(n); err != nil {
+		return err
+	}
+	if n > 1 {
+		tg.p.Engine.SetLiveRanges(liveRanges(tg.u))
+		tg.c.Watch = tg.p.Engine
+	}
+	return nil
+}
+
+// liveRanges returns the code ranges of the functions with a rule based on
+// a register other than SP and FP (V3 FLEX rules): the unwinder reads that
+// register in the topmost frame, which a batched record does not carry.
+func liveRanges(u *unwind.Unwinder) [][2]uint64 {
+	var out [][2]uint64
+	for _, sec := range u.Sections() {
+		sp, fp, _, _ := sec.Header.ABI.Regs()
+		plain := func(r sframe.Rule) bool {
+			return r.Kind != sframe.RuleExpr || r.Reg == sp || r.Reg == fp || r.Reg == sframe.RegCFA
+		}
+		for i := range sec.FDEs {
+			f := &sec.FDEs[i]
+			for j := range f.FREs {
+				row, err := sec.Rules(i, j)
+				if err != nil || !plain(row.CFA) || !plain(row.RA) || !plain(row.FP) {
+					out = append(out, [2]uint64{f.Start, f.Start + uint64(f.Size)})
+					break
+				}
+			}
+		}
+	}
+	return out
 }
 
 // collector aggregates the results of every instruction.
