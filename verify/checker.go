@@ -54,10 +54,10 @@ type Checker struct {
 	newReads []memRead
 	newSpans [][2]int
 	newTail  []unwind.Frame
-	frames  []unwind.Frame
-	it      unwind.Iterator
-	rec0    *recorder // records into reads0
-	rec     *recorder // records into reads
+	frames   []unwind.Frame
+	it       unwind.Iterator
+	rec0     *recorder // records into reads0
+	rec      *recorder // records into reads
 
 	// The last result, valid for PCs in [lo, hi) with the same regs and
 	// shadow stack version.
