@@ -44,20 +44,25 @@ type Checker struct {
 	// The last walk: the callers' frames (tail), the words frame 0 and
 	// the tail read, and what they were computed from.
 	valid   bool
-	key     [3]uint64 // caller pc, sp, fp
-	reads   []memRead // tail's
-	spans   [][2]int  // tail frame k read reads[spans[k][0]:spans[k][1]]
-	reads0  []memRead // frame 0's
-	tail    []unwind.Frame
+	key     [3]uint64      // caller pc, sp, fp
+	reads   []memRead      // tail's, frame by frame
+	spans   [][2]int       // tail[k] read reads[spans[k][0]:spans[k][1]]
+	bounds  [][2]uint64    // bounds[k]: [lo, hi) of the words tail[0..k] read
+	reads0  []memRead      // frame 0's
+	tail    []unwind.Frame // the callers of frame 0, outermost first
 	tailErr error
-	// Scratch for the next tail (swapped with the fields above).
+	// Scratch for the new frames of the next tail (innermost first).
 	newReads []memRead
 	newSpans [][2]int
 	newTail  []unwind.Frame
 	frames   []unwind.Frame
 	it       unwind.Iterator
-	rec0     *recorder // records into reads0
-	rec      *recorder // records into reads
+	// Tail frames [0, okN) matched shadow frames [0, okN), which had the
+	// Insn values okIDs.
+	okN, okOff int
+	okIDs      []uint64
+	rec0       *recorder // records into reads0
+	rec        *recorder // records into reads
 
 	// The last result, valid for PCs in [lo, hi) with the same regs and
 	// shadow stack version.
@@ -183,33 +188,29 @@ func (c *Checker) Check(r emu.Record, shadow []emu.Frame) Result {
 	if c.Watch != nil {
 		c.watch()
 	}
-	return compare2(&c.frames[0], c.tail, c.tailErr, shadow)
+	return c.compare(&c.frames[0], shadow)
 }
 
 // walkTail unwinds the callers of frame 0, reusing the previous tail from
 // the first frame on that has the same PC, SP and FP and whose frames read
 // the same words: after a call the new tail is the old frame 0 plus the old
 // tail, after a return the old tail less its first frame, so a deep stack
-// costs a step or two instead of a walk.
+// costs a step or two instead of a walk. The tail is kept outermost first,
+// so the reused part stays where it is.
 func (c *Checker) walkTail(f0 unwind.Frame) {
 	c.newReads, c.newSpans, c.newTail = c.newReads[:0], c.newSpans[:0], c.newTail[:0]
 	it := &c.it
 	it.ResetCaller(c.u, f0.RA, f0.CFA, f0.CallerFP, c.rec)
-	err := error(nil)
+	keep := 0 // old frames [0, keep) stay
+	var err error
 	for {
 		pc, sp, fp, depth, done := it.Position()
 		if done {
 			err = it.Err()
 			break
 		}
-		if m := c.oldFrame(pc, sp, fp); m >= 0 && depth+len(c.tail)-m < unwind.MaxDepth && c.suffixUnchanged(m) {
-			for k := m; k < len(c.tail); k++ {
-				start := len(c.newReads)
-				c.newReads = append(c.newReads, c.reads[c.spans[k][0]:c.spans[k][1]]...)
-				c.newSpans = append(c.newSpans, [2]int{start, len(c.newReads)})
-			}
-			c.newTail = append(c.newTail, c.tail[m:]...)
-			err = c.tailErr
+		if q := c.oldFrame(pc, sp, fp); q >= 0 && depth+q+1 < unwind.MaxDepth && c.prefixUnchanged(q) {
+			keep, err = q+1, c.tailErr
 			break
 		}
 		start := len(c.newReads)
@@ -221,51 +222,148 @@ func (c *Checker) walkTail(f0 unwind.Frame) {
 		c.newTail = append(c.newTail, it.Frame())
 		c.newSpans = append(c.newSpans, [2]int{start, len(c.newReads)})
 	}
-	c.reads, c.newReads = c.newReads, c.reads
-	c.spans, c.newSpans = c.newSpans, c.spans
-	c.tail, c.newTail = c.newTail, c.tail
+	if !c.valid {
+		keep = 0
+	}
+	nreads := 0
+	if keep > 0 {
+		nreads = c.spans[keep-1][1]
+	}
+	c.tail, c.spans, c.reads, c.bounds = c.tail[:keep], c.spans[:keep], c.reads[:nreads], c.bounds[:keep]
+	c.okN = min(c.okN, keep)
+	for k := len(c.newTail) - 1; k >= 0; k-- {
+		start := len(c.reads)
+		c.reads = append(c.reads, c.newReads[c.newSpans[k][0]:c.newSpans[k][1]]...)
+		c.spans = append(c.spans, [2]int{start, len(c.reads)})
+		c.tail = append(c.tail, c.newTail[k])
+		b := [2]uint64{^uint64(0), 0}
+		if n := len(c.bounds); n > 0 {
+			b = c.bounds[n-1]
+		}
+		c.bounds = append(c.bounds, addBounds(b, c.reads[start:]))
+	}
 	c.tailErr = err
 }
 
 // oldFrame returns the index of the previous tail's frame computed from
-// pc, sp and fp, or -1. Tail frames have increasing SPs.
+// pc, sp and fp, or -1. The tail's SPs decrease from the outermost frame.
 func (c *Checker) oldFrame(pc, sp, fp uint64) int {
 	if !c.valid {
 		return -1
 	}
 	t := c.tail
-	m := sort.Search(len(t), func(k int) bool { return t[k].SP >= sp })
-	if m < len(t) && t[m].SP == sp && t[m].PC == pc && t[m].FP == fp {
-		return m
+	q := sort.Search(len(t), func(k int) bool { return t[k].SP <= sp })
+	if q < len(t) && t[q].SP == sp && t[q].PC == pc && t[q].FP == fp {
+		return q
 	}
 	return -1
 }
 
-// suffixUnchanged reports whether the words the previous tail's frames m
-// and above read are unchanged.
-func (c *Checker) suffixUnchanged(m int) bool {
+// prefixUnchanged reports whether the words the previous tail's frames
+// [0, q] read are unchanged.
+func (c *Checker) prefixUnchanged(q int) bool {
 	if c.Watch != nil && !c.Watch.Touched() {
 		return true
 	}
-	return unchanged(c.mem, c.reads[c.spans[m][0]:])
+	return unchanged(c.mem, c.reads[:c.spans[q][1]])
+}
+
+// compare compares frame 0 and the tail with the shadow stack. Tail frame
+// i (outermost first) is compared with shadow frame i-o, where o is 1 when
+// the unwind's outermost frame is the true outermost function (which has no
+// shadow frame) and 0 when it is a frame without SFrame data below it. The
+// frames found right before are not compared again while both sides are
+// unchanged: a shadow frame is the same while the one at the top of the
+// known-good part still has the Insn (the instruction count of its call) it
+// had, since frames only come and go at the top.
+func (c *Checker) compare(f0 *unwind.Frame, shadow []emu.Frame) Result {
+	n, L := len(shadow), len(c.tail)
+	o := L + 1 - n
+	if L == 0 || o != 0 && o != 1 {
+		c.okN = 0
+		return compare2(f0, c.tail, true, c.tailErr, shadow)
+	}
+	if o != c.okOff {
+		c.okN, c.okOff = 0, o
+	}
+	res := Result{}
+	if f0.HasRow {
+		res.Top, res.TopSection = [2]int{f0.Row.FDE, f0.Row.FRE}, f0.Section
+	}
+	if _, done := judge(0, f0, n); done {
+		// Frame 0 ends the walk (cannot happen with a tail; kept exact).
+		return compare2(f0, c.tail, true, c.tailErr, shadow)
+	} else if kind, w, g := frameMismatch(f0, &shadow[n-1]); kind != OK {
+		res.Kind, res.Frame, res.Want, res.Got = kind, *f0, w, g
+		return res
+	}
+	// Shrink the known-good part to what is still the same.
+	if c.okN > o && shadow[c.okN-1-o].Insn != c.okIDs[c.okN-1] {
+		c.okN = o + sort.Search(c.okN-o, func(j int) bool { return shadow[j].Insn != c.okIDs[j+o] })
+	}
+	checked := 1
+	for i := L - 1; i >= c.okN; i-- {
+		k := L - i
+		f := &c.tail[i]
+		if kind, done := judge(k, f, n); done {
+			if kind == OK && i == 0 {
+				break
+			}
+			return compare2(f0, c.tail, true, c.tailErr, shadow)
+		}
+		if kind, w, g := frameMismatch(f, &shadow[i-o]); kind != OK {
+			res.Kind, res.Depth, res.Frame, res.Want, res.Got, res.Checked = kind, k, *f, w, g, checked
+			return res
+		}
+		checked++
+	}
+	// Every frame is right.
+	if c.okN < L {
+		c.okIDs = c.okIDs[:c.okN]
+		for i := c.okN; i < L; i++ {
+			id := uint64(0) // tail[0] when o is 1: no shadow frame
+			if i >= o {
+				id = shadow[i-o].Insn
+			}
+			c.okIDs = append(c.okIDs, id)
+		}
+		c.okN = L
+	}
+	res.Depth, res.Frame = L, c.tail[0]
+	if _, done := judge(L, &c.tail[0], n); done {
+		res.Checked = L
+	} else {
+		res.Checked = L + 1
+		if c.tailErr != nil {
+			res.Kind, res.Err = UnwindError, c.tailErr
+		}
+	}
+	return res
 }
 
 // watch arms the watcher over the words frame 0 and the tail read.
 func (c *Checker) watch() {
-	lo, hi := ^uint64(0), uint64(0)
-	for _, rs := range [2][]memRead{c.reads0, c.reads} {
-		for _, rd := range rs {
-			end := rd.addr + 8
-			if end < rd.addr {
-				end = ^uint64(0)
-			}
-			lo, hi = min(lo, rd.addr), max(hi, end)
+	b := [2]uint64{^uint64(0), 0}
+	if n := len(c.bounds); n > 0 {
+		b = c.bounds[n-1]
+	}
+	b = addBounds(b, c.reads0)
+	if b[1] == 0 {
+		b[0] = 0
+	}
+	c.Watch.Watch(b[0], b[1])
+}
+
+// addBounds widens [lo, hi) to cover the words read.
+func addBounds(b [2]uint64, reads []memRead) [2]uint64 {
+	for _, rd := range reads {
+		end := rd.addr + 8
+		if end < rd.addr {
+			end = ^uint64(0)
 		}
+		b[0], b[1] = min(b[0], rd.addr), max(b[1], end)
 	}
-	if hi == 0 {
-		lo = 0
-	}
-	c.Watch.Watch(lo, hi)
+	return b
 }
 
 // unchanged reports whether every recorded word still reads the same.

@@ -75,14 +75,15 @@ func Check(u *unwind.Unwinder, r emu.Record, mem unwind.Memory, shadow []emu.Fra
 // ended the walk) with the shadow frames.
 func compare(frames []unwind.Frame, walkErr error, shadow []emu.Frame) Result {
 	if len(frames) == 0 {
-		return compare2(nil, nil, walkErr, shadow)
+		return compare2(nil, nil, false, walkErr, shadow)
 	}
-	return compare2(&frames[0], frames[1:], walkErr, shadow)
+	return compare2(&frames[0], frames[1:], false, walkErr, shadow)
 }
 
 // compare2 is compare over the topmost frame f0 (nil: none) and the
-// callers' frames, without joining them.
-func compare2(f0 *unwind.Frame, tail []unwind.Frame, walkErr error, shadow []emu.Frame) Result {
+// callers' frames, without joining them: tail holds frames 1, 2, ... in
+// that order, or (rev) outermost first.
+func compare2(f0 *unwind.Frame, tail []unwind.Frame, rev bool, walkErr error, shadow []emu.Frame) Result {
 	n := len(shadow)
 	res := Result{}
 	if f0 == nil {
@@ -96,7 +97,10 @@ func compare2(f0 *unwind.Frame, tail []unwind.Frame, walkErr error, shadow []emu
 	}
 	for k := 0; k <= len(tail); k++ {
 		f := f0
-		if k > 0 {
+		switch {
+		case k > 0 && rev:
+			f = &tail[len(tail)-k]
+		case k > 0:
 			f = &tail[k-1]
 		}
 		if kind, done := judge(k, f, n); done {
@@ -113,17 +117,8 @@ func compare2(f0 *unwind.Frame, tail []unwind.Frame, walkErr error, shadow []emu
 			}
 			return res
 		}
-		want := &shadow[n-1-k]
-		var kind Kind
-		var w, g uint64
-		switch {
-		case f.CFA != want.CFA:
-			kind, w, g = MismatchCFA, want.CFA, f.CFA
-		case f.RA != want.ReturnAddr:
-			kind, w, g = MismatchRA, want.ReturnAddr, f.RA
-		case f.CallerFP != want.CallerFP:
-			kind, w, g = MismatchFP, want.CallerFP, f.CallerFP
-		default:
+		kind, w, g := frameMismatch(f, &shadow[n-1-k])
+		if kind == OK {
 			res.Checked++
 			continue
 		}
@@ -131,15 +126,33 @@ func compare2(f0 *unwind.Frame, tail []unwind.Frame, walkErr error, shadow []emu
 		return res
 	}
 	res.Depth = len(tail)
-	if len(tail) > 0 {
+	switch {
+	case len(tail) > 0 && rev:
+		res.Frame = tail[0]
+	case len(tail) > 0:
 		res.Frame = tail[len(tail)-1]
-	} else {
+	default:
 		res.Frame = *f0
 	}
 	if walkErr != nil {
 		res.Kind, res.Err = UnwindError, walkErr
 	}
 	return res
+}
+
+// frameMismatch compares an unwound frame with its true one: OK, or the
+// first value that differs (CFA, RA, caller FP) with the true and unwound
+// values.
+func frameMismatch(f *unwind.Frame, want *emu.Frame) (Kind, uint64, uint64) {
+	switch {
+	case f.CFA != want.CFA:
+		return MismatchCFA, want.CFA, f.CFA
+	case f.RA != want.ReturnAddr:
+		return MismatchRA, want.ReturnAddr, f.RA
+	case f.CallerFP != want.CallerFP:
+		return MismatchFP, want.CallerFP, f.CallerFP
+	}
+	return OK, 0, 0
 }
 
 // judge decides frame k when the comparison ends there (done): no truth

@@ -40,9 +40,15 @@ func Run(path string, opt Options) (*Report, error) {
 		return nil, err
 	}
 	defer sf.Close()
+	return runSection(path, sf.Section, opt)
+}
+
+// runSection is Run with the program's SFrame section already decoded (and
+// possibly changed, as fault-injection tests do).
+func runSection(path string, sec *sframe.Section, opt Options) (*Report, error) {
 	cfg := opt.Config
 	cfg.Args = append([]string{path}, opt.Args...)
-	tg, err := newTarget(path, cfg, sf.Section)
+	tg, err := newTarget(path, cfg, sec)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +57,7 @@ func Run(path string, opt Options) (*Report, error) {
 	if err := tg.batch(opt.Batch); err != nil {
 		return nil, err
 	}
-	c := newCollector(path, sf.Section, p, s)
+	c := newCollector(path, sec, p, s)
 	start := time.Now()
 	s.Observe(func(r emu.Record) bool {
 		if opt.Interrupt != nil && opt.Interrupt.Load() {
@@ -65,7 +71,8 @@ func Run(path string, opt Options) (*Report, error) {
 			c.stop = fmt.Sprintf("instruction budget of %d reached", opt.MaxInsns)
 			return false
 		}
-		c.add(r, checker.CheckStack(r, s.Shadow))
+		res := checker.CheckStack(r, s.Shadow)
+		c.add(r, &res)
 		return true
 	})
 	exit, stopped, err := s.RunUntil(nil, 0)
@@ -163,6 +170,18 @@ type collector struct {
 	funcs    map[string]*FuncStat
 	rows     map[[2]int]uint64 // (FDE, FRE) → hits as the topmost row
 	rowFail  map[[2]int]uint64 // (FDE, FRE) → failures attributed to it
+
+	// Per-instruction counters kept without maps: outcomes by kind, rows
+	// hit (rowHits[FDE][FRE], folded into rows at the end), and the
+	// function of recently seen PCs (direct-mapped).
+	kinds   [len(kindNames)]uint64
+	rowHits [][]uint64
+	pcFunc  []pcFunc
+}
+
+type pcFunc struct {
+	pc uint64
+	fs *FuncStat
 }
 
 type problemKey struct {
@@ -184,25 +203,43 @@ func newCollector(path string, sec *sframe.Section, p *emu.Process, s *emu.Sessi
 		funcs:    map[string]*FuncStat{},
 		rows:     map[[2]int]uint64{},
 		rowFail:  map[[2]int]uint64{},
+		rowHits:  make([][]uint64, len(sec.FDEs)),
+		pcFunc:   make([]pcFunc, 1<<12),
 	}
 }
 
-func (c *collector) add(r emu.Record, res Result) {
-	c.insns++
-	c.rep.Counts[res.Kind.String()]++
-	name, _, _ := c.s.Syms.Lookup(r.PC)
+// funcStat returns the statistics of the function holding pc.
+func (c *collector) funcStat(pc uint64) *FuncStat {
+	e := &c.pcFunc[(pc^pc>>12)&(1<<12-1)]
+	if e.fs != nil && e.pc == pc {
+		return e.fs
+	}
+	name, _, _ := c.s.Syms.Lookup(pc)
 	fs := c.funcs[name]
 	if fs == nil {
 		fs = &FuncStat{Name: name}
 		c.funcs[name] = fs
 	}
+	*e = pcFunc{pc, fs}
+	return fs
+}
+
+func (c *collector) add(r emu.Record, res *Result) {
+	c.insns++
+	c.kinds[res.Kind]++
+	fs := c.funcStat(r.PC)
 	fs.Instructions++
 	if res.Kind != NoFDE {
 		fs.Covered++
 		c.rep.Covered++
 	}
 	if res.TopSection == c.sec {
-		c.rows[res.Top]++
+		hits := c.rowHits[res.Top[0]]
+		if hits == nil {
+			hits = make([]uint64, len(c.sec.FDEs[res.Top[0]].FREs))
+			c.rowHits[res.Top[0]] = hits
+		}
+		hits[res.Top[1]]++
 	}
 	if !res.Kind.Problem() {
 		return
@@ -243,6 +280,18 @@ func (c *collector) add(r emu.Record, res Result) {
 func (c *collector) finish() *Report {
 	rep := c.rep
 	rep.Instructions = c.insns
+	for k, n := range c.kinds {
+		if n > 0 {
+			rep.Counts[Kind(k).String()] = n
+		}
+	}
+	for i, hits := range c.rowHits {
+		for j, n := range hits {
+			if n > 0 {
+				c.rows[[2]int{i, j}] = n
+			}
+		}
+	}
 	for key, pr := range c.problems {
 		pr.PCs = len(c.pcs[key])
 		rep.Problems = append(rep.Problems, *pr)
