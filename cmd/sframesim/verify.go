@@ -21,8 +21,9 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	maxInsns := fs.Uint64("max-insns", 0, "stop after `N` instructions (0: no limit)")
 	timeout := fs.Duration("timeout", 0, "stop after `D` of wall-clock time, e.g. 30s (0: no limit)")
 	maxProblems := fs.Int("problems", 20, "print at most `N` distinct problems")
+	exact := fs.Bool("exact", false, "hand each instruction to the checker before it runs, instead of replaying\nbatches of recorded instructions and stores (several times slower; the\nresults are the same: use it to cross-check)")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: sframesim verify [--json FILE] [--max-insns N] [--timeout D] [BINARY [-- ARGS]]\n\n"+
+		fmt.Fprintf(stderr, "usage: sframesim verify [--json FILE] [--max-insns N] [--timeout D] [--exact] [BINARY [-- ARGS]]\n\n"+
 			"Runs the static program BINARY under emulation and, before every instruction,\n"+
 			"unwinds the stack with its SFrame data and compares each frame (CFA, return\n"+
 			"address, caller's FP) with the true call stack. Prints a summary and each\n"+
@@ -65,7 +66,11 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 			interrupted.Store(true)
 		}
 	}()
-	rep, err := verify.Run(binary, verify.Options{Args: progArgs, MaxInsns: *maxInsns, Timeout: *timeout, Interrupt: &interrupted})
+	opt := verify.Options{Args: progArgs, MaxInsns: *maxInsns, Timeout: *timeout, Interrupt: &interrupted}
+	if *exact {
+		opt.Batch = 1
+	}
+	rep, err := verify.Run(binary, opt)
 	if err != nil {
 		fmt.Fprintf(stderr, "sframesim verify: %v\n", err)
 		return exitFailed
