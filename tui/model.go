@@ -39,6 +39,7 @@ type Model struct {
 	msg       string
 	prompt    *prompt
 	help      bool
+	done      chan<- struct{} // tests: told when a command ends
 }
 
 type prompt struct {
@@ -115,6 +116,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.err != nil {
 			m.msg = "error: " + msg.err.Error()
 		}
+		if m.done != nil {
+			m.done <- struct{}{}
+		}
 		if m.quitAfter {
 			return m, tea.Quit
 		}
@@ -140,6 +144,9 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		return m.promptKey(k)
 	}
 	if m.help {
+		if key == "q" {
+			return tea.Quit
+		}
 		m.help = false
 		return nil
 	}

@@ -173,6 +173,9 @@ func (d *Debugger) State(lines int) State {
 func verdict(r verify.Result) string {
 	switch r.Kind {
 	case verify.OK:
+		if r.Checked == 0 {
+			return "ok: the outermost function, no frame to compare"
+		}
 		return fmt.Sprintf("ok: %d frame(s) match the true stack", r.Checked)
 	case verify.NoFDE:
 		return "no SFrame data for the PC (coverage gap)"
@@ -260,7 +263,9 @@ func (d *Debugger) rowPane(s *State, f *unwind.Frame, st emu.Record) {
 		return text, addr, ok
 	}
 	// CFA.
-	if t, v, ok := expr(row.CFA); ok {
+	if row.CFA.Kind == sframe.RuleUndefined {
+		s.Calc = append(s.Calc, "CFA = undefined: outermost frame")
+	} else if t, v, ok := expr(row.CFA); ok {
 		if row.CFA.Deref {
 			v = f.CFA
 		}

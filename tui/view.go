@@ -299,13 +299,12 @@ func (m *Model) stackLines(w, n int) []string {
 		name := f.Func
 		switch {
 		case !f.HasUnwound:
-			name = "(unwind ended)"
+			name = "(ended) true: " + f.TrueFunc
 		case f.Err != "":
-			name += ": " + f.Err
 		case f.HasRA:
 			cfa, ra, fp = hex(f.CFA), hex(f.RA), hex(f.FP)
 		default:
-			cfa, ra, fp = hex(f.CFA), "-", "-"
+			cfa, ra, fp = "-", "-", "-"
 		}
 		tcfa, tra, tfp := "", "", ""
 		if f.HasTrue {
@@ -323,6 +322,9 @@ func (m *Model) stackLines(w, n int) []string {
 		}
 		left := fmt.Sprintf("%s%2d %s ", mark, f.Depth, fit(name, nameW))
 		uw := vals(cfa, ra, fp)
+		if f.Err != "" {
+			uw = fit(f.Err, side())
+		}
 		tw := vals(tcfa, tra, tfp)
 		if f.TrueNote != "" {
 			tw = f.TrueNote
