@@ -145,7 +145,7 @@ func (d *Debugger) readRegs() {
 	}
 }
 
-// stopKind says what a run looks for besides its own condition.
+// runOpts say where a run stops besides the end of the program.
 type runOpts struct {
 	mismatch bool                  // stop before an instruction whose unwind fails
 	bps      bool                  // stop at breakpoints
@@ -162,7 +162,9 @@ func (d *Debugger) run(o runOpts) (string, error) {
 	if d.exit != nil {
 		return "", errExited
 	}
-	d.interrupt.Store(false)
+	// An Interrupt from now on, even before the first instruction, stops
+	// this run; the flag is cleared when it ends.
+	defer d.interrupt.Store(false)
 	copy(d.prevRegs, d.regs)
 	first := true
 	var found verify.Result

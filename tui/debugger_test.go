@@ -3,7 +3,6 @@
 package tui
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -229,6 +228,26 @@ func TestNextMismatch(t *testing.T) {
 	}
 }
 
+// TestInterrupt stops a long check from another goroutine, as Esc does,
+// and then goes on from there.
+func TestInterrupt(t *testing.T) {
+	d := open(t, sample(t, "v3/x86-64/except-O2-static"))
+	go func() {
+		for d.Progress() < 1000 {
+			time.Sleep(time.Millisecond)
+		}
+		d.Interrupt()
+	}()
+	why, err := d.NextMismatch()
+	if err != nil || why != "interrupted" || d.Insns() == 0 || d.exit != nil {
+		t.Fatalf("%q, %v after %d instructions", why, err, d.Insns())
+	}
+	at := d.Insns()
+	if _, err := d.Step(); err != nil || d.Insns() != at+1 {
+		t.Fatalf("step after the interrupt: %v, at %d", err, d.Insns())
+	}
+}
+
 // BenchmarkStepBack measures going back 100 000 instructions (restore the
 // checkpoint before, replay the rest) in a C++ program with exceptions,
 // and reports the checkpoint memory.
@@ -273,6 +292,6 @@ func TestStepBackFigure(t *testing.T) {
 		t.Fatalf("back: %v at %d", err, d.Insns())
 	}
 	back := time.Since(start)
-	t.Log(fmt.Sprintf("%d instructions in %v; back 100000 in %v; %d checkpoints, %.1f MiB own pages",
-		total, run, back, len(d.hist.cps), float64(d.hist.bytes)/(1<<20)))
+	t.Logf("%d instructions in %v; back 100000 in %v; %d checkpoints, %.1f MiB own pages",
+		total, run, back, len(d.hist.cps), float64(d.hist.bytes)/(1<<20))
 }
