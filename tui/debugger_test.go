@@ -228,6 +228,30 @@ func TestNextMismatch(t *testing.T) {
 	}
 }
 
+// TestHistoryBounded runs with a small checkpoint budget: the interval
+// doubles to stay within it, and going back is still exact.
+func TestHistoryBounded(t *testing.T) {
+	path := sample(t, "v3/x86-64/nolibc-O2")
+	d, fwd := open(t, path), open(t, path)
+	d.hist.every, d.hist.maxCount = 1000, 6
+	d.Continue()
+	total := d.Insns()
+	if n := len(d.hist.cps); n > 6 || d.hist.every < total/6 {
+		t.Fatalf("%d checkpoints every %d over %d instructions", n, d.hist.every, total)
+	}
+	for i, c := range d.hist.cps {
+		if c.cp.Insns()%d.hist.every != 0 || i > 0 && c.cp.Insns() <= d.hist.cps[i-1].cp.Insns() {
+			t.Fatalf("checkpoint %d at %d (every %d)", i, c.cp.Insns(), d.hist.every)
+		}
+	}
+	at := total / 3
+	d.Seek(at)
+	fwd.Seek(at)
+	if a, b := comparable(d.State(8)), comparable(fwd.State(8)); !reflect.DeepEqual(a, b) {
+		t.Fatalf("state at %d differs:\n%+v\n%+v", at, a, b)
+	}
+}
+
 // TestInterrupt stops a long check from another goroutine, as Esc does,
 // and then goes on from there.
 func TestInterrupt(t *testing.T) {
