@@ -190,6 +190,8 @@ func (s *Session) Restore(c *Checkpoint) error {
 	sh.anomalies = sh.anomalies[:min(len(sh.anomalies), c.shadow.anomalies)]
 	sh.prev, sh.prevFlow, sh.havePrev = c.shadow.prev, c.shadow.prevFlow, c.shadow.havePrev
 	sh.insn, sh.unwound = c.shadow.insn, c.shadow.unwound
+	sh.version++      // the frames changed under any memo of them
+	e.watchHit = true // and so did memory
 	s.cur, s.stopped = c.cur, false
 	return nil
 }
