@@ -130,6 +130,12 @@ func (c *Checker) CheckStack(r emu.Record, st *emu.ShadowStack) Result {
 			return res
 		}
 	}
+	if _, _, err := c.u.Lookup(r.PC); err == unwind.ErrNoFDE {
+		// No SFrame data for the PC (most of a static glibc program): the
+		// result needs no walk, no shadow stack and no memory.
+		c.lastOK = false
+		return Result{Kind: NoFDE, Frame: unwind.Frame{PC: r.PC, SP: r.SP, FP: r.FP, Topmost: true, Err: unwind.ErrNoFDE}}
+	}
 	res := c.Check(r, st.Frames())
 	c.lastOK = false
 	if len(c.frames) == 0 {
