@@ -2,15 +2,29 @@ package emu
 
 import (
 	"debug/elf"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 )
 
-// Symbols maps addresses to function symbols of an ELF file.
+// Symbols maps addresses to function symbols of an ELF file, or of a
+// program and the shared objects mapped into it (AddObject).
 type Symbols struct {
 	syms   []symbol // sorted by addr
 	byName map[string]uint64
+	objs   []symObject // sorted by start
+}
+
+// symObject is the address range of one object: a symbol of another
+// object never names an address in it.
+type symObject struct {
+	start, end, base uint64
+	name             string // file name, for addresses without a symbol
+	// sizedOnly: only a sized symbol names an address here. Shared
+	// libraries are mostly known by their exported (.dynsym) functions,
+	// and the nearest one below an internal function is not its name.
+	sizedOnly bool
 }
 
 type symbol struct {
@@ -24,6 +38,35 @@ type symbol struct {
 // relocated by bias (the load address of a position-independent file).
 func NewSymbols(f *elf.File, bias uint64) *Symbols {
 	s := &Symbols{byName: make(map[string]uint64)}
+	s.add(f, bias)
+	return s
+}
+
+// AddObject adds the code symbols of a shared object mapped into the
+// program (names already taken keep their address), and its range: an
+// address in it is named only by a sized symbol of its own (Lookup does
+// not guess from the nearest symbol below), and one without is shown as
+// file+offset.
+func (s *Symbols) AddObject(o *Object) {
+	s.add(o.ELF, o.Base)
+	s.addRange(o, true)
+}
+
+func (s *Symbols) addRange(o *Object, sizedOnly bool) {
+	s.objs = append(s.objs, symObject{o.Start, o.End, o.Base, filepath.Base(o.Name), sizedOnly})
+	sort.Slice(s.objs, func(i, j int) bool { return s.objs[i].start < s.objs[j].start })
+}
+
+// object returns the object range containing pc, or nil.
+func (s *Symbols) object(pc uint64) *symObject {
+	i := sort.Search(len(s.objs), func(i int) bool { return s.objs[i].start > pc }) - 1
+	if i >= 0 && pc < s.objs[i].end {
+		return &s.objs[i]
+	}
+	return nil
+}
+
+func (s *Symbols) add(f *elf.File, bias uint64) {
 	syms, err := f.Symbols()
 	if err != nil || len(syms) == 0 {
 		syms, _ = f.DynamicSymbols()
@@ -42,7 +85,7 @@ func NewSymbols(f *elf.File, bias uint64) *Symbols {
 		}
 		a := sym.Value + bias
 		s.syms = append(s.syms, symbol{a, sym.Size, sym.Name})
-		if _, dup := s.byName[sym.Name]; !dup || t == elf.STT_FUNC {
+		if old, dup := s.byName[sym.Name]; !dup || t == elf.STT_FUNC && old >= bias {
 			s.byName[sym.Name] = a
 		}
 	}
@@ -53,7 +96,6 @@ func NewSymbols(f *elf.File, bias uint64) *Symbols {
 		}
 		return s.syms[i].size > s.syms[j].size
 	})
-	return s
 }
 
 // Lookup returns the symbol containing pc and pc's offset in it: a sized
@@ -71,6 +113,9 @@ func (s *Symbols) Lookup(pc uint64) (name string, off uint64, ok bool) {
 		if sym := &s.syms[j]; sym.size > 0 && pc-sym.addr < sym.size {
 			return sym.name, pc - sym.addr, true
 		}
+	}
+	if o := s.object(pc); o != nil && (o.sizedOnly || s.syms[i].addr < o.start) {
+		return "", 0, false // no symbol of its own covers pc
 	}
 	return s.syms[i].name, pc - s.syms[i].addr, true
 }
@@ -90,6 +135,9 @@ func (s *Symbols) Format(pc uint64) string {
 	name, off, ok := s.Lookup(pc)
 	switch {
 	case !ok:
+		if o := s.object(pc); o != nil {
+			return o.name + "+0x" + strconv.FormatUint(pc-o.base, 16)
+		}
 		return "0x" + strconv.FormatUint(pc, 16)
 	case off == 0:
 		return name
