@@ -22,6 +22,10 @@ func New(arch *Arch, secs ...*sframe.Section) *Unwinder {
 	return &Unwinder{arch: arch, secs: secs}
 }
 
+// Add adds the section of an object loaded later (a shared library
+// mapped by ld.so), searched after the others.
+func (u *Unwinder) Add(sec *sframe.Section) { u.secs = append(u.secs, sec) }
+
 // Arch returns the unwinder's architecture.
 func (u *Unwinder) Arch() *Arch { return u.arch }
 

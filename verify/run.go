@@ -92,7 +92,17 @@ func newTarget(path string, cfg emu.Config, sec *sframe.Section) (*target, error
 	if err != nil {
 		return nil, err
 	}
+	// A PIE runs at p.Base: sec is relocated in place, so that what
+	// shares it (Run's collector) sees run-time addresses too.
+	if err := relocateSection(p, sec); err != nil {
+		p.Close()
+		return nil, err
+	}
 	u := unwind.New(arch, sec)
+	// Shared objects with SFrame data of their own extend the unwind as
+	// they are mapped (before their code can run); the others end the
+	// SFrame chain: a coverage gap.
+	addObjects(p, u)
 	return &target{p: p, s: emu.NewSession(p), u: u, c: NewChecker(u, Memory{p.Engine}, EngineRegs(p.Engine))}, nil
 }
 
