@@ -89,6 +89,10 @@ func (s *Symbols) add(f *elf.File, bias uint64) {
 			s.byName[sym.Name] = a
 		}
 	}
+	for _, sym := range pltSymbols(f) {
+		sym.addr += bias
+		s.syms = append(s.syms, sym)
+	}
 	// By address; at one address the largest symbol first.
 	sort.SliceStable(s.syms, func(i, j int) bool {
 		if s.syms[i].addr != s.syms[j].addr {
@@ -173,4 +177,73 @@ func stripCold(name string) string {
 		return name[:i]
 	}
 	return name
+}
+
+// pltSymbols names the PLT stubs of a dynamically linked file, as objdump
+// does: each .plt entry after the function its .rela.plt relocation binds
+// ("puts@plt"; the first entry, PLT0, is ".plt"), and on x86-64 each
+// .plt.got entry after the GLOB_DAT relocation of the GOT slot it jumps
+// through. Files whose PLT does not have that shape get none.
+func pltSymbols(f *elf.File) []symbol {
+	dsyms, err := f.DynamicSymbols()
+	if err != nil {
+		return nil
+	}
+	name := func(info uint64) string {
+		i := int(info >> 32)
+		if i < 1 || i > len(dsyms) || dsyms[i-1].Name == "" {
+			return ""
+		}
+		return dsyms[i-1].Name + "@plt"
+	}
+	relas := func(sec string) [][3]uint64 { // offset, info, addend
+		s := f.Section(sec)
+		if s == nil || s.Type != elf.SHT_RELA {
+			return nil
+		}
+		data, err := s.Data()
+		if err != nil {
+			return nil
+		}
+		var out [][3]uint64
+		for i := 0; i+24 <= len(data); i += 24 {
+			out = append(out, [3]uint64{f.ByteOrder.Uint64(data[i:]), f.ByteOrder.Uint64(data[i+8:]), f.ByteOrder.Uint64(data[i+16:])})
+		}
+		return out
+	}
+	var out []symbol
+	header := uint64(16)
+	if f.Machine == elf.EM_AARCH64 {
+		header = 32
+	}
+	if plt, rel := f.Section(".plt"), relas(".rela.plt"); plt != nil && len(rel) > 0 && plt.Size == header+16*uint64(len(rel)) {
+		out = append(out, symbol{plt.Addr, header, ".plt"})
+		for i, r := range rel {
+			if n := name(r[1]); n != "" {
+				out = append(out, symbol{plt.Addr + header + 16*uint64(i), 16, n})
+			}
+		}
+	}
+	if got := f.Section(".plt.got"); got != nil && f.Machine == elf.EM_X86_64 && got.Size%8 == 0 {
+		code, err := got.Data()
+		if err != nil {
+			return out
+		}
+		slots := map[uint64]string{}
+		for _, r := range relas(".rela.dyn") {
+			if elf.R_X86_64(r[1]&0xffffffff) == elf.R_X86_64_GLOB_DAT {
+				slots[r[0]] = name(r[1])
+			}
+		}
+		for off := uint64(0); off+8 <= uint64(len(code)); off += 8 {
+			if code[off] != 0xff || code[off+1] != 0x25 { // jmp *disp32(%rip)
+				continue
+			}
+			slot := got.Addr + off + 6 + uint64(int64(int32(f.ByteOrder.Uint32(code[off+2:]))))
+			if n := slots[slot]; n != "" {
+				out = append(out, symbol{got.Addr + off, 8, n})
+			}
+		}
+	}
+	return out
 }
