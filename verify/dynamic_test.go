@@ -75,6 +75,20 @@ func TestDynamicCorpus(t *testing.T) {
 			if rep.Covered == 0 {
 				t.Errorf("no instruction had SFrame data")
 			}
+			// Coverage per object: main's frames end their SFrame chain in
+			// libc (__libc_start_call_main), which has no SFrame data.
+			var libc *ObjectStat
+			for i := range rep.Objects {
+				if filepath.Base(rep.Objects[i].Name) == "libc.so.6" {
+					libc = &rep.Objects[i]
+				}
+			}
+			switch {
+			case len(rep.Objects) < 3 || rep.Objects[0].Name != path || !rep.Objects[0].SFrame || rep.Objects[0].Covered == 0:
+				t.Errorf("objects: %+v", rep.Objects)
+			case libc == nil || libc.SFrame || libc.Covered != 0 || libc.ChainEnds == 0 || !strings.HasPrefix(libc.ChainEndAt, "libc.so.6"):
+				t.Errorf("libc: %+v", libc)
+			}
 			pltGot := sectionRange(t, path, ".plt.got", rep)
 			seen := map[int]bool{}
 			for i := range rep.Problems {

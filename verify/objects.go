@@ -4,6 +4,8 @@ package verify
 
 import (
 	"fmt"
+	"io"
+	"path/filepath"
 
 	"github.com/sframesim/sframesim/emu"
 	"github.com/sframesim/sframesim/sframe"
@@ -62,4 +64,114 @@ func addObjects(p *emu.Process, u *unwind.Unwinder) {
 		add(o)
 	}
 	p.OnObject(add)
+}
+
+// ObjectStat is what one mapped ELF file (the program, ld.so, a shared
+// library) contributed to a run: the instructions executed in it, how many
+// of them had SFrame data, and how often the SFrame chain of a covered
+// instruction ended at a frame in it (a caller without SFrame data: a
+// coverage gap, not an error), with the function where that happened most.
+type ObjectStat struct {
+	Name         string `json:"name"`
+	Base         uint64 `json:"base"`
+	SFrame       bool   `json:"sframe"`
+	Instructions uint64 `json:"instructions"`
+	Covered      uint64 `json:"covered"`
+	ChainEnds    uint64 `json:"chain_ends"`
+	ChainEndAt   string `json:"chain_end_at,omitempty"` // the most frequent function
+}
+
+// objectStats aggregates per object for a report.
+type objectStats struct {
+	p     *emu.Process
+	syms  *emu.Symbols
+	stats map[*emu.Object]*ObjectStat
+	ends  map[*emu.Object]map[string]uint64
+	last  *emu.Object // the object of the previous instruction
+	other ObjectStat  // outside every object (vDSO-less: none expected)
+}
+
+func newObjectStats(p *emu.Process, syms *emu.Symbols) *objectStats {
+	return &objectStats{p: p, syms: syms, stats: map[*emu.Object]*ObjectStat{}, ends: map[*emu.Object]map[string]uint64{}}
+}
+
+func (o *objectStats) stat(pc uint64) (*emu.Object, *ObjectStat) {
+	obj := o.last
+	if obj == nil || pc < obj.Start || pc >= obj.End {
+		obj = o.p.ObjectAt(pc)
+	}
+	if obj == nil {
+		return nil, &o.other
+	}
+	o.last = obj
+	st := o.stats[obj]
+	if st == nil {
+		st = &ObjectStat{Name: obj.Name, Base: obj.Base, SFrame: obj == o.p.Objects()[0] || objectSection(obj) != nil}
+		o.stats[obj] = st
+	}
+	return obj, st
+}
+
+// add counts the instruction at pc with its result.
+func (o *objectStats) add(pc uint64, res Result) {
+	_, st := o.stat(pc)
+	st.Instructions++
+	if res.Kind == NoFDE {
+		return
+	}
+	st.Covered++
+	f := &res.Frame
+	if res.Depth > 0 && f.Err != nil && unwind.NoData(f.Err) {
+		obj, at := o.stat(f.PC)
+		at.ChainEnds++
+		if obj != nil {
+			m := o.ends[obj]
+			if m == nil {
+				m = map[string]uint64{}
+				o.ends[obj] = m
+			}
+			m[o.syms.Format(f.PC)]++
+		}
+	}
+}
+
+// finish lists the objects in load order (the program first); static
+// programs, which are one object, get no list.
+func (o *objectStats) finish(rep *Report) {
+	objs := o.p.Objects()
+	if len(objs) < 2 {
+		return
+	}
+	for _, obj := range objs {
+		st := o.stats[obj]
+		if st == nil {
+			st = &ObjectStat{Name: obj.Name, Base: obj.Base, SFrame: obj == objs[0] || objectSection(obj) != nil}
+		}
+		var best uint64
+		for name, n := range o.ends[obj] {
+			if n > best || n == best && name < st.ChainEndAt {
+				best, st.ChainEndAt = n, name
+			}
+		}
+		rep.Objects = append(rep.Objects, *st)
+	}
+}
+
+// writeObjects prints the per-object lines of the text report.
+func (r *Report) writeObjects(w io.Writer) {
+	for i, o := range r.Objects {
+		label := "  objects:     "
+		if i > 0 {
+			label = "               "
+		}
+		sf := "no SFrame"
+		if o.SFrame {
+			sf = "SFrame"
+		}
+		fmt.Fprintf(w, "%s %s (%s): %d instructions, %d covered", label, filepath.Base(o.Name), sf, o.Instructions, o.Covered)
+		if o.ChainEnds > 0 {
+			fmt.Fprintf(w, "; the SFrame chain ended here %d times (most at %s)", o.ChainEnds, o.ChainEndAt)
+		}
+		fmt.Fprintln(w)
+	}
 }

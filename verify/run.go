@@ -120,6 +120,7 @@ type collector struct {
 	funcs    map[string]*FuncStat
 	rows     map[[2]int]uint64 // (FDE, FRE) → hits as the topmost row
 	rowFail  map[[2]int]uint64 // (FDE, FRE) → failures attributed to it
+	objs     *objectStats      // per mapped ELF file (objects.go)
 }
 
 type problemKey struct {
@@ -141,12 +142,14 @@ func newCollector(path string, sec *sframe.Section, p *emu.Process, s *emu.Sessi
 		funcs:    map[string]*FuncStat{},
 		rows:     map[[2]int]uint64{},
 		rowFail:  map[[2]int]uint64{},
+		objs:     newObjectStats(p, s.Syms),
 	}
 }
 
 func (c *collector) add(r emu.Record, res Result) {
 	c.insns++
 	c.rep.Counts[res.Kind.String()]++
+	c.objs.add(r.PC, res)
 	name, _, _ := c.s.Syms.Lookup(r.PC)
 	fs := c.funcs[name]
 	if fs == nil {
@@ -200,6 +203,7 @@ func (c *collector) add(r emu.Record, res Result) {
 func (c *collector) finish() *Report {
 	rep := c.rep
 	rep.Instructions = c.insns
+	c.objs.finish(rep)
 	for key, pr := range c.problems {
 		pr.PCs = len(c.pcs[key])
 		rep.Problems = append(rep.Problems, *pr)
