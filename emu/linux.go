@@ -183,7 +183,7 @@ func Load(path string, cfg Config) (*Process, error) {
 		fi, err := os.Stat(p.sysroot)
 		if err != nil || !fi.IsDir() {
 			file.Close()
-			return nil, fmt.Errorf("%s: sysroot %s is not a directory: %w", path, p.sysroot, ErrNoSysroot)
+			return nil, fmt.Errorf("%s: sysroot %s is not a directory (choose one with --sysroot): %w", path, p.sysroot, ErrNoSysroot)
 		}
 		if p.sysroot, err = filepath.Abs(p.sysroot); err != nil {
 			file.Close()
