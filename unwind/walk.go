@@ -16,6 +16,7 @@ type Unwinder struct {
 	arch  *Arch
 	secs  []*sframe.Section
 	cache []lookupEntry // nil: no cache (WithCache)
+	gen   uint64        // Add count
 }
 
 // lookupEntry is one PC's Lookup result in an Unwinder's cache.
@@ -38,6 +39,19 @@ func New(arch *Arch, secs ...*sframe.Section) *Unwinder {
 // Sections returns the unwinder's SFrame sections.
 func (u *Unwinder) Sections() []*sframe.Section { return u.secs }
 
+// Add adds the section of an object loaded later (a shared library
+// mapped by ld.so), searched after the others. It forgets cached lookups
+// (a PC without data may have some now) and changes Generation.
+func (u *Unwinder) Add(sec *sframe.Section) {
+	u.secs = append(u.secs, sec)
+	clear(u.cache)
+	u.gen++
+}
+
+// Generation changes whenever a section is added: results computed before
+// may differ now.
+func (u *Unwinder) Generation() uint64 { return u.gen }
+
 // Arch returns the unwinder's architecture.
 func (u *Unwinder) Arch() *Arch { return u.arch }
 
@@ -46,7 +60,7 @@ func (u *Unwinder) Arch() *Arch { return u.arch }
 // walks over the same code several times faster. Unlike u, it is not safe
 // for concurrent use.
 func (u *Unwinder) WithCache() *Unwinder {
-	return &Unwinder{arch: u.arch, secs: u.secs, cache: make([]lookupEntry, lookupCacheSize)}
+	return &Unwinder{arch: u.arch, secs: u.secs, cache: make([]lookupEntry, lookupCacheSize), gen: u.gen}
 }
 
 // Lookup finds the SFrame row for pc in any section.

@@ -60,6 +60,7 @@ type Checker struct {
 	// Tail frames [0, okN) matched shadow frames [0, okN), which had the
 	// Insn values okIDs.
 	okN, okOff int
+	gen        uint64 // the unwinder's Generation the memos belong to
 	okIDs      []uint64
 	rec0       *recorder // records into reads0
 	rec        *recorder // records into reads
@@ -116,6 +117,7 @@ func NewChecker(u *unwind.Unwinder, mem unwind.Memory, regs func(sframe.Reg) (ui
 // CheckStack checks the state r against the shadow stack st, reusing the
 // previous result where nothing it depends on changed.
 func (c *Checker) CheckStack(r emu.Record, st *emu.ShadowStack) Result {
+	c.sync()
 	if c.lastOK && r.PC-c.lo < c.hi-c.lo && r.SP == c.sp && r.FP == c.fp && r.RA == c.ra && st.Version() == c.version {
 		touched := c.Watch == nil || c.Watch.Touched()
 		if !touched || unchanged(c.mem, c.reads0) && unchanged(c.mem, c.reads) {
@@ -151,6 +153,14 @@ func (c *Checker) CheckStack(r emu.Record, st *emu.ShadowStack) Result {
 	return res
 }
 
+// sync forgets everything computed before a section was added to the
+// unwinder.
+func (c *Checker) sync() {
+	if g := c.u.Generation(); g != c.gen {
+		c.valid, c.lastOK, c.okN, c.gen = false, false, 0, g
+	}
+}
+
 // plainRules reports whether a frame's rules use no register beyond SP, FP
 // and the link register (which CheckStack's key covers).
 func plainRules(f *unwind.Frame) bool {
@@ -167,6 +177,7 @@ func plainRules(f *unwind.Frame) bool {
 // (outermost first), reusing the callers' frames of the previous walk when
 // the topmost frame's results and their words are the same.
 func (c *Checker) Check(r emu.Record, shadow []emu.Frame) Result {
+	c.sync()
 	c.reads0 = c.reads0[:0]
 	it := &c.it
 	it.Reset(c.u, unwind.Registers{PC: r.PC, SP: r.SP, FP: r.FP, LR: r.RA, Get: c.regs}, c.rec0)

@@ -110,7 +110,17 @@ func newTarget(path string, cfg emu.Config, sec *sframe.Section) (*target, error
 	if err != nil {
 		return nil, err
 	}
+	// A PIE runs at p.Base: sec is relocated in place, so that what
+	// shares it (Run's collector) sees run-time addresses too.
+	if err := relocateSection(p, sec); err != nil {
+		p.Close()
+		return nil, err
+	}
 	u := unwind.New(arch, sec).WithCache()
+	// Shared objects with SFrame data of their own extend the unwind as
+	// they are mapped (before their code can run); the others end the
+	// SFrame chain: a coverage gap.
+	addObjects(p, u)
 	return &target{p: p, s: emu.NewSession(p), u: u, c: NewChecker(u, Memory{p.Engine}, EngineRegs(p.Engine))}, nil
 }
 
@@ -170,6 +180,7 @@ type collector struct {
 	funcs    map[string]*FuncStat
 	rows     map[[2]int]uint64 // (FDE, FRE) → hits as the topmost row
 	rowFail  map[[2]int]uint64 // (FDE, FRE) → failures attributed to it
+	objs     *objectStats      // per mapped ELF file (objects.go)
 
 	// Per-instruction counters kept without maps: outcomes by kind, rows
 	// hit (rowHits[FDE][FRE], folded into rows at the end), and the
@@ -203,6 +214,7 @@ func newCollector(path string, sec *sframe.Section, p *emu.Process, s *emu.Sessi
 		funcs:    map[string]*FuncStat{},
 		rows:     map[[2]int]uint64{},
 		rowFail:  map[[2]int]uint64{},
+		objs:     newObjectStats(p, s.Syms),
 		rowHits:  make([][]uint64, len(sec.FDEs)),
 		pcFunc:   make([]pcFunc, 1<<12),
 	}
@@ -227,6 +239,7 @@ func (c *collector) funcStat(pc uint64) *FuncStat {
 func (c *collector) add(r emu.Record, res *Result) {
 	c.insns++
 	c.kinds[res.Kind]++
+	c.objs.add(r.PC, res)
 	fs := c.funcStat(r.PC)
 	fs.Instructions++
 	if res.Kind != NoFDE {
@@ -292,6 +305,7 @@ func (c *collector) finish() *Report {
 			}
 		}
 	}
+	c.objs.finish(rep)
 	for key, pr := range c.problems {
 		pr.PCs = len(c.pcs[key])
 		rep.Problems = append(rep.Problems, *pr)
