@@ -119,13 +119,24 @@ func (u *Unwinder) Walk(regs Registers, mem Memory) *Iterator {
 // Reset makes it a new walk, as u.Walk(regs, mem) returns, without
 // allocating.
 func (it *Iterator) Reset(u *Unwinder, regs Registers, mem Memory) {
-	*it = Iterator{u: u, mem: mem, regs: regs, pc: regs.PC, sp: regs.SP, fp: regs.FP, topmost: true}
+	it.reset(u, mem, regs.PC, regs.SP, regs.FP)
+	it.regs, it.topmost = regs, true
+}
+
+// reset sets every field but regs and topmost; the last frame is left as
+// it is (Next overwrites it before Frame can return it).
+func (it *Iterator) reset(u *Unwinder, mem Memory, pc, sp, fp uint64) {
+	it.u, it.mem = u, mem
+	it.pc, it.sp, it.fp = pc, sp, fp
+	it.depth, it.done, it.err, it.lastCFA = 0, false, nil, 0
 }
 
 // ResetCaller makes it a new walk, as u.WalkCaller(pc, sp, fp, mem)
 // returns, without allocating.
 func (it *Iterator) ResetCaller(u *Unwinder, pc, sp, fp uint64, mem Memory) {
-	*it = Iterator{u: u, mem: mem, pc: pc, sp: sp, fp: fp, depth: 1, lastCFA: sp}
+	it.reset(u, mem, pc, sp, fp)
+	it.regs, it.topmost = Registers{}, false
+	it.depth, it.lastCFA = 1, sp
 }
 
 // WalkCaller continues a walk at the caller of a topmost frame, as Walk's

@@ -185,8 +185,8 @@ func (c *Checker) Check(r emu.Record, shadow []emu.Frame) Result {
 	if !it.Next() {
 		return compare(c.frames, it.Err(), shadow)
 	}
-	f0 := it.Frame()
-	c.frames = append(c.frames, f0)
+	c.frames = append(c.frames, it.Frame())
+	f0 := &c.frames[0]
 	if f0.Err != nil || f0.Outermost {
 		c.valid = false
 		if c.Watch != nil {
@@ -214,7 +214,7 @@ func (c *Checker) Check(r emu.Record, shadow []emu.Frame) Result {
 // tail, after a return the old tail less its first frame, so a deep stack
 // costs a step or two instead of a walk. The tail is kept outermost first,
 // so the reused part stays where it is.
-func (c *Checker) walkTail(f0 unwind.Frame) {
+func (c *Checker) walkTail(f0 *unwind.Frame) {
 	c.newReads, c.newSpans, c.newTail = c.newReads[:0], c.newSpans[:0], c.newTail[:0]
 	it := &c.it
 	it.ResetCaller(c.u, f0.RA, f0.CFA, f0.CallerFP, c.rec)
