@@ -63,9 +63,12 @@ corpus:
 # tests): fails on a new problem, on a known one that went away, and on a
 # wrong exit status or output. Reports: bin/corpus.json, bin/corpus.xml
 # (JUnit). CORPUS_FLAGS adds flags, e.g. --shard 1/2 or -j 1.
+# Dynamic binaries: bookworm's use the host's libraries (emu's defaults),
+# trixie's and sid's the sysroots scripts/fetch-sysroots.sh fetches.
 CORPUS_FLAGS ?=
+CORPUS_SYSROOTS := $(foreach s,trixie sid,--sysroot-for $(s)/x86-64=.deps/sysroots/$(s)-amd64 --sysroot-for $(s)/aarch64=.deps/sysroots/$(s)-arm64)
 corpus-verify: build testdata
-	$(BIN) corpus --expect testdata/expect.json --json bin/corpus.json --junit bin/corpus.xml $(CORPUS_FLAGS) testdata/corpus/manifest.json
+	$(BIN) corpus --expect testdata/expect.json --json bin/corpus.json --junit bin/corpus.xml $(CORPUS_SYSROOTS) $(CORPUS_FLAGS) testdata/corpus/manifest.json
 
 # 1 vs 2 corpus workers: throughput and their ratio (quote medians).
 bench-corpus: testdata
@@ -74,7 +77,7 @@ bench-corpus: testdata
 # Record what the corpus shows now as the expected outcomes (reasons of
 # entries that still hold are kept; new entries need one by hand).
 corpus-baseline: build testdata
-	$(BIN) corpus --expect testdata/expect.json --update $(CORPUS_FLAGS) testdata/corpus/manifest.json
+	$(BIN) corpus --expect testdata/expect.json --update $(CORPUS_SYSROOTS) $(CORPUS_FLAGS) testdata/corpus/manifest.json
 
 clean:
 	rm -rf bin

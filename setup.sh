@@ -6,7 +6,9 @@
 # Installs from Debian's archive: build tools (gcc, make, git), tar, xz-utils,
 # tmux; Go (golang-go) from bookworm-backports when no Go >= 1.21 is on PATH;
 # libunicorn-dev 2.1.1 from trixie, unpacked into .deps/ (scripts/fetch-unicorn.sh:
-# downloaded only, no system package is replaced).
+# downloaded only, no system package is replaced); trixie's and sid's libc6,
+# libgcc-s1 and libstdc++6 for amd64 and arm64 into .deps/sysroots
+# (scripts/fetch-sysroots.sh, the same way).
 # go.mod names the exact toolchain, which the go command fetches through the Go
 # module proxy (the Makefile sets GOTOOLCHAIN=auto, as Debian's Go defaults to
 # local). Nothing else is downloaded.
@@ -22,7 +24,9 @@ deps_only=""
 export DEBIAN_FRONTEND=noninteractive
 export PATH="/usr/local/go/bin:$PATH:/root/go/bin"
 
-PKGS="ca-certificates git make gcc libc6-dev tar xz-utils tmux"
+# The arm64 cross libraries are the default AArch64 sysroot
+# (/usr/aarch64-linux-gnu) of dynamically linked programs.
+PKGS="ca-certificates git make gcc libc6-dev tar xz-utils tmux libc6-arm64-cross libgcc-s1-arm64-cross libstdc++6-arm64-cross"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
@@ -58,6 +62,9 @@ echo "setup: $(go version)"
 
 # libunicorn 2.1.1 (static) from Debian trixie, into .deps/unicorn.
 ./scripts/fetch-unicorn.sh
+# trixie's and sid's libc6/libgcc-s1/libstdc++6 (amd64, arm64), into
+# .deps/sysroots: the sysroots of the corpus's newer dynamic programs.
+./scripts/fetch-sysroots.sh
 make build
 make testdata
 [ -n "$deps_only" ] && exit 0

@@ -104,7 +104,7 @@ func TestReadManifest(t *testing.T) {
 	}
 	good := write("good.json", `[
   {"path": "b/prog", "args": ["-v"], "exit_status": 3, "stdout": "hi\n", "toolchain": "sid"},
-  {"path": "/abs/a", "arch": "aarch64", "sframe_version": 2, "expect": {"unsupported": "dynamic", "reason": "no ld.so"}}
+  {"path": "/abs/a", "arch": "aarch64", "sframe_version": 2, "sysroot": "/sr", "toolchain": "sid", "expect": {"unsupported": "ABI", "reason": "s390x"}}
 ]`)
 	in, err := ReadManifest(good)
 	if err != nil {
@@ -117,10 +117,10 @@ func TestReadManifest(t *testing.T) {
 	if b.Path != filepath.Join(dir, "b/prog") || !reflect.DeepEqual(b.Args, []string{"-v"}) || *b.ExitStatus != 3 || *b.Stdout != "hi\n" {
 		t.Errorf("entry b: %+v", b)
 	}
-	if a := in.Jobs[0]; a.ExitStatus != nil || a.Stdout != nil || a.Arch != "aarch64" || a.SFrameVersion != 2 {
+	if a := in.Jobs[0]; a.ExitStatus != nil || a.Stdout != nil || a.Arch != "aarch64" || a.SFrameVersion != 2 || a.Sysroot != "/sr" || a.Toolchain != "sid" {
 		t.Errorf("entry a: %+v", a)
 	}
-	if x := in.Expect.Lookup("/abs/a"); x == nil || x.Unsupported != "dynamic" || x.Reason != "no ld.so" || in.Expect.Lookup("b/prog") != nil {
+	if x := in.Expect.Lookup("/abs/a"); x == nil || x.Unsupported != "ABI" || x.Reason != "s390x" || in.Expect.Lookup("b/prog") != nil {
 		t.Errorf("inline expectations: %s", dumpExpect(in.Expect.Binaries))
 	}
 	// An expectations file overrides them.
@@ -151,10 +151,9 @@ func TestReadExpectations(t *testing.T) {
 	p := filepath.Join(dir, "expect.json")
 	for _, tt := range []struct{ text, errSub string }{
 		{`{"binaries": {"a": {"problems": [{"kind": "cfa", "reason": "r"}]}}}`, ""},
-		{`{"binaries": {"a": {"unsupported": "dynamic"}}}`, ""},
+		{`{"binaries": {"a": {"unsupported": "is not one sframesim unwinds"}}}`, ""},
 		{`{"binaries": {"a": {}}}`, `binary a: lists neither "unsupported" nor "problems"`},
-		{`{"binaries": {"a": {"unsupported": "dynamic", "problems": [{"kind": "cfa"}]}}}`, "lists both"},
-		{`{"binaries": {"a": {"unsupported": "static"}}}`, `unsupported "static": the only class is "dynamic"`},
+		{`{"binaries": {"a": {"unsupported": "ABI", "problems": [{"kind": "cfa"}]}}}`, "lists both"},
 		{`{"binaries": {"a": {"problems": [{"kind": "ok"}]}}}`, `problem 0: kind "ok" is not one of cfa, fp, limited, ra, too-short, unterminated, unwind-error`},
 		{`{"binaries": {"a": {"problem": []}}}`, `unknown field "problem"`},
 		{`{"binaries": {"a": {"problems": [{"kind": 1}]}}}`, "offset"},
@@ -228,12 +227,12 @@ func TestJudge(t *testing.T) {
 		{name: "exit and stdout as the manifest says", job: Job{ExitStatus: &zero, Stdout: &hello}, o: Outcome{Report: report(), Stdout: hello}, status: StatusClean},
 		{name: "stdout", job: Job{Stdout: &bye}, o: Outcome{Report: report(), Stdout: hello}, status: StatusFail, findings: []string{"stdout"},
 			msgSub: `stdout differs from the manifest's at byte 0 (line 1): got "hello", want "bye"`},
-		{name: "unsupported as expected", o: Outcome{Err: os.ErrInvalid, Unsupported: "dynamic"}, exp: &Expect{Unsupported: "dynamic"}, status: StatusUnsupported},
-		{name: "unsupported, unexpected", o: Outcome{Err: os.ErrInvalid, Unsupported: "dynamic"}, status: StatusError, findings: []string{"unsupported"},
-			msgSub: "prog: cannot be verified (dynamic), which the expectations do not say"},
+		{name: "unsupported as expected", o: Outcome{Err: os.ErrInvalid}, exp: &Expect{Unsupported: "invalid"}, status: StatusUnsupported},
+		{name: "unsupported, another error", o: Outcome{Err: os.ErrNotExist}, exp: &Expect{Unsupported: "invalid"}, status: StatusError, findings: []string{"error"},
+			msgSub: `prog: could not be verified: file does not exist (expected an error saying "invalid")`},
 		{name: "error", o: Outcome{Err: os.ErrNotExist}, exp: known, status: StatusError, findings: []string{"error"}, msgSub: "prog: could not be verified: file does not exist"},
-		{name: "now runs", o: Outcome{Report: report(cfaA)}, exp: &Expect{Unsupported: "dynamic"}, status: StatusFail,
-			findings: []string{"now-runs", "new-problem"}, msgSub: "expected to be unsupported (dynamic), but verify ran it"},
+		{name: "now runs", o: Outcome{Report: report(cfaA)}, exp: &Expect{Unsupported: "invalid"}, status: StatusFail,
+			findings: []string{"now-runs", "new-problem"}, msgSub: `expected to be unsupported ("invalid"), but verify ran it`},
 		{name: "budget: new problems only", job: Job{ExitStatus: &three},
 			o: Outcome{Report: &verify.Report{Stop: "instruction budget of 10 reached", Instructions: 10}, Budget: true}, exp: known, status: StatusClean},
 		{name: "timeout", o: Outcome{Report: &verify.Report{Stop: "timeout", Instructions: 10}, TimedOut: true, Timeout: time.Second}, status: StatusFail,
@@ -266,9 +265,9 @@ func TestJudge(t *testing.T) {
 func TestUpdate(t *testing.T) {
 	e := &Expectations{Binaries: map[string]*Expect{
 		"known":   {Problems: []ExpectedProblem{{Kind: "cfa", Function: "f", Reason: "gas bug"}, {Kind: "fp", Function: "g", Reason: "fixed since"}}},
-		"dyn":     {Unsupported: "dynamic", Reason: "issue 7"},
-		"now-dyn": {Unsupported: "dynamic", Reason: "issue 7"},
-		"gone":    {Unsupported: "dynamic"},
+		"dyn":     {Unsupported: "invalid", Reason: "no ld.so"},
+		"now-dyn": {Unsupported: "invalid", Reason: "no ld.so"},
+		"gone":    {Unsupported: "invalid"},
 		"fixed":   {Problems: []ExpectedProblem{{Kind: "cfa", Reason: "r"}}},
 		"errs":    {Problems: []ExpectedProblem{{Kind: "cfa", Reason: "r"}}},
 	}}
@@ -277,10 +276,10 @@ func TestUpdate(t *testing.T) {
 	}
 	results := []Result{
 		judge("known", Outcome{Report: report(problem("cfa", "f", rowA, 3), problem("ra", "h", rowA, 1))}),
-		judge("dyn", Outcome{Err: os.ErrInvalid, Unsupported: "dynamic"}),
+		judge("dyn", Outcome{Err: os.ErrInvalid}),
 		judge("now-dyn", Outcome{Report: report()}),
 		judge("fixed", Outcome{Report: report()}),
-		judge("new", Outcome{Err: os.ErrInvalid, Unsupported: "dynamic"}),
+		judge("new", Outcome{Err: os.ErrInvalid}),
 		judge("errs", Outcome{Err: os.ErrNotExist}),
 	}
 	var all []Job
@@ -290,8 +289,7 @@ func TestUpdate(t *testing.T) {
 	changes, refused := e.Update(results, all)
 	want := map[string]*Expect{
 		"known": {Problems: []ExpectedProblem{{Kind: "cfa", Function: "f", Reason: "gas bug"}, {Kind: "ra", Function: "h", Row: rowA}}},
-		"dyn":   {Unsupported: "dynamic", Reason: "issue 7"},
-		"new":   {Unsupported: "dynamic"},
+		"dyn":   {Unsupported: "invalid", Reason: "no ld.so"},
 		"errs":  {Problems: []ExpectedProblem{{Kind: "cfa", Reason: "r"}}},
 	}
 	if !reflect.DeepEqual(e.Binaries, want) {
@@ -300,11 +298,11 @@ func TestUpdate(t *testing.T) {
 	wantChanges := []string{
 		"gone: dropped (no such binary)",
 		"known: known problems changed",
-		"now-dyn: unsupported (dynamic) → clean",
+		"now-dyn: unsupported → clean",
 		"fixed: 1 known problem → clean",
-		"new: clean → unsupported (dynamic)",
 	}
-	if !reflect.DeepEqual(changes, wantChanges) || len(refused) != 1 || !strings.HasPrefix(refused[0], "errs: could not run") {
+	// Errors are never baselined: only a person can say which are fine.
+	if !reflect.DeepEqual(changes, wantChanges) || len(refused) != 2 || !strings.HasPrefix(refused[0], "new: could not run") || !strings.HasPrefix(refused[1], "errs: could not run") {
 		t.Errorf("changes %q\nrefused %q", changes, refused)
 	}
 	if n := e.Unexplained(); n != 1 {
@@ -330,7 +328,7 @@ func dumpExpect(m map[string]*Expect) string {
 func goldenResults() (Summary, []Result) {
 	exp := &Expectations{Binaries: map[string]*Expect{
 		"v1/x86-64/asm":  {Problems: []ExpectedProblem{{Kind: "cfa", Function: "asm_regcfa_call", Reason: "gas 2.40 bug"}}},
-		"v1/x86-64/dyn":  {Unsupported: "dynamic"},
+		"v1/x86-64/dyn":  {Unsupported: "invalid"},
 		"v3/aarch64/bad": {Problems: []ExpectedProblem{{Kind: "fp", Function: "drap", Reason: "GCC bug"}}},
 	}}
 	three := 3
@@ -340,7 +338,7 @@ func goldenResults() (Summary, []Result) {
 	}{
 		{Job{Key: "v1/x86-64/asm", Path: "corpus/v1/x86-64/asm"}, Outcome{Report: report(problem("cfa", "asm_regcfa_call", rowA, 7))}},
 		{Job{Key: "v1/x86-64/clean", Path: "corpus/v1/x86-64/clean"}, Outcome{Report: report()}},
-		{Job{Key: "v1/x86-64/dyn", Path: "corpus/v1/x86-64/dyn", Arch: "x86-64", SFrameVersion: 1}, Outcome{Err: os.ErrInvalid, Unsupported: "dynamic"}},
+		{Job{Key: "v1/x86-64/dyn", Path: "corpus/v1/x86-64/dyn", Arch: "x86-64", SFrameVersion: 1}, Outcome{Err: os.ErrInvalid}},
 		{Job{Key: "v3/aarch64/bad", Path: "corpus/v3/aarch64/bad", ExitStatus: &three}, Outcome{Report: report(problem("cfa", "main", rowA, 2))}},
 		{Job{Key: "v3/aarch64/gone", Path: "corpus/v3/aarch64/gone"}, Outcome{Err: os.ErrNotExist}},
 	}
@@ -419,5 +417,39 @@ func TestProgressBar(t *testing.T) {
 	}
 	if !strings.HasSuffix(out, "\r\x1b[K") {
 		t.Errorf("Finish does not clear the bar: %q", out)
+	}
+}
+
+func TestSysroots(t *testing.T) {
+	for _, tt := range []struct{ in, label, dir, errSub string }{
+		{in: "sid/x86-64=/s", label: "sid/x86-64", dir: "/s"},
+		{in: "sid/aarch64=rel/dir=x", label: "sid/aarch64", dir: "rel/dir=x"},
+		{in: "sid=/s", errSub: "want TOOLCHAIN/ARCH=DIR"},
+		{in: "sid/x86-64", errSub: "want TOOLCHAIN/ARCH=DIR"},
+		{in: "/x86-64=/s", errSub: "want TOOLCHAIN/ARCH=DIR"},
+		{in: "sid/x86-64=", errSub: "want TOOLCHAIN/ARCH=DIR"},
+	} {
+		label, dir, err := ParseSysrootFor(tt.in)
+		if tt.errSub != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.errSub) {
+				t.Errorf("ParseSysrootFor(%q): err %v, want %q", tt.in, err, tt.errSub)
+			}
+		} else if err != nil || label != tt.label || dir != tt.dir {
+			t.Errorf("ParseSysrootFor(%q) = %q, %q, %v", tt.in, label, dir, err)
+		}
+	}
+	jobs := []Job{
+		{Key: "a", Toolchain: "sid", Arch: "x86-64"},
+		{Key: "b", Toolchain: "sid", Arch: "aarch64"},
+		{Key: "c", Toolchain: "sid", Arch: "x86-64", Sysroot: "/own"},
+		{Key: "d"},
+	}
+	ApplySysroots(jobs, map[string]string{"sid/x86-64": "/sid64"})
+	var got []string
+	for _, j := range jobs {
+		got = append(got, j.Key+"="+j.Sysroot)
+	}
+	if want := []string{"a=/sid64", "b=", "c=/own", "d="}; !reflect.DeepEqual(got, want) {
+		t.Errorf("ApplySysroots: %q, want %q", got, want)
 	}
 }

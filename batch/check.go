@@ -40,7 +40,7 @@ type Result struct {
 	Findings []Finding `json:"unexpected,omitempty"`
 	// Groups are the problems observed, grouped by kind, function and row.
 	Groups      []Group `json:"problems,omitempty"`
-	Unsupported string  `json:"unsupported,omitempty"` // the class, when verify could not run it for a known reason
+	Unsupported string  `json:"unsupported,omitempty"` // the expectation that verify's error matched
 	Error       string  `json:"error,omitempty"`       // why verify could not run it
 	// Incomplete says why the run did not reach the program's end (budget,
 	// timeout, a stop); missing problems and the exit status are then not
@@ -75,7 +75,6 @@ type Group struct {
 type Outcome struct {
 	Report      *verify.Report // nil when verify could not run it
 	Err         error          // why not
-	Unsupported string         // Err's class, when it is a known limit (see [Unsupported])
 	Stdout      string         // what the program printed (when Report is set)
 	Budget      bool           // stopped by the instruction budget
 	TimedOut    bool           // stopped by the timeout
@@ -114,13 +113,12 @@ func Judge(job Job, o Outcome, exp *Expect) Result {
 	}
 	if o.Report == nil {
 		r.Error = fmt.Sprint(o.Err)
-		r.Unsupported = o.Unsupported
 		switch {
-		case o.Unsupported != "" && exp != nil && exp.Unsupported == o.Unsupported:
-			r.Status = StatusUnsupported
-		case o.Unsupported != "":
+		case exp != nil && exp.Unsupported != "" && strings.Contains(r.Error, exp.Unsupported):
+			r.Status, r.Unsupported = StatusUnsupported, exp.Unsupported
+		case exp != nil && exp.Unsupported != "":
 			r.Status = StatusError
-			add("unsupported", "", "cannot be verified (%s), which the expectations do not say: %v", o.Unsupported, o.Err)
+			add("error", "", "could not be verified: %v (expected an error saying %q)", o.Err, exp.Unsupported)
 		default:
 			r.Status = StatusError
 			add("error", "", "could not be verified: %v", o.Err)
@@ -147,7 +145,7 @@ func Judge(job Job, o Outcome, exp *Expect) Result {
 		add("stopped", "", "the run stopped before the program ended, after %d instructions: %s", rep.Instructions, rep.Stop)
 	}
 	if exp != nil && exp.Unsupported != "" {
-		add("now-runs", "", "expected to be unsupported (%s), but verify ran it: update the expectations", exp.Unsupported)
+		add("now-runs", "", "expected to be unsupported (%q), but verify ran it: update the expectations", exp.Unsupported)
 		exp = nil // judge its problems as if it had to be clean
 	}
 	r.Groups = groups(rep)

@@ -29,14 +29,15 @@ import (
 //	         "reason": "gas 2.40 keeps sp+16 for a CFA on rbx"}
 //	      ]
 //	    },
-//	    "v1/x86-64/asm-O2-dynamic": {"unsupported": "dynamic", "reason": "..."}
+//	    "s390x/prog": {"unsupported": "is not one sframesim unwinds", "reason": "..."}
 //	  }
 //	}
 //
 // An expected problem names a problem kind as verify reports it (cfa, ra,
 // fp, unwind-error, too-short, limited, unterminated), the function whose
 // FRE row gave it and that row as objdump --sframe prints it. An empty
-// function or row matches any.
+// function or row matches any. An unsupported binary is one verify cannot
+// run; the entry gives a piece of verify's error message and the reason.
 type Expectations struct {
 	Comment  string             `json:"comment,omitempty"`
 	Binaries map[string]*Expect `json:"binaries"`
@@ -44,8 +45,8 @@ type Expectations struct {
 
 // Expect is one binary's expected outcome: unsupported, or known problems.
 type Expect struct {
-	// Unsupported is why verify cannot run the binary, as a class (see
-	// [Unsupported]), e.g. "dynamic".
+	// Unsupported, when set, says verify cannot run the binary: its error
+	// contains this text.
 	Unsupported string            `json:"unsupported,omitempty"`
 	Reason      string            `json:"reason,omitempty"` // for Unsupported
 	Problems    []ExpectedProblem `json:"problems,omitempty"`
@@ -58,12 +59,6 @@ type ExpectedProblem struct {
 	Row      string `json:"row,omitempty"`
 	Reason   string `json:"reason"`
 }
-
-// Unsupported classes: why verify cannot run a binary, when that is a known
-// limit of sframesim rather than a problem of the binary.
-const (
-	UnsupportedDynamic = "dynamic" // dynamically linked: emu has no ld.so support yet
-)
 
 // problemKinds are the outcome kinds a report lists as problems.
 var problemKinds = func() map[string]bool {
@@ -122,8 +117,6 @@ func (x *Expect) check() error {
 		return errors.New(`lists neither "unsupported" nor "problems" (a binary that is not listed must verify clean)`)
 	case x.Unsupported != "" && len(x.Problems) > 0:
 		return errors.New(`lists both "unsupported" and "problems"`)
-	case x.Unsupported != "" && x.Unsupported != UnsupportedDynamic:
-		return fmt.Errorf("unsupported %q: the only class is %q", x.Unsupported, UnsupportedDynamic)
 	}
 	for i, p := range x.Problems {
 		if !problemKinds[p.Kind] {
@@ -215,7 +208,9 @@ func (p *ExpectedProblem) matches(g *Group) bool {
 func normRow(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // Update makes the baseline say what results observed, for each result
-// that can be a baseline (a complete run, or an unsupported binary).
+// that can be a baseline (a complete run, or a binary that is unsupported
+// as expected: those entries are written by hand, as only a person can say
+// which errors are acceptable).
 // Expected problems that still match are kept as they are (with their
 // reasons; hand-written ones that match any row stay so); ones that no
 // longer occur are dropped; new ones are added with an empty reason.
@@ -250,7 +245,7 @@ func (e *Expectations) Update(results []Result, all []Job) (changes, refused []s
 // unbaselinable says why a result cannot become the baseline.
 func (r *Result) unbaselinable() string {
 	switch {
-	case r.Status == StatusError && r.Unsupported == "":
+	case r.Status == StatusError:
 		return "could not run: " + r.Error
 	case r.Status == StatusInterrupted:
 		return "interrupted"
@@ -263,12 +258,8 @@ func (r *Result) unbaselinable() string {
 // observed is the expectation that describes r exactly, nil for a clean
 // run; old supplies the reasons.
 func (r *Result) observed(old *Expect) *Expect {
-	if r.Unsupported != "" {
-		x := &Expect{Unsupported: r.Unsupported}
-		if old != nil && old.Unsupported == r.Unsupported {
-			x.Reason = old.Reason
-		}
-		return x
+	if r.Status == StatusUnsupported {
+		return old
 	}
 	if len(r.Groups) == 0 {
 		return nil
@@ -302,7 +293,7 @@ func describeChange(old, next *Expect) string {
 		case x == nil:
 			return "clean"
 		case x.Unsupported != "":
-			return "unsupported (" + x.Unsupported + ")"
+			return "unsupported"
 		}
 		if len(x.Problems) == 1 {
 			return "1 known problem"

@@ -34,6 +34,12 @@ type Job struct {
 	// binaries that cannot run.
 	Arch          string
 	SFrameVersion int
+	// Toolchain is the manifest's label of the toolchain that built the
+	// binary, for [ApplySysroots].
+	Toolchain string
+	// Sysroot is where a dynamically linked binary's ld.so and libraries
+	// come from ("": Options.Sysroot, else emu's default for the arch).
+	Sysroot string
 }
 
 // Skipped is a file of an input directory that is not verified.
@@ -197,15 +203,18 @@ type manifestEntry struct {
 	Stdout        *string  `json:"stdout"`
 	Arch          string   `json:"arch"`
 	SFrameVersion int      `json:"sframe_version"`
+	Toolchain     string   `json:"toolchain"`
+	Sysroot       string   `json:"sysroot"`
 	Expect        *Expect  `json:"expect"`
 }
 
 // ReadManifest reads a manifest: a JSON array of objects, each with the
 // binary's "path" (relative to the manifest's directory, or absolute) and
-// optionally "args", "exit_status", "stdout", "arch", "sframe_version" and
-// "expect": the binary's expected outcome, as in an expectations file (see
-// [Expectations]). Other keys are ignored, so testdata/corpus/manifest.json
-// serves as is.
+// optionally "args", "exit_status", "stdout", "arch", "sframe_version",
+// "toolchain", "sysroot" (for a dynamically linked binary; relative to the
+// manifest's directory, or absolute) and "expect": the binary's expected
+// outcome, as in an expectations file (see [Expectations]). Other keys are
+// ignored, so testdata/corpus/manifest.json serves as is.
 func ReadManifest(path string) (*Input, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -243,9 +252,13 @@ func ReadManifest(path string) (*Input, error) {
 			}
 			in.Expect.Binaries[key] = e.Expect
 		}
+		sysroot := e.Sysroot
+		if sysroot != "" && !filepath.IsAbs(sysroot) {
+			sysroot = filepath.Join(dir, sysroot)
+		}
 		in.Jobs = append(in.Jobs, Job{
 			Key: key, Path: file, Args: e.Args, ExitStatus: e.ExitStatus, Stdout: e.Stdout,
-			Arch: e.Arch, SFrameVersion: e.SFrameVersion,
+			Arch: e.Arch, SFrameVersion: e.SFrameVersion, Toolchain: e.Toolchain, Sysroot: sysroot,
 		})
 	}
 	sortJobs(in.Jobs)
@@ -301,6 +314,28 @@ func Shard(jobs []Job, i, n int) []Job {
 		out = append(out, sorted[k])
 	}
 	return out
+}
+
+// ParseSysrootFor parses "TOOLCHAIN/ARCH=DIR": the sysroot of the binaries
+// a manifest says were built by TOOLCHAIN for ARCH.
+func ParseSysrootFor(s string) (label, dir string, err error) {
+	label, dir, ok := strings.Cut(s, "=")
+	tc, arch, ok2 := strings.Cut(label, "/")
+	if !ok || !ok2 || tc == "" || arch == "" || dir == "" {
+		return "", "", fmt.Errorf("sysroot %q: want TOOLCHAIN/ARCH=DIR, e.g. sid/x86-64=.deps/sysroots/sid-amd64", s)
+	}
+	return label, dir, nil
+}
+
+// ApplySysroots gives each job without a sysroot of its own the one that
+// sysroots names for its toolchain and arch ("sid/x86-64"), if any.
+func ApplySysroots(jobs []Job, sysroots map[string]string) {
+	for i := range jobs {
+		j := &jobs[i]
+		if dir, ok := sysroots[j.Toolchain+"/"+j.Arch]; ok && j.Sysroot == "" {
+			j.Sysroot = dir
+		}
+	}
 }
 
 // Filter returns the jobs whose key re matches.

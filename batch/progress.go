@@ -69,7 +69,7 @@ func (p *Progress) Finish() {
 func lineNote(r *Result) string {
 	switch {
 	case r.Status == StatusUnsupported:
-		return " (" + r.Unsupported + ")"
+		return " (" + r.Error + ")"
 	case r.Report != nil && r.Status != StatusInterrupted:
 		s := fmt.Sprintf(" (%d instructions", r.Report.Instructions)
 		switch n := len(r.Groups); n {

@@ -3,7 +3,6 @@
 package batch
 
 import (
-	"errors"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -18,6 +17,9 @@ type Options struct {
 	Workers  int           // binaries verified at once; 0: one per CPU
 	MaxInsns uint64        // per binary; 0: no limit
 	Timeout  time.Duration // per binary, wall-clock; 0: no limit
+	// Sysroot is where dynamically linked binaries without a Job.Sysroot
+	// find ld.so and their libraries ("": emu's default for the arch).
+	Sysroot string
 	// Interrupt, when it becomes true, stops the running binaries (their
 	// results are StatusInterrupted) and starts no more.
 	Interrupt *atomic.Bool
@@ -78,17 +80,20 @@ func runOne(job Job, exp *Expect, opt Options, interrupt *atomic.Bool) Result {
 			Status: StatusInterrupted, Incomplete: "not run: interrupted"}
 	}
 	out := &limitedBuffer{max: maxStdout}
+	sysroot := job.Sysroot
+	if sysroot == "" {
+		sysroot = opt.Sysroot
+	}
 	start := time.Now()
 	rep, err := verify.Run(job.Path, verify.Options{
 		Args:      job.Args,
-		Config:    emu.Config{Stdout: out},
+		Config:    emu.Config{Stdout: out, Sysroot: sysroot},
 		MaxInsns:  opt.MaxInsns,
 		Timeout:   opt.Timeout,
 		Interrupt: interrupt,
 	})
 	o := Outcome{Report: rep, Err: err, Timeout: opt.Timeout}
 	if rep == nil {
-		o.Unsupported = Unsupported(err)
 		r := Judge(job, o, exp)
 		r.Seconds = time.Since(start).Seconds()
 		return r
@@ -104,16 +109,6 @@ func runOne(job Job, exp *Expect, opt Options, interrupt *atomic.Bool) Result {
 	o.Budget = stopped && !o.Interrupted && opt.MaxInsns > 0 && rep.Instructions >= opt.MaxInsns
 	o.TimedOut = stopped && !o.Budget && opt.Timeout > 0 && rep.Seconds >= opt.Timeout.Seconds()
 	return Judge(job, o, exp)
-}
-
-// Unsupported returns the class of an error verify.Run gave for a binary
-// it cannot run because of a known limit of sframesim, "" for other
-// errors.
-func Unsupported(err error) string {
-	if errors.Is(err, emu.ErrDynamic) {
-		return UnsupportedDynamic
-	}
-	return ""
 }
 
 // limitedBuffer keeps the first max bytes written to it.

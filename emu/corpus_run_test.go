@@ -15,9 +15,10 @@ import (
 	"github.com/sframesim/sframesim/internal/corpus"
 )
 
-// TestCorpusRun runs every static and nolibc corpus binary (both arches,
-// all three toolchains) under the Linux layer and checks its stdout and
-// exit status against the manifest. The subtests run in parallel; with -v
+// TestCorpusRun runs every corpus binary (static, nolibc and dynamic; both
+// arches, all three toolchains; dynamic ones with ld.so and the shared
+// libraries of their toolchain's sysroot) under the Linux layer and checks
+// its stdout and exit status against the manifest. The subtests run in parallel; with -v
 // the slowest binaries and the instruction rates are logged.
 func TestCorpusRun(t *testing.T) {
 	dir := corpus.Dir(t)
@@ -74,7 +75,7 @@ func TestCorpusRun(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			path := filepath.Join(dir, e.Path)
 			start := time.Now()
-			p, err := Load(path, Config{Stdout: &stdout, Stderr: &stderr, Timeout: time.Minute})
+			p, err := Load(path, Config{Stdout: &stdout, Stderr: &stderr, Timeout: time.Minute, Sysroot: corpus.Sysroot(t, &e)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,18 +104,21 @@ func TestCorpusRun(t *testing.T) {
 			}
 		})
 	}
-	if n := len(entries); n != 174 {
-		t.Errorf("%d static and nolibc binaries in the corpus, want 174", n)
+	if n := len(entries); n != 294 {
+		t.Errorf("%d binaries in the corpus, want 294", n)
 	}
 }
 
-// runnable returns the corpus binaries the Linux layer runs: the static and
-// -nostdlib ones (dynamic ones need ld.so: issue 7).
+// runnable returns the corpus binaries the Linux layer runs: all of them
+// (static, -nostdlib, and dynamic with their sysroot: corpus.Sysroot).
 func runnable(t *testing.T) []corpus.Entry {
 	var out []corpus.Entry
 	for _, e := range corpus.Entries(t) {
-		if e.Link == "static" || e.Link == "nolibc" {
+		switch e.Link {
+		case "static", "nolibc", "dynamic":
 			out = append(out, e)
+		default:
+			t.Errorf("%s: unknown link mode %q", e.Path, e.Link)
 		}
 	}
 	return out

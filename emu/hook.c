@@ -1,6 +1,29 @@
+#include <stdlib.h>
 #include <string.h>
 #include "hook.h"
 #include "_cgo_export.h"
+
+// in_live reports whether pc lies in one of the live ranges.
+static int in_live(const sfs_state *st, uint64_t pc) {
+	int lo = 0, hi = st->nlive;
+	if (hi == 0 || pc < st->live[0] || pc >= st->live[2 * hi - 1])
+		return 0;
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (pc >= st->live[2 * mid + 1])
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < st->nlive && pc >= st->live[2 * lo];
+}
+
+static void flush(sfs_state *st, int live) {
+	sfsGoFlush(st->slot, live);
+	st->nbuf = 0;
+	st->nwlog = 0;
+	st->nwbytes = 0;
+}
 
 static void hook_code(uc_engine *uc, uint64_t addr, uint32_t size, void *user) {
 	sfs_state *st = user;
@@ -16,10 +39,8 @@ static void hook_code(uc_engine *uc, uint64_t addr, uint32_t size, void *user) {
 		r->sp = v[0];
 		r->fp = v[1];
 		r->ra = st->nregs > 3 ? v[2] : 0;
-		if (++st->nbuf == st->cap) {
-			sfsGoFlush(st->slot);
-			st->nbuf = 0;
-		}
+		if (++st->nbuf == st->cap || (st->nlive > 0 && in_live(st, addr)))
+			flush(st, 1);
 		break;
 	}
 	case SFS_OBSERVE_STEP:
@@ -28,13 +49,125 @@ static void hook_code(uc_engine *uc, uint64_t addr, uint32_t size, void *user) {
 	}
 }
 
+// find_region returns the host-backed region holding addr, or NULL.
+static sfs_region *find_region(sfs_state *st, uint64_t addr) {
+	if (st->lastregion < st->nregions) {
+		sfs_region *r = &st->regions[st->lastregion];
+		if (addr - r->addr < r->size)
+			return r;
+	}
+	int lo = 0, hi = st->nregions;
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (addr >= st->regions[mid].addr + st->regions[mid].size)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < st->nregions && addr >= st->regions[lo].addr) {
+		st->lastregion = lo;
+		return &st->regions[lo];
+	}
+	return NULL;
+}
+
+// grow makes room for n more elements of size sz in *buf (capacity *cap).
+static int grow(void **buf, uint64_t *cap, uint64_t used, uint64_t n, size_t sz) {
+	if (used + n <= *cap)
+		return 1;
+	uint64_t c = *cap ? *cap : 1024;
+	while (c < used + n)
+		c *= 2;
+	void *b = realloc(*buf, c * sz);
+	if (!b)
+		return 0;
+	*buf = b;
+	*cap = c;
+	return 1;
+}
+
+// hook_write runs before every guest store (history mode) and saves the
+// bytes it is about to overwrite.
+static void hook_write(uc_engine *uc, uc_mem_type type, uint64_t addr, int size, int64_t value, void *user) {
+	sfs_state *st = user;
+	if (st->nbuf == 0) {
+		// The storing instruction was passed to Go already: only say
+		// where memory changed.
+		if (st->dhi == 0 || addr < st->dlo)
+			st->dlo = addr;
+		if (addr + size > st->dhi)
+			st->dhi = addr + size;
+		return;
+	}
+	while (size > 0) {
+		sfs_region *r = find_region(st, addr);
+		if (!r)
+			return; // the store faults; nothing changes
+		uint64_t off = addr - r->addr;
+		uint32_t n = (uint64_t)size <= r->size - off ? (uint32_t)size : (uint32_t)(r->size - off);
+		uint64_t capw = st->capwlog;
+		if (!grow((void **)&st->wlog, &capw, st->nwlog, 1, sizeof(sfs_write)) ||
+		    !grow((void **)&st->wbytes, &st->capwbytes, st->nwbytes, n, 1)) {
+			st->track = -1; // out of memory: Go reports it
+			return;
+		}
+		st->capwlog = (uint32_t)capw;
+		sfs_write *w = &st->wlog[st->nwlog++];
+		w->addr = addr;
+		w->host = r->host + off;
+		w->off = st->nwbytes;
+		w->size = n;
+		w->rec = st->nbuf - 1;
+		memcpy(st->wbytes + st->nwbytes, w->host, n);
+		st->nwbytes += n;
+		addr += n;
+		size -= (int)n;
+	}
+}
+
+uc_err sfs_track_writes(sfs_state *st, int on) {
+	if (on && !st->write_hook) {
+		uc_err err = uc_hook_add(st->uc, &st->write_hook, UC_HOOK_MEM_WRITE, hook_write, st, 1, 0);
+		if (err == UC_ERR_OK)
+			st->track = 1;
+		return err;
+	}
+	if (!on && st->write_hook) {
+		uc_err err = uc_hook_del(st->uc, st->write_hook);
+		st->write_hook = 0;
+		st->track = 0;
+		st->nwlog = 0;
+		st->nwbytes = 0;
+		return err;
+	}
+	return UC_ERR_OK;
+}
+
+void sfs_free_history(sfs_state *st) {
+	free(st->wlog);
+	free(st->wbytes);
+	free(st->regions);
+	free(st->live);
+	st->wlog = NULL;
+	st->wbytes = NULL;
+	st->regions = NULL;
+	st->live = NULL;
+	st->nwlog = st->capwlog = 0;
+	st->nwbytes = st->capwbytes = 0;
+	st->nregions = st->nlive = 0;
+}
+
 static void hook_syscall(uc_engine *uc, void *user) {
 	sfs_state *st = user;
+	if (st->nbuf > 0)
+		flush(st, 0);
 	sfsGoSyscall(st->slot);
 }
 
 static void hook_intr(uc_engine *uc, uint32_t intno, void *user) {
 	sfs_state *st = user;
+	if (st->nbuf > 0)
+		flush(st, 0);
 	sfsGoInterrupt(st->slot, intno);
 }
 

@@ -17,6 +17,23 @@ typedef struct {
 	uint32_t size, pad;
 } sfs_rec;
 
+// One guest store seen by the write hook (history mode): the bytes it
+// overwrote are at bytes[off:off+size] of the state's byte log, and host is
+// where the guest address lives in host memory.
+typedef struct {
+	uint64_t addr;
+	uint8_t *host;
+	uint64_t off;
+	uint32_t size;
+	uint32_t rec;        // index of the storing instruction's record
+} sfs_write;
+
+// A host-backed guest region, for the write hook to find host addresses.
+typedef struct {
+	uint64_t addr, size;
+	uint8_t *host;
+} sfs_region;
+
 // Per-engine hook state, allocated in C memory and shared with Go.
 typedef struct {
 	uc_engine *uc;
@@ -27,18 +44,41 @@ typedef struct {
 	int nregs;
 	sfs_rec *buf;        // record buffer (SFS_OBSERVE_RECORD)
 	uint32_t nbuf, cap;
+	// History mode: every guest store since the oldest pending record, with
+	// the bytes it overwrote, so Go can show each record the memory it saw.
+	int32_t track;       // the write hook is installed
+	sfs_write *wlog;
+	uint32_t nwlog, capwlog;
+	uint8_t *wbytes;
+	uint64_t nwbytes, capwbytes;
+	sfs_region *regions; // sorted by addr
+	int32_t nregions, lastregion;
+	// Live ranges: [live[2i], live[2i+1]) sorted; an instruction there is
+	// passed to Go before it runs, with the engine's registers still its own.
+	uint64_t *live;
+	int32_t nlive;
+	// Stores by instructions already passed to Go: [dlo, dhi), dhi 0 if
+	// none since Go last looked.
+	uint64_t dlo, dhi;
 	// Last invalid memory access (UC_HOOK_MEM_INVALID).
 	int32_t fault_type;
 	int32_t fault_size;
 	uint64_t fault_addr;
 	int64_t fault_value;
 	uint64_t fault_pc;
-	uc_hook code_hook, sys_hook, mem_hook;
+	uc_hook code_hook, sys_hook, mem_hook, write_hook;
 } sfs_state;
 
 // sfs_hooks_install adds the code, system-call/interrupt and invalid-memory
 // hooks for arch (UC_ARCH_X86 or UC_ARCH_ARM64).
 uc_err sfs_hooks_install(sfs_state *st, int arch);
+
+// sfs_track_writes installs (on) or removes the guest-store hook of
+// history mode.
+uc_err sfs_track_writes(sfs_state *st, int on);
+
+// sfs_free_history releases the write log.
+void sfs_free_history(sfs_state *st);
 
 // sfs_reg_read_batch reads n registers into vals with one call.
 uc_err sfs_reg_read_batch(uc_engine *uc, int *ids, uint64_t *vals, int n);

@@ -9,21 +9,23 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// This file is the Linux user-mode layer: it loads a static Linux ELF
-// program (ET_EXEC, or ET_DYN without an interpreter: static PIE) into an
-// Engine with the stack, auxiliary vector and registers Linux would give
-// it, and runs it with its system calls emulated (syscalls.go), in chunks
-// of instructions, until it exits or a limit stops it.
+// This file is the Linux user-mode layer: it loads a Linux ELF program
+// (ET_EXEC, static PIE, or a dynamically linked one with its program
+// interpreter: dynamic.go) into an Engine with the stack, auxiliary vector
+// and registers Linux would give it, and runs it with its system calls
+// emulated (syscalls.go), in chunks of instructions, until it exits or a
+// limit stops it.
 //
 // The guest never touches the host: its writes to stdout and stderr go to
 // Config.Stdout and Config.Stderr, it reads only the files listed in
-// Config.ReadAllow (snapshotted when opened), and it cannot exec, fork,
-// create threads or use the network. Time, process ids and random bytes are
+// Config.ReadAllow and the files of its sysroot (snapshotted when opened),
+// and it cannot exec, fork, create threads or use the network. Time, process ids and random bytes are
 // fixed or derived from the instruction count, so every run of a program
 // is the same.
 
@@ -39,8 +41,15 @@ type Config struct {
 	// discarded).
 	Stdout, Stderr io.Writer
 	// ReadAllow lists the host files the guest may open (read-only). Paths
-	// are compared after filepath.Abs; everything else is ENOENT.
+	// are compared after filepath.Abs; everything else is ENOENT, except
+	// in the sysroot.
 	ReadAllow []string
+	// Sysroot is the host directory a dynamically linked program's
+	// interpreter and shared libraries are read from: every other absolute
+	// path the guest opens is resolved inside it, read-only, as in a
+	// chroot. Empty: DefaultSysroot of the program's architecture for a
+	// dynamically linked program, none for a static one.
+	Sysroot string
 	// MaxInsns stops the run after that many instructions (0: no limit).
 	MaxInsns uint64
 	// Timeout stops the run after that much wall-clock time (0: no limit).
@@ -109,33 +118,39 @@ type Process struct {
 	ELF    *elf.File
 	Path   string // the program, as given to Load
 	Base   uint64 // load bias: 0 for ET_EXEC
-	Entry  uint64 // entry point (bias applied)
+	Entry  uint64 // the program's entry point (bias applied): AT_ENTRY
 	SP     uint64 // initial stack pointer (points at argc)
 
-	cfg      Config
-	abi      *lxABI
-	file     *os.File
-	vm       lxVM
-	phdr     uint64
-	brkStart uint64
-	brk      uint64
-	rng      lxRNG
-	allow    map[string]bool
-	fds      map[int]*lxFile
-	sig      lxSignals
-	sleep    time.Duration // time the guest slept (added to the fake clocks)
-	sysPC    uint64        // the system call instruction being handled
-	exit     *Exit
-	timedOut atomic.Bool
-	lastErr  error // an internal error raised inside a hook
-	stalls   int   // chunks in a row that ran no instruction
-	syms     *Symbols
-	symsOnce sync.Once
+	cfg        Config
+	abi        *lxABI
+	start      uint64 // the first instruction: Entry, or the interpreter's entry
+	interpBase uint64 // the interpreter's load bias (AT_BASE), 0 without one
+	sysroot    string
+	objects    []*Object
+	onObject   func(*Object)
+	inodes     map[string]uint64 // host file → guest inode number
+	file       *os.File
+	vm         lxVM
+	phdr       uint64
+	brkStart   uint64
+	brk        uint64
+	rng        lxRNG
+	allow      map[string]bool
+	fds        map[int]*lxFile
+	sig        lxSignals
+	sleep      time.Duration // time the guest slept (added to the fake clocks)
+	sysPC      uint64        // the system call instruction being handled
+	exit       *Exit
+	timedOut   atomic.Bool
+	lastErr    error // an internal error raised inside a hook
+	stalls     int   // chunks in a row that ran no instruction
+	syms       *Symbols
+	symsOnce   sync.Once
 }
 
-// Load reads a static ELF program, maps it into a new engine and prepares
-// the initial stack and registers. It refuses dynamically linked programs
-// (ErrDynamic). Close releases it.
+// Load reads an ELF program, maps it (and, for a dynamically linked one,
+// its program interpreter from the sysroot) into a new engine and prepares
+// the initial stack and registers. Close releases it.
 func Load(path string, cfg Config) (*Process, error) {
 	file, err := os.Open(path)
 	if err != nil {
@@ -160,7 +175,21 @@ func Load(path string, cfg Config) (*Process, error) {
 	if cfg.Stderr == nil {
 		cfg.Stderr = io.Discard
 	}
-	p := &Process{Arch: arch, ELF: f, Path: path, cfg: cfg, file: file, abi: lxABIFor(arch)}
+	p := &Process{Arch: arch, ELF: f, Path: path, cfg: cfg, file: file, abi: lxABIFor(arch), sysroot: cfg.Sysroot}
+	if p.sysroot == "" && lxDynamic(f) {
+		p.sysroot = DefaultSysroot(arch)
+	}
+	if p.sysroot != "" {
+		fi, err := os.Stat(p.sysroot)
+		if err != nil || !fi.IsDir() {
+			file.Close()
+			return nil, fmt.Errorf("%s: sysroot %s is not a directory (choose one with --sysroot): %w", path, p.sysroot, ErrNoSysroot)
+		}
+		if p.sysroot, err = filepath.Abs(p.sysroot); err != nil {
+			file.Close()
+			return nil, err
+		}
+	}
 	p.rng.init()
 	if err := p.initFiles(); err != nil {
 		file.Close()
@@ -412,10 +441,32 @@ func (r *lxRNG) bytes(n int) []byte {
 	return b
 }
 
-// Symbols returns the code symbols of the program, read once.
+// Symbols returns the code symbols of the program and of the shared
+// objects it has mapped, read once; symbols of objects mapped later are
+// added to the same table.
 func (p *Process) Symbols() *Symbols {
-	p.symsOnce.Do(func() { p.syms = NewSymbols(p.ELF, p.Base) })
+	p.symsOnce.Do(func() {
+		s := NewSymbols(p.ELF, p.Base)
+		for i, o := range p.objects {
+			if i == 0 {
+				s.addRange(o, false)
+				continue
+			}
+			s.AddObject(o)
+		}
+		p.syms = s
+	})
 	return p.syms
+}
+
+// lxDynamic reports whether f has a program interpreter.
+func lxDynamic(f *elf.File) bool {
+	for _, ph := range f.Progs {
+		if ph.Type == elf.PT_INTERP {
+			return true
+		}
+	}
+	return false
 }
 
 // symbolAt returns "name+0xoff" for the symbol containing pc (or the

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sort"
 )
 
@@ -273,12 +274,14 @@ func lxProt(p uint64) Prot {
 	return r
 }
 
-// ErrDynamic is returned by Load for a binary with a PT_INTERP program
-// header: dynamically linked programs are not supported (yet).
-var ErrDynamic = errors.New("dynamically linked programs cannot run (yet): only static, static-pie and -nostdlib ones")
+// ErrNoSysroot is returned by Load for a dynamically linked program when
+// the sysroot it needs (Config.Sysroot or DefaultSysroot) has no program
+// interpreter.
+var ErrNoSysroot = errors.New("no program interpreter in the sysroot")
 
-// load maps the ELF file's PT_LOAD segments, sets up brk, and builds the
-// initial stack. It fills p.Base, p.Entry, p.SP and p.phdr.
+// load maps the ELF file's PT_LOAD segments, sets up brk, loads the program
+// interpreter of a dynamically linked program, and builds the initial
+// stack. It fills p.Base, p.Entry, p.SP, p.phdr and p.objects.
 func (p *Process) load() error {
 	f := p.ELF
 	if f.Class != elf.ELFCLASS64 || f.Data != elf.ELFDATA2LSB {
@@ -289,86 +292,37 @@ func (p *Process) load() error {
 	default:
 		return fmt.Errorf("%s: ELF type %v is not an executable", p.Path, f.Type)
 	}
-	var loads []*elf.Prog
-	align := uint64(PageSize)
+	var interp string
 	for _, ph := range f.Progs {
-		switch ph.Type {
-		case elf.PT_INTERP:
-			interp, _ := io.ReadAll(io.LimitReader(ph.Open(), 4096))
-			return fmt.Errorf("%s: PT_INTERP %s: %w", p.Path, bytes.TrimRight(interp, "\x00"), ErrDynamic)
-		case elf.PT_LOAD:
-			if ph.Memsz == 0 {
-				continue
+		if ph.Type == elf.PT_INTERP {
+			b, err := io.ReadAll(io.LimitReader(ph.Open(), 4096))
+			if err != nil || len(b) == 0 {
+				return fmt.Errorf("%s: PT_INTERP at file offset %#x: cannot read the interpreter's name", p.Path, ph.Off)
 			}
-			if ph.Filesz > ph.Memsz {
-				return fmt.Errorf("%s: PT_LOAD at %#x: file size %#x > memory size %#x", p.Path, ph.Vaddr, ph.Filesz, ph.Memsz)
-			}
-			if len(loads) > 0 && ph.Vaddr < loads[len(loads)-1].Vaddr {
-				return fmt.Errorf("%s: PT_LOAD segments not sorted by address", p.Path)
-			}
-			loads = append(loads, ph)
-			if ph.Align > align && ph.Align&(ph.Align-1) == 0 {
-				align = ph.Align
-			}
+			interp = string(bytes.TrimRight(b, "\x00"))
 		}
 	}
-	if len(loads) == 0 {
-		return fmt.Errorf("%s: no PT_LOAD segment", p.Path)
+	loads, align, err := lxLoads(p.Path, f)
+	if err != nil {
+		return err
 	}
 	if f.Type == elf.ET_DYN {
-		// A static PIE: place it where Linux puts ET_DYN programs without
-		// an interpreter when randomization is off.
+		// A PIE: place it where Linux puts ET_DYN programs when
+		// randomization is off (ELF_ET_DYN_BASE, as for a static PIE).
 		p.Base = (p.abi.pieBase &^ (align - 1)) - lxPageDown(loads[0].Vaddr)
 	}
-
 	fileSize := int64(-1)
 	if fi, err := p.file.Stat(); err == nil {
 		fileSize = fi.Size()
 	}
-	var prevEnd uint64
-	var prevProt Prot
-	var brk uint64
-	for i, ph := range loads {
-		if a := p.Base + ph.Vaddr; a < ph.Vaddr || a+ph.Memsz < a || a+ph.Memsz > p.abi.stackTop-lxStackSize {
-			return fmt.Errorf("%s: PT_LOAD at %#x+%#x is outside the address space", p.Path, ph.Vaddr, ph.Memsz)
-		}
-		if fileSize >= 0 && (ph.Off > uint64(fileSize) || ph.Filesz > uint64(fileSize)-ph.Off) {
-			return fmt.Errorf("%s: PT_LOAD at %#x: file data beyond the end of the file", p.Path, ph.Vaddr)
-		}
-		start := lxPageDown(p.Base + ph.Vaddr)
-		end := lxPageUp(p.Base + ph.Vaddr + ph.Memsz)
-		prot := lxELFProt(ph.Flags)
-		name := fmt.Sprintf("PT_LOAD[%d]", i)
-		if start < prevEnd {
-			// The segment shares its first page(s) with the previous one
-			// (a page holding the end of one and the start of the next):
-			// the shared page gets both permissions.
-			shared := min(prevEnd, end)
-			if err := p.vm.protect(start, shared, prevProt|prot); err != nil {
-				return fmt.Errorf("%s: %s: %w", p.Path, name, err)
-			}
-			start = shared
-		}
-		if start < end {
-			if err := p.vm.mmap(start, end, prot, name); err != nil {
-				return fmt.Errorf("%s: mapping %s at %#x: %w", p.Path, name, start, err)
-			}
-		}
-		if ph.Filesz > 0 {
-			data := make([]byte, ph.Filesz)
-			if _, err := ph.ReadAt(data, 0); err != nil {
-				return fmt.Errorf("%s: reading %s: %w", p.Path, name, err)
-			}
-			if err := p.Engine.WriteMem(p.Base+ph.Vaddr, data); err != nil {
-				return err
-			}
-		}
-		prevEnd, prevProt = max(prevEnd, end), prot
-		brk = max(brk, p.Base+ph.Vaddr+ph.Memsz)
+	brk, err := p.mapImage(p.Path, loads, p.Base, fileSize)
+	if err != nil {
+		return err
 	}
 	p.brkStart = lxPageUp(brk)
 	p.brk = p.brkStart
 	p.Entry = p.Base + f.Entry
+	p.start = p.Entry
 
 	// Where the program headers are in memory (AT_PHDR).
 	phoff := lxELFPhoff(p.file)
@@ -388,7 +342,91 @@ func (p *Process) load() error {
 	if p.phdr == 0 {
 		return fmt.Errorf("%s: the program headers are not in a loaded segment (no AT_PHDR)", p.Path)
 	}
+	abs, err := filepath.Abs(p.Path)
+	if err != nil {
+		abs = p.Path
+	}
+	p.addObject(&Object{Name: abs, Path: abs, Base: p.Base, Start: lxPageDown(p.Base + loads[0].Vaddr), End: lxPageUp(brk), ELF: f})
+	if interp != "" {
+		if err := p.loadInterp(interp); err != nil {
+			return err
+		}
+	}
 	return p.buildStack()
+}
+
+// lxLoads returns f's PT_LOAD segments (checked: sorted, file size within
+// memory size) and their largest alignment.
+func lxLoads(path string, f *elf.File) ([]*elf.Prog, uint64, error) {
+	var loads []*elf.Prog
+	align := uint64(PageSize)
+	for _, ph := range f.Progs {
+		if ph.Type != elf.PT_LOAD || ph.Memsz == 0 {
+			continue
+		}
+		if ph.Filesz > ph.Memsz {
+			return nil, 0, fmt.Errorf("%s: PT_LOAD at %#x: file size %#x > memory size %#x", path, ph.Vaddr, ph.Filesz, ph.Memsz)
+		}
+		if len(loads) > 0 && ph.Vaddr < loads[len(loads)-1].Vaddr {
+			return nil, 0, fmt.Errorf("%s: PT_LOAD segments not sorted by address", path)
+		}
+		loads = append(loads, ph)
+		if ph.Align > align && ph.Align&(ph.Align-1) == 0 {
+			align = ph.Align
+		}
+	}
+	if len(loads) == 0 {
+		return nil, 0, fmt.Errorf("%s: no PT_LOAD segment", path)
+	}
+	return loads, align, nil
+}
+
+// mapImage maps the PT_LOAD segments loads of the file path (fileSize
+// bytes, or -1 if unknown) at load bias base, and returns the end of the
+// last segment in memory.
+func (p *Process) mapImage(path string, loads []*elf.Prog, base uint64, fileSize int64) (uint64, error) {
+	var prevEnd uint64
+	var prevProt Prot
+	var brk uint64
+	for i, ph := range loads {
+		if a := base + ph.Vaddr; a < ph.Vaddr || a+ph.Memsz < a || a+ph.Memsz > p.abi.stackTop-lxStackSize {
+			return 0, fmt.Errorf("%s: PT_LOAD at %#x+%#x is outside the address space", path, ph.Vaddr, ph.Memsz)
+		}
+		if fileSize >= 0 && (ph.Off > uint64(fileSize) || ph.Filesz > uint64(fileSize)-ph.Off) {
+			return 0, fmt.Errorf("%s: PT_LOAD at %#x: file data beyond the end of the file", path, ph.Vaddr)
+		}
+		start := lxPageDown(base + ph.Vaddr)
+		end := lxPageUp(base + ph.Vaddr + ph.Memsz)
+		prot := lxELFProt(ph.Flags)
+		name := fmt.Sprintf("PT_LOAD[%d]", i)
+		if start < prevEnd {
+			// The segment shares its first page(s) with the previous one
+			// (a page holding the end of one and the start of the next):
+			// the shared page gets both permissions.
+			shared := min(prevEnd, end)
+			if err := p.vm.protect(start, shared, prevProt|prot); err != nil {
+				return 0, fmt.Errorf("%s: %s: %w", path, name, err)
+			}
+			start = shared
+		}
+		if start < end {
+			if err := p.vm.mmap(start, end, prot, name); err != nil {
+				return 0, fmt.Errorf("%s: mapping %s at %#x: %w", path, name, start, err)
+			}
+		}
+		if ph.Filesz > 0 {
+			data := make([]byte, ph.Filesz)
+			if _, err := ph.ReadAt(data, 0); err != nil {
+				return 0, fmt.Errorf("%s: reading %s: %w", path, name, err)
+			}
+			if err := p.Engine.WriteMem(base+ph.Vaddr, data); err != nil {
+				return 0, err
+			}
+		}
+		prevEnd, prevProt = max(prevEnd, end), prot
+		brk = max(brk, base+ph.Vaddr+ph.Memsz)
+	}
+	return brk, nil
 }
 
 // lxELFProt converts PT_LOAD flags to unicorn permissions.
@@ -462,7 +500,7 @@ func (p *Process) buildStack() error {
 		AT_PHDR, p.phdr,
 		AT_PHENT, uint64(binary.Size(elf.Prog64{})),
 		AT_PHNUM, uint64(len(p.ELF.Progs)),
-		AT_BASE, 0,
+		AT_BASE, p.interpBase,
 		AT_FLAGS, 0,
 		AT_ENTRY, p.Entry,
 		AT_UID, lxUID,

@@ -438,12 +438,20 @@ func TestReadAllow(t *testing.T) {
 	}
 }
 
-func TestLoadRefusesDynamic(t *testing.T) {
+// TestLoadNoInterpreter: a dynamically linked program whose sysroot has
+// no program interpreter (or is not a directory) is refused with a message
+// naming the interpreter and the sysroot.
+func TestLoadNoInterpreter(t *testing.T) {
 	dir := corpus.Dir(t)
-	for _, rel := range []string{"v1/x86-64/recurse-O2-dynamic", "v3/aarch64/recurse-O2-dynamic"} {
-		_, err := Load(filepath.Join(dir, rel), Config{})
-		if !errors.Is(err, ErrDynamic) || !strings.Contains(err.Error(), "PT_INTERP /lib") {
-			t.Errorf("%s: %v", rel, err)
+	empty := t.TempDir()
+	for _, c := range []struct{ rel, sysroot, want string }{
+		{"v1/x86-64/recurse-O2-dynamic", empty, "program interpreter /lib64/ld-linux-x86-64.so.2 is not in the sysroot " + empty},
+		{"v3/aarch64/recurse-O2-dynamic", empty, "program interpreter /lib/ld-linux-aarch64.so.1 is not in the sysroot " + empty},
+		{"v3/aarch64/recurse-O2-dynamic", filepath.Join(empty, "missing"), "sysroot " + filepath.Join(empty, "missing") + " is not a directory"},
+	} {
+		_, err := Load(filepath.Join(dir, c.rel), Config{Sysroot: c.sysroot})
+		if !errors.Is(err, ErrNoSysroot) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.rel, err, c.want)
 		}
 	}
 }

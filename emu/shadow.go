@@ -56,6 +56,7 @@ type ShadowStack struct {
 	havePrev bool
 	insn     uint64
 	unwound  uint64 // frames dropped by the SP rule
+	version  uint64 // changes whenever frames does
 	code     [16]byte
 }
 
@@ -95,6 +96,7 @@ func (s *ShadowStack) Sync(r Record) {
 // settle applies the effect of the previous instruction, now that r shows
 // where it led, and drops abandoned frames.
 func (s *ShadowStack) settle(r Record) {
+	n0, called := len(s.frames), s.havePrev && s.prevFlow == FlowCall
 	jumped := false // control arrived by an indirect jump or a return to an unexpected place
 	if s.havePrev {
 		p := &s.prev
@@ -141,6 +143,9 @@ func (s *ShadowStack) settle(r Record) {
 				}
 			}
 		}
+	}
+	if called || len(s.frames) != n0 {
+		s.version++
 	}
 }
 
@@ -238,6 +243,9 @@ func (s *ShadowStack) classifyAt(pc uint64, size uint32) Flow {
 // Frames returns the frames, outermost first. The slice is the stack's
 // own: copy it to keep it.
 func (s *ShadowStack) Frames() []Frame { return s.frames }
+
+// Version returns a number that changes whenever the frames do.
+func (s *ShadowStack) Version() uint64 { return s.version }
 
 // Depth returns the number of frames above the outermost function.
 func (s *ShadowStack) Depth() int { return len(s.frames) }

@@ -18,11 +18,12 @@ var exitPath = map[string]bool{
 	"exit": true, "__run_exit_handlers": true, "_exit": true, "_Exit": true,
 }
 
-// TestShadowStackAtExit runs every static and nolibc corpus binary with the
-// shadow stack and checks it at exit: a nolibc program (whose _start calls
-// cmain, then sys_exit_group) is back at _start's frame, inside
-// sys_exit_group; a glibc
-// program has only glibc's exit path left, nothing of main's. Returns to
+// TestShadowStackAtExit runs every corpus binary with the shadow stack and
+// checks it at exit: a nolibc program (whose _start calls cmain, then
+// sys_exit_group) is back at _start's frame, inside sys_exit_group; a
+// static glibc program has only glibc's exit path left, nothing of main's;
+// a dynamic one only frames of functions outside the program (libc's exit
+// path, entered directly or through a PLT stub). Returns to
 // unexpected addresses are only allowed where C++ exception handling
 // installs a landing pad.
 func TestShadowStackAtExit(t *testing.T) {
@@ -31,7 +32,7 @@ func TestShadowStackAtExit(t *testing.T) {
 	for _, e := range entries {
 		t.Run(e.Path, func(t *testing.T) {
 			t.Parallel()
-			p, err := Load(filepath.Join(dir, e.Path), Config{Args: []string{filepath.Base(e.Path)}})
+			p, err := Load(filepath.Join(dir, e.Path), Config{Args: []string{filepath.Base(e.Path)}, Sysroot: corpus.Sysroot(t, &e)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,6 +65,16 @@ func TestShadowStackAtExit(t *testing.T) {
 				if sh.Depth() != 1 || names[0] != "sys_exit_group" {
 					t.Errorf("at exit: %v, want [sys_exit_group]", names)
 				}
+			case "dynamic":
+				prog := p.Objects()[0]
+				for i, f := range sh.Frames() {
+					if prog.Start <= f.Entry && f.Entry < prog.End && !inPLT(p, f.Entry) {
+						t.Errorf("frame of %s still on the stack at exit: %v", names[i], names)
+					}
+				}
+				if lib := p.ObjectAt(regs[0]); lib == nil || lib == prog {
+					t.Errorf("exit_group called at %s, not in a shared library", syms.Format(regs[0]))
+				}
 			default:
 				for _, name := range names {
 					if !exitPath[name] {
@@ -82,7 +93,17 @@ func TestShadowStackAtExit(t *testing.T) {
 			}
 		})
 	}
-	if n := len(entries); n != 174 {
-		t.Errorf("%d static and nolibc corpus binaries, want 174", n)
+	if n := len(entries); n != 294 {
+		t.Errorf("%d corpus binaries, want 294", n)
 	}
+}
+
+// inPLT reports whether addr is in one of the program's PLT sections.
+func inPLT(p *Process, addr uint64) bool {
+	for _, s := range p.ELF.Sections {
+		if strings.HasPrefix(s.Name, ".plt") && p.Base+s.Addr <= addr && addr < p.Base+s.Addr+s.Size {
+			return true
+		}
+	}
+	return false
 }

@@ -14,7 +14,7 @@ import (
 // the registers of that moment (Record); an observer sees memory as that
 // instruction sees it. Stops requested by an observer or a breakpoint
 // happen before the instruction, which then runs first when the session
-// continues.
+// continues. Batch trades exact stops for speed.
 type Session struct {
 	P      *Process
 	Shadow *ShadowStack
@@ -26,6 +26,7 @@ type Session struct {
 	observer func(Record) bool
 	pred     func(Record) bool
 	stopped  bool
+	batch    bool // records arrive in batches (Batch)
 	first    bool // the next record is the first of this run
 	cur      Record
 	regs     []uint64
@@ -42,9 +43,27 @@ func NewSession(p *Process) *Session {
 		regs:        make([]uint64, 4),
 	}
 	s.Shadow.SameFunction = s.Syms.SameFunction
-	p.Engine.ObserveRecords(1, s.hook)
+	p.Engine.ObserveHistory(1, s.hook)
 	s.sync()
 	return s
+}
+
+// Batch has the engine pass instructions to the session in batches of n
+// (n > 1) instead of one at a time, several times faster: the C hooks
+// record each instruction's registers and every guest store, and the
+// observer still sees each instruction with its own registers and the
+// memory it saw. Registers beyond a Record's (Engine.Reg) are only those
+// of the instruction when Engine.Live says so (see SetLiveRanges). A stop
+// requested by the observer, a predicate or a breakpoint takes effect at
+// the end of the batch: the instructions after it in the batch have run
+// (the observer is not called for them; the shadow stack follows them).
+// n = 1 restores exact stops.
+func (s *Session) Batch(n int) error {
+	if n < 1 {
+		return fmt.Errorf("batch size %d", n)
+	}
+	s.batch = n > 1
+	return s.P.Engine.ObserveHistory(n, s.hook)
 }
 
 // Observe sets a function called before every instruction, after the shadow
@@ -52,18 +71,29 @@ func NewSession(p *Process) *Session {
 // the instruction. nil removes it.
 func (s *Session) Observe(fn func(r Record) bool) { s.observer = fn }
 
-func (s *Session) hook(rs []Record) {
-	for _, r := range rs {
-		s.Shadow.Observe(r)
-		// A breakpoint at the PC a run starts from does not stop it again.
-		bp := len(s.Breakpoints) > 0 && s.Breakpoints[r.PC] && !s.first
-		s.first = false
-		stop := (s.observer != nil && !s.observer(r)) || (s.pred != nil && s.pred(r)) || bp
-		if stop {
+func (s *Session) hook(r Record, live bool) {
+	s.Shadow.Observe(r)
+	if s.stopped {
+		// A batch goes on after a stop (Batch): the shadow stack follows.
+		if live {
 			s.Shadow.Unobserve()
 			s.P.Engine.StopBefore()
-			s.stopped = true
 		}
+		return
+	}
+	// A breakpoint at the PC a run starts from does not stop it again.
+	bp := len(s.Breakpoints) > 0 && s.Breakpoints[r.PC] && !s.first
+	s.first = false
+	stop := (s.observer != nil && !s.observer(r)) || (s.pred != nil && s.pred(r)) || bp
+	if !stop {
+		return
+	}
+	s.stopped = true
+	if live {
+		s.Shadow.Unobserve()
+		s.P.Engine.StopBefore()
+	} else if s.batch {
+		s.P.Engine.Stop()
 	}
 }
 

@@ -2,15 +2,29 @@ package emu
 
 import (
 	"debug/elf"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 )
 
-// Symbols maps addresses to function symbols of an ELF file.
+// Symbols maps addresses to function symbols of an ELF file, or of a
+// program and the shared objects mapped into it (AddObject).
 type Symbols struct {
 	syms   []symbol // sorted by addr
 	byName map[string]uint64
+	objs   []symObject // sorted by start
+}
+
+// symObject is the address range of one object: a symbol of another
+// object never names an address in it.
+type symObject struct {
+	start, end, base uint64
+	name             string // file name, for addresses without a symbol
+	// sizedOnly: only a sized symbol names an address here. Shared
+	// libraries are mostly known by their exported (.dynsym) functions,
+	// and the nearest one below an internal function is not its name.
+	sizedOnly bool
 }
 
 type symbol struct {
@@ -24,6 +38,35 @@ type symbol struct {
 // relocated by bias (the load address of a position-independent file).
 func NewSymbols(f *elf.File, bias uint64) *Symbols {
 	s := &Symbols{byName: make(map[string]uint64)}
+	s.add(f, bias)
+	return s
+}
+
+// AddObject adds the code symbols of a shared object mapped into the
+// program (names already taken keep their address), and its range: an
+// address in it is named only by a sized symbol of its own (Lookup does
+// not guess from the nearest symbol below), and one without is shown as
+// file+offset.
+func (s *Symbols) AddObject(o *Object) {
+	s.add(o.ELF, o.Base)
+	s.addRange(o, true)
+}
+
+func (s *Symbols) addRange(o *Object, sizedOnly bool) {
+	s.objs = append(s.objs, symObject{o.Start, o.End, o.Base, filepath.Base(o.Name), sizedOnly})
+	sort.Slice(s.objs, func(i, j int) bool { return s.objs[i].start < s.objs[j].start })
+}
+
+// object returns the object range containing pc, or nil.
+func (s *Symbols) object(pc uint64) *symObject {
+	i := sort.Search(len(s.objs), func(i int) bool { return s.objs[i].start > pc }) - 1
+	if i >= 0 && pc < s.objs[i].end {
+		return &s.objs[i]
+	}
+	return nil
+}
+
+func (s *Symbols) add(f *elf.File, bias uint64) {
 	syms, err := f.Symbols()
 	if err != nil || len(syms) == 0 {
 		syms, _ = f.DynamicSymbols()
@@ -42,9 +85,13 @@ func NewSymbols(f *elf.File, bias uint64) *Symbols {
 		}
 		a := sym.Value + bias
 		s.syms = append(s.syms, symbol{a, sym.Size, sym.Name})
-		if _, dup := s.byName[sym.Name]; !dup || t == elf.STT_FUNC {
+		if old, dup := s.byName[sym.Name]; !dup || t == elf.STT_FUNC && old >= bias {
 			s.byName[sym.Name] = a
 		}
+	}
+	for _, sym := range pltSymbols(f) {
+		sym.addr += bias
+		s.syms = append(s.syms, sym)
 	}
 	// By address; at one address the largest symbol first.
 	sort.SliceStable(s.syms, func(i, j int) bool {
@@ -53,7 +100,6 @@ func NewSymbols(f *elf.File, bias uint64) *Symbols {
 		}
 		return s.syms[i].size > s.syms[j].size
 	})
-	return s
 }
 
 // Lookup returns the symbol containing pc and pc's offset in it: a sized
@@ -71,6 +117,9 @@ func (s *Symbols) Lookup(pc uint64) (name string, off uint64, ok bool) {
 		if sym := &s.syms[j]; sym.size > 0 && pc-sym.addr < sym.size {
 			return sym.name, pc - sym.addr, true
 		}
+	}
+	if o := s.object(pc); o != nil && (o.sizedOnly || s.syms[i].addr < o.start) {
+		return "", 0, false // no symbol of its own covers pc
 	}
 	return s.syms[i].name, pc - s.syms[i].addr, true
 }
@@ -90,6 +139,9 @@ func (s *Symbols) Format(pc uint64) string {
 	name, off, ok := s.Lookup(pc)
 	switch {
 	case !ok:
+		if o := s.object(pc); o != nil {
+			return o.name + "+0x" + strconv.FormatUint(pc-o.base, 16)
+		}
 		return "0x" + strconv.FormatUint(pc, 16)
 	case off == 0:
 		return name
@@ -125,4 +177,73 @@ func stripCold(name string) string {
 		return name[:i]
 	}
 	return name
+}
+
+// pltSymbols names the PLT stubs of a dynamically linked file, as objdump
+// does: each .plt entry after the function its .rela.plt relocation binds
+// ("puts@plt"; the first entry, PLT0, is ".plt"), and on x86-64 each
+// .plt.got entry after the GLOB_DAT relocation of the GOT slot it jumps
+// through. Files whose PLT does not have that shape get none.
+func pltSymbols(f *elf.File) []symbol {
+	dsyms, err := f.DynamicSymbols()
+	if err != nil {
+		return nil
+	}
+	name := func(info uint64) string {
+		i := int(info >> 32)
+		if i < 1 || i > len(dsyms) || dsyms[i-1].Name == "" {
+			return ""
+		}
+		return dsyms[i-1].Name + "@plt"
+	}
+	relas := func(sec string) [][3]uint64 { // offset, info, addend
+		s := f.Section(sec)
+		if s == nil || s.Type != elf.SHT_RELA {
+			return nil
+		}
+		data, err := s.Data()
+		if err != nil {
+			return nil
+		}
+		var out [][3]uint64
+		for i := 0; i+24 <= len(data); i += 24 {
+			out = append(out, [3]uint64{f.ByteOrder.Uint64(data[i:]), f.ByteOrder.Uint64(data[i+8:]), f.ByteOrder.Uint64(data[i+16:])})
+		}
+		return out
+	}
+	var out []symbol
+	header := uint64(16)
+	if f.Machine == elf.EM_AARCH64 {
+		header = 32
+	}
+	if plt, rel := f.Section(".plt"), relas(".rela.plt"); plt != nil && len(rel) > 0 && plt.Size == header+16*uint64(len(rel)) {
+		out = append(out, symbol{plt.Addr, header, ".plt"})
+		for i, r := range rel {
+			if n := name(r[1]); n != "" {
+				out = append(out, symbol{plt.Addr + header + 16*uint64(i), 16, n})
+			}
+		}
+	}
+	if got := f.Section(".plt.got"); got != nil && f.Machine == elf.EM_X86_64 && got.Size%8 == 0 {
+		code, err := got.Data()
+		if err != nil {
+			return out
+		}
+		slots := map[uint64]string{}
+		for _, r := range relas(".rela.dyn") {
+			if elf.R_X86_64(r[1]&0xffffffff) == elf.R_X86_64_GLOB_DAT {
+				slots[r[0]] = name(r[1])
+			}
+		}
+		for off := uint64(0); off+8 <= uint64(len(code)); off += 8 {
+			if code[off] != 0xff || code[off+1] != 0x25 { // jmp *disp32(%rip)
+				continue
+			}
+			slot := got.Addr + off + 6 + uint64(int64(int32(f.ByteOrder.Uint32(code[off+2:]))))
+			if n := slots[slot]; n != "" {
+				out = append(out, symbol{got.Addr + off, 8, n})
+			}
+		}
+	}
+	return out
 }

@@ -31,21 +31,28 @@ import (
 //
 //	read readv pread64       fd 0 (Config.Stdin, else EOF) and opened files
 //	write writev             fds 1 and 2 only (Config.Stdout/Stderr); others EBADF
-//	openat open              read-only, paths in Config.ReadAllow only (the
-//	                         file is read into memory at open): others ENOENT,
-//	                         writing or creating EROFS
+//	openat open              read-only, paths in Config.ReadAllow and, for
+//	                         a dynamically linked program (or with
+//	                         Config.Sysroot), files in the sysroot, resolved
+//	                         as in a chroot (dynamic.go); the file is read
+//	                         into memory at open: others ENOENT, writing or
+//	                         creating EROFS; each host file has its own inode
 //	close lseek fcntl        fds 0-2 and opened files (fcntl: F_GETFD/SETFD/GETFL/SETFL,
 //	dup dup2 dup3            F_DUPFD/F_DUPFD_CLOEXEC); duplicates share the file offset
 //	fstat newfstatat stat lstat
 //	                         fds 0-2 are pipes (S_IFIFO), opened files regular files
-//	access faccessat faccessat2  allowed files exist (read-only), others ENOENT
+//	access faccessat faccessat2  allowed and sysroot files exist (read-only), others ENOENT
 //	ioctl                    ENOTTY: the guest has no terminal (glibc then
 //	                         buffers stdout fully, as for a pipe)
-//	readlink readlinkat      /proc/self/exe (the program's absolute path); others ENOENT
+//	readlink readlinkat      /proc/self/exe (the program's absolute path), links
+//	                         in the sysroot; others ENOENT
 //	getcwd                   the host's working directory
 //	brk mmap munmap mprotect mremap madvise
 //	                         anonymous memory, and private copies of opened
-//	                         files; everything counts against Config.MaxMem
+//	                         files (MAP_FIXED replaces what was there; mapping
+//	                         an ELF file's first page registers it as an
+//	                         Object, as ld.so does for each library);
+//	                         everything counts against Config.MaxMem
 //	                         (exceeding it stops the run with StopMemory)
 //	exit exit_group          end the run (StopExited)
 //	arch_prctl               x86-64 ARCH_SET_FS/GET_FS/SET_GS/GET_GS; others EINVAL
@@ -78,7 +85,9 @@ import (
 // brk, arch_prctl, set_tid_address, set_robust_list, rseq, prlimit64,
 // getrandom, uname, readlink(at) of /proc/self/exe, mprotect (RELRO),
 // futex wake, fstat or newfstatat of fd 1, ioctl TCGETS(2), write and
-// exit_group.
+// exit_group. Dynamically linked ones (ld.so of bookworm, trixie and sid)
+// add openat, read, pread64, fstat/newfstatat, mmap of files, mprotect,
+// munmap, close and access.
 
 // Linux errno values (the same on x86-64 and AArch64).
 const (
@@ -126,7 +135,7 @@ func init() {
 		"dup": (*Process).sysDup, "dup2": (*Process).sysDup2, "dup3": (*Process).sysDup3,
 		"lseek": (*Process).sysLseek, "fcntl": (*Process).sysFcntl, "ioctl": (*Process).sysIoctl,
 		"fstat": (*Process).sysFstat, "newfstatat": (*Process).sysNewfstatat,
-		"stat": (*Process).sysStat, "lstat": (*Process).sysStat,
+		"stat": (*Process).sysStat, "lstat": (*Process).sysLstat,
 		"access": (*Process).sysAccess, "faccessat": (*Process).sysFaccessat, "faccessat2": (*Process).sysFaccessat,
 		"readlink": (*Process).sysReadlink, "readlinkat": (*Process).sysReadlinkat, "getcwd": (*Process).sysGetcwd,
 		"brk": (*Process).sysBrk, "mmap": (*Process).sysMmap, "munmap": (*Process).sysMunmap,
@@ -298,7 +307,8 @@ const (
 // snapshot of an allowed host file.
 type lxFile struct {
 	kind lxFileKind
-	path string
+	path string // as the guest named it (absolute)
+	host string // the host file read
 	data []byte
 	off  int64
 	ino  uint64
@@ -318,6 +328,21 @@ func (p *Process) initFiles() error {
 }
 
 const lxAT_FDCWD = -100
+
+// inode returns the inode number the guest sees for a host file: one per
+// file, in the order the guest first meets them (ld.so tells libraries
+// apart by device and inode).
+func (p *Process) inode(host string) uint64 {
+	if p.inodes == nil {
+		p.inodes = map[string]uint64{}
+	}
+	n, ok := p.inodes[host]
+	if !ok {
+		n = uint64(100 + len(p.inodes))
+		p.inodes[host] = n
+	}
+	return n
+}
 
 // resolve makes a guest path absolute (relative ones against dirfd).
 func (p *Process) resolve(dirfd int32, path string) (string, int) {
@@ -361,16 +386,17 @@ func (p *Process) open(dirfd int32, pathAddr, flags uint64) uint64 {
 	if e != 0 {
 		return lxErr(e)
 	}
-	if !p.allow[abs] {
+	host, e := p.hostPath(abs, true)
+	if e != 0 {
 		if flags&lxO_CREAT != 0 {
 			return lxErr(lxEROFS)
 		}
-		return lxErr(lxENOENT)
+		return lxErr(e)
 	}
 	if flags&lxO_ACCMODE != 0 || flags&(lxO_CREAT|lxO_TRUNC) != 0 {
 		return lxErr(lxEROFS)
 	}
-	data, err := os.ReadFile(abs)
+	data, err := os.ReadFile(host)
 	switch {
 	case err == nil:
 	case errors.Is(err, fs.ErrNotExist):
@@ -389,7 +415,7 @@ func (p *Process) open(dirfd int32, pathAddr, flags uint64) uint64 {
 	for p.fds[fd] != nil {
 		fd++
 	}
-	p.fds[fd] = &lxFile{kind: lxRegular, path: abs, data: data, ino: uint64(100 + fd)}
+	p.fds[fd] = &lxFile{kind: lxRegular, path: abs, host: host, data: data, ino: p.inode(host)}
 	return uint64(fd)
 }
 
@@ -692,18 +718,23 @@ func (p *Process) statPath(dirfd int32, pathAddr, buf uint64, flags uint64) uint
 	if e != 0 {
 		return lxErr(e)
 	}
-	if !p.allow[abs] {
-		return lxErr(lxENOENT)
+	const atSymlinkNofollow = 0x100
+	host, e := p.hostPath(abs, flags&atSymlinkNofollow == 0)
+	if e != 0 {
+		return lxErr(e)
 	}
-	fi, err := os.Stat(abs)
+	fi, err := os.Lstat(host)
 	if err != nil {
 		return lxErr(lxENOENT)
 	}
-	st := (&lxFile{kind: lxRegular, ino: 99}).stat()
+	st := (&lxFile{kind: lxRegular, ino: p.inode(host)}).stat()
 	st.size = fi.Size()
 	st.blocks = (st.size + 511) / 512
-	if fi.IsDir() {
+	switch {
+	case fi.IsDir():
 		st.mode = 0o040555
+	case fi.Mode()&fs.ModeSymlink != 0:
+		st.mode = 0o120777
 	}
 	return p.putStat(buf, st)
 }
@@ -711,15 +742,16 @@ func (p *Process) statPath(dirfd int32, pathAddr, buf uint64, flags uint64) uint
 func (p *Process) sysNewfstatat(a *[6]uint64) uint64 {
 	return p.statPath(int32(a[0]), a[1], a[2], a[3])
 }
-func (p *Process) sysStat(a *[6]uint64) uint64 { return p.statPath(lxAT_FDCWD, a[0], a[1], 0) }
+func (p *Process) sysStat(a *[6]uint64) uint64  { return p.statPath(lxAT_FDCWD, a[0], a[1], 0) }
+func (p *Process) sysLstat(a *[6]uint64) uint64 { return p.statPath(lxAT_FDCWD, a[0], a[1], 0x100) }
 
 func (p *Process) access(dirfd int32, pathAddr, mode uint64) uint64 {
 	abs, e := p.guestPath(dirfd, pathAddr)
 	if e != 0 {
 		return lxErr(e)
 	}
-	if !p.allow[abs] {
-		return lxErr(lxENOENT)
+	if _, e := p.hostPath(abs, true); e != 0 {
+		return lxErr(e)
 	}
 	switch {
 	case mode&2 != 0: // W_OK
@@ -741,17 +773,29 @@ func (p *Process) readlink(dirfd int32, pathAddr, buf, size uint64) uint64 {
 	if int64(size) <= 0 {
 		return lxErr(lxEINVAL)
 	}
-	if path != "/proc/self/exe" && path != fmt.Sprintf("/proc/%d/exe", lxPID) {
-		if abs, e := p.resolve(dirfd, path); e == 0 && p.allow[abs] {
+	var target string
+	if path == "/proc/self/exe" || path == fmt.Sprintf("/proc/%d/exe", lxPID) {
+		exe, err := filepath.Abs(p.Path)
+		if err != nil {
+			return lxErr(lxENOENT)
+		}
+		target = exe
+	} else {
+		abs, e := p.resolve(dirfd, path)
+		if e != 0 {
+			return lxErr(e)
+		}
+		host, e := p.hostPath(abs, false)
+		if e != 0 {
+			return lxErr(e)
+		}
+		t, err := os.Readlink(host)
+		if err != nil {
 			return lxErr(lxEINVAL) // not a symbolic link
 		}
-		return lxErr(lxENOENT)
+		target = t
 	}
-	exe, err := filepath.Abs(p.Path)
-	if err != nil {
-		return lxErr(lxENOENT)
-	}
-	b := []byte(exe)[:min(uint64(len(exe)), size)]
+	b := []byte(target)[:min(uint64(len(target)), size)]
 	if !p.writeGuest(buf, b) {
 		return lxErr(lxEFAULT)
 	}
@@ -875,6 +919,9 @@ func (p *Process) sysMmap(a *[6]uint64) uint64 {
 	}
 	if len(data) > 0 {
 		p.Engine.WriteMem(start, data)
+	}
+	if f := p.fds[fd]; flags&lxMAP_ANONYMOUS == 0 && off == 0 && f != nil {
+		p.mappedFile(f, start)
 	}
 	return start
 }

@@ -36,10 +36,22 @@ var lxAMD64 = &lxABI{
 
 func lxAMD64Start(p *Process) error {
 	p.Engine.OnSyscall(p.syscall)
+	// Linux runs user code with CR4.OSFXSR and OSXMMEXCPT set; without
+	// OSFXSR, fxsave and fxrstor skip the XMM registers, and ld.so's lazy
+	// binding trampoline (fxsave, resolve, fxrstor) would lose the
+	// floating-point arguments of the function it binds.
+	const cr4OSFXSR, cr4OSXMMEXCPT = 1 << 9, 1 << 10
+	cr4, err := p.Engine.Reg(C.UC_X86_REG_CR4)
+	if err != nil {
+		return err
+	}
+	if err := p.Engine.SetReg(C.UC_X86_REG_CR4, cr4|cr4OSFXSR|cr4OSXMMEXCPT); err != nil {
+		return err
+	}
 	// rdx is the rtld_fini function _start passes to __libc_start_main:
-	// none for a static program.
+	// none for a static program (ld.so passes its own to a dynamic one).
 	return p.Engine.WriteRegs([]int{C.UC_X86_REG_RSP, C.UC_X86_REG_RIP, C.UC_X86_REG_RDX, C.UC_X86_REG_FS_BASE},
-		[]uint64{p.SP, p.Entry, 0, 0})
+		[]uint64{p.SP, p.start, 0, 0})
 }
 
 func lxAMD64ArchPrctl(p *Process, code, addr uint64) uint64 {

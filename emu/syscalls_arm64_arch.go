@@ -80,9 +80,9 @@ func lxARM64Start(p *Process) error {
 		return err
 	}
 	// x0 is the rtld_fini function _start passes to __libc_start_main:
-	// none for a static program.
+	// none for a static program (ld.so passes its own to a dynamic one).
 	return p.Engine.WriteRegs([]int{C.UC_ARM64_REG_SP, C.UC_ARM64_REG_PC, C.UC_ARM64_REG_X0},
-		[]uint64{p.SP, p.Entry, 0})
+		[]uint64{p.SP, p.start, 0})
 }
 
 // lxARM64Stat encodes the generic struct stat (asm-generic/stat.h).

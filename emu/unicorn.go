@@ -11,6 +11,7 @@ package emu
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -117,7 +118,15 @@ type Engine struct {
 	onInterrupt func(intno uint32)
 	onStep      func(pc uint64, size uint32)
 	onRecords   func([]Record)
+	onHistory   func(r Record, live bool)
 	records     []Record // view of st.buf
+	live        bool     // the record being replayed is the engine's state
+	replaying   bool
+
+	// A write watch (history mode): watchHit is set when a store may have
+	// changed [watchLo, watchHi).
+	watchLo, watchHi uint64
+	watchHit         bool
 }
 
 // Record is one executed instruction as the C hook saw it, before the
@@ -208,6 +217,7 @@ func (e *Engine) Close() error {
 		if e.st.buf != nil {
 			C.free(unsafe.Pointer(e.st.buf))
 		}
+		C.sfs_free_history(e.st)
 		C.free(unsafe.Pointer(e.st))
 		C.free(unsafe.Pointer(e.regIDs))
 		C.free(unsafe.Pointer(e.regVals))
@@ -241,7 +251,21 @@ func (e *Engine) Map(addr, size uint64, prot Prot, name string) ([]byte, error) 
 	e.regions = append(e.regions, nil)
 	copy(e.regions[i+1:], e.regions[i:])
 	e.regions[i] = r
+	e.syncRegions()
+	e.watchHit = true
 	return mem, nil
+}
+
+// syncRegions gives the C write hook the current region table.
+func (e *Engine) syncRegions() {
+	C.free(unsafe.Pointer(e.st.regions))
+	e.st.regions = (*C.sfs_region)(C.calloc(C.size_t(len(e.regions)), C.size_t(unsafe.Sizeof(C.sfs_region{}))))
+	rs := unsafe.Slice(e.st.regions, len(e.regions))
+	for i, r := range e.regions {
+		rs[i] = C.sfs_region{addr: C.uint64_t(r.addr), size: C.uint64_t(len(r.mem)), host: (*C.uint8_t)(unsafe.Pointer(&r.mem[0]))}
+	}
+	e.st.nregions = C.int32_t(len(e.regions))
+	e.st.lastregion = 0
 }
 
 // Protect changes the permissions of whole mapped pages.
@@ -249,6 +273,7 @@ func (e *Engine) Protect(addr, size uint64, prot Prot) error {
 	if err := check(C.uc_mem_protect(e.uc, C.uint64_t(addr), C.size_t(size), C.uint32_t(prot))); err != nil {
 		return fmt.Errorf("protect %#x+%#x %s: %w", addr, size, prot, err)
 	}
+	e.watchHit = true
 	return nil
 }
 
@@ -294,6 +319,7 @@ func (e *Engine) ReadMem(addr uint64, buf []byte) error {
 // WriteMem copies buf into guest memory at addr (ignoring guest
 // permissions, as a loader or the kernel does).
 func (e *Engine) WriteMem(addr uint64, buf []byte) error {
+	e.noteWrite(addr, uint64(len(buf)))
 	for len(buf) > 0 {
 		r := e.region(addr)
 		if r == nil {
@@ -381,7 +407,14 @@ func (e *Engine) WriteRegs(ids []int, vals []uint64) error {
 // limit), count instructions have run (0: no limit), a hook calls Stop, or
 // an error occurs.
 func (e *Engine) Start(begin, until uint64, timeout time.Duration, count uint64) error {
-	return check(C.uc_emu_start(e.uc, C.uint64_t(begin), C.uint64_t(until), C.uint64_t(timeout/time.Microsecond), C.size_t(count)))
+	err := check(C.uc_emu_start(e.uc, C.uint64_t(begin), C.uint64_t(until), C.uint64_t(timeout/time.Microsecond), C.size_t(count)))
+	if e.onHistory != nil {
+		e.FlushRecords()
+	}
+	if e.st.track < 0 {
+		return errors.New("recording guest stores: out of memory")
+	}
+	return err
 }
 
 // Stop asks a running Start to return; it is meant for hooks. Called from
@@ -447,25 +480,163 @@ func (e *Engine) ObserveSteps(fn func(pc uint64, size uint32)) {
 // describe registers only; memory is read by fn when it runs, after the
 // whole batch executed.
 func (e *Engine) ObserveRecords(n int, fn func([]Record)) {
-	if e.st.buf != nil {
-		C.free(unsafe.Pointer(e.st.buf))
-		e.st.buf, e.st.cap, e.st.nbuf = nil, 0, 0
-	}
-	e.onRecords = fn
+	e.onRecords, e.onHistory = fn, nil
 	if fn != nil {
-		e.st.buf = (*C.sfs_rec)(C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof(C.sfs_rec{}))))
-		e.st.cap = C.uint32_t(n)
-		e.records = unsafe.Slice((*Record)(unsafe.Pointer(e.st.buf)), n)
+		e.allocRecords(n)
+	} else {
+		e.allocRecords(0)
 	}
 	e.setObserve()
 }
 
+// ObserveHistory has the C hooks record every instruction (as
+// ObserveRecords) and, with n > 1, every guest store with the bytes it
+// overwrote; fn is called for each instruction in order, in batches of up
+// to n, with guest memory (as ReadMem, Read64 and the unwinder see it) put
+// back to what that instruction saw. live is true when the engine's
+// registers are still those of r: the last record of a batch, which the
+// engine is about to run. Instructions in a live range (SetLiveRanges) are
+// always live. With n = 1 every record is live and nothing is replayed.
+// System calls and interrupts see the state after all records before them
+// were passed to fn. nil turns it off.
+func (e *Engine) ObserveHistory(n int, fn func(r Record, live bool)) error {
+	e.ObserveRecords(0, nil)
+	e.onHistory = fn
+	track := fn != nil && n > 1
+	if err := check(C.sfs_track_writes(e.st, boolInt(track))); err != nil {
+		return fmt.Errorf("installing the store hook: %w", err)
+	}
+	if fn != nil {
+		e.allocRecords(n)
+	}
+	e.setObserve()
+	return nil
+}
+
+func boolInt(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// SetLiveRanges names code ranges ([2i], [2i+1]) whose instructions
+// ObserveHistory passes to Go live, before they run, one at a time: where
+// an observer needs registers beyond those in a Record.
+func (e *Engine) SetLiveRanges(ranges [][2]uint64) {
+	C.free(unsafe.Pointer(e.st.live))
+	e.st.live, e.st.nlive = nil, 0
+	rs := append([][2]uint64(nil), ranges...)
+	sort.Slice(rs, func(i, j int) bool { return rs[i][0] < rs[j][0] })
+	var merged [][2]uint64
+	for _, r := range rs {
+		if r[1] <= r[0] {
+			continue
+		}
+		if n := len(merged); n > 0 && r[0] <= merged[n-1][1] {
+			merged[n-1][1] = max(merged[n-1][1], r[1])
+			continue
+		}
+		merged = append(merged, r)
+	}
+	if len(merged) == 0 {
+		return
+	}
+	e.st.live = (*C.uint64_t)(C.calloc(C.size_t(2*len(merged)), 8))
+	l := unsafe.Slice(e.st.live, 2*len(merged))
+	for i, r := range merged {
+		l[2*i], l[2*i+1] = C.uint64_t(r[0]), C.uint64_t(r[1])
+	}
+	e.st.nlive = C.int32_t(len(merged))
+}
+
+// Live reports whether the engine's registers are those of the current
+// state: always, except while ObserveHistory replays records that already
+// ran (only the live record of a batch is current).
+func (e *Engine) Live() bool { return !e.replaying || e.live }
+
+// Watch arms a watch on guest memory [lo, hi): Touched then reports
+// whether anything may have stored there since.
+func (e *Engine) Watch(lo, hi uint64) { e.watchLo, e.watchHi, e.watchHit = lo, hi, false }
+
+// Touched reports whether memory under the watch may have changed since
+// Watch. Only history mode with store tracking sees guest stores; without
+// it the answer is always yes.
+func (e *Engine) Touched() bool { return e.watchHit || e.st.track <= 0 }
+
+func (e *Engine) noteWrite(addr, size uint64) {
+	if addr < e.watchHi && addr+size > e.watchLo {
+		e.watchHit = true
+	}
+}
+
 // FlushRecords passes the records not yet delivered to the observer.
 func (e *Engine) FlushRecords() {
-	if e.onRecords != nil && e.st.nbuf > 0 {
-		n := int(e.st.nbuf)
+	n := int(e.st.nbuf)
+	if n == 0 {
+		return
+	}
+	switch {
+	case e.onRecords != nil:
 		e.st.nbuf = 0
 		e.onRecords(e.records[:n])
+	case e.onHistory != nil:
+		e.replay(n, false)
+		e.st.nbuf, e.st.nwlog, e.st.nwbytes = 0, 0, 0
+	}
+}
+
+func (e *Engine) allocRecords(n int) {
+	if e.st.buf != nil {
+		C.free(unsafe.Pointer(e.st.buf))
+		e.st.buf, e.st.cap, e.st.nbuf = nil, 0, 0
+	}
+	if n > 0 {
+		e.st.buf = (*C.sfs_rec)(C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof(C.sfs_rec{}))))
+		e.st.cap = C.uint32_t(n)
+		e.records = unsafe.Slice((*Record)(unsafe.Pointer(e.st.buf)), n)
+	}
+}
+
+// replay passes the n pending records to the history observer, rolling
+// memory back to before the first and forward again record by record.
+func (e *Engine) replay(n int, live bool) {
+	if e.st.dhi != 0 {
+		e.noteWrite(uint64(e.st.dlo), uint64(e.st.dhi-e.st.dlo))
+		e.st.dlo, e.st.dhi = 0, 0
+	}
+	var log []C.sfs_write
+	var saved []byte
+	if e.st.track > 0 && e.st.nwlog > 0 {
+		log = unsafe.Slice(e.st.wlog, e.st.nwlog)
+		saved = unsafe.Slice((*byte)(unsafe.Pointer(e.st.wbytes)), e.st.nwbytes)
+		for k := len(log) - 1; k >= 0; k-- {
+			swapBytes(&log[k], saved)
+		}
+	}
+	j := 0
+	e.replaying = true
+	defer func() { e.replaying, e.live = false, false }()
+	for i, r := range e.records[:n] {
+		e.live = live && i == n-1
+		e.onHistory(r, e.live)
+		for ; j < len(log) && int(log[j].rec) <= i; j++ {
+			swapBytes(&log[j], saved)
+			e.noteWrite(uint64(log[j].addr), uint64(log[j].size))
+		}
+	}
+	for ; j < len(log); j++ {
+		swapBytes(&log[j], saved)
+	}
+}
+
+// swapBytes exchanges a store's target bytes with its saved copy: undoing
+// it the first time, redoing it the second.
+func swapBytes(w *C.sfs_write, saved []byte) {
+	m := unsafe.Slice((*byte)(unsafe.Pointer(w.host)), int(w.size))
+	s := saved[w.off : w.off+C.uint64_t(w.size)]
+	for i := range m {
+		m[i], s[i] = s[i], m[i]
 	}
 }
 
@@ -473,7 +644,7 @@ func (e *Engine) setObserve() {
 	switch {
 	case e.onStep != nil:
 		e.st.observe = C.SFS_OBSERVE_STEP
-	case e.onRecords != nil:
+	case e.onRecords != nil, e.onHistory != nil:
 		e.st.observe = C.SFS_OBSERVE_RECORD
 	default:
 		e.st.observe = C.SFS_OBSERVE_NONE
@@ -483,10 +654,14 @@ func (e *Engine) setObserve() {
 func lookupEngine(slot C.int32_t) *Engine { return engines[slot].Load() }
 
 //export sfsGoFlush
-func sfsGoFlush(slot C.int32_t) {
+func sfsGoFlush(slot C.int32_t, live C.int) {
 	e := lookupEngine(slot)
-	if e.onRecords != nil {
-		e.onRecords(e.records[:e.st.cap])
+	n := int(e.st.nbuf)
+	switch {
+	case e.onRecords != nil:
+		e.onRecords(e.records[:n])
+	case e.onHistory != nil:
+		e.replay(n, live != 0)
 	}
 }
 

@@ -204,6 +204,39 @@ func (s *Section) Lookup(pc uint64) (Row, error) {
 	return s.Rules(i, j)
 }
 
+// RowExtent returns the PC range [lo, hi) around pc over which Lookup
+// finds the same FDE and FRE as at pc, so a caller may reuse its Row there.
+// ok is false where pc has no row, for PCMASK FDEs (their rows repeat) and
+// for FREs out of order.
+func (s *Section) RowExtent(pc uint64) (lo, hi uint64, ok bool) {
+	k := s.index.find(pc)
+	if k < 0 || pc >= s.index.ends[k] {
+		return 0, 0, false
+	}
+	f := &s.FDEs[s.index.order[k]]
+	if f.PCType() == PCMask {
+		return 0, 0, false
+	}
+	j, err := s.FindFRE(f, pc)
+	if err != nil {
+		return 0, 0, false
+	}
+	lo, hi = f.Start+uint64(f.FREs[j].Start), s.index.ends[k]
+	if j+1 < len(f.FREs) {
+		if f.FREs[j+1].Start <= f.FREs[j].Start {
+			return 0, 0, false
+		}
+		hi = f.Start + uint64(f.FREs[j+1].Start)
+	}
+	if k+1 < len(s.index.starts) {
+		hi = min(hi, s.index.starts[k+1])
+	}
+	if pc < lo || pc >= hi {
+		return 0, 0, false
+	}
+	return lo, hi, true
+}
+
 // Rules decodes the recovery rules of FRE j of FDE i [SFrame §4.3, §4.4].
 func (s *Section) Rules(i, j int) (Row, error) {
 	f := &s.FDEs[i]

@@ -13,20 +13,70 @@ const MaxDepth = 1024
 // Unwinder unwinds with the SFrame sections of one program (an executable
 // and, for dynamic programs, its shared objects: one section each).
 type Unwinder struct {
-	arch *Arch
-	secs []*sframe.Section
+	arch  *Arch
+	secs  []*sframe.Section
+	cache []lookupEntry // nil: no cache (WithCache)
+	gen   uint64        // Add count
 }
+
+// lookupEntry is one PC's Lookup result in an Unwinder's cache.
+type lookupEntry struct {
+	pc    uint64
+	valid bool
+	sec   *sframe.Section
+	row   sframe.Row
+	err   error
+}
+
+// lookupCacheSize is the number of PCs a cache holds (direct-mapped).
+const lookupCacheSize = 1 << 13
 
 // New returns an unwinder for arch over secs, searched in order.
 func New(arch *Arch, secs ...*sframe.Section) *Unwinder {
 	return &Unwinder{arch: arch, secs: secs}
 }
 
+// Sections returns the unwinder's SFrame sections.
+func (u *Unwinder) Sections() []*sframe.Section { return u.secs }
+
+// Add adds the section of an object loaded later (a shared library
+// mapped by ld.so), searched after the others. It forgets cached lookups
+// (a PC without data may have some now) and changes Generation.
+func (u *Unwinder) Add(sec *sframe.Section) {
+	u.secs = append(u.secs, sec)
+	clear(u.cache)
+	u.gen++
+}
+
+// Generation changes whenever a section is added: results computed before
+// may differ now.
+func (u *Unwinder) Generation() uint64 { return u.gen }
+
 // Arch returns the unwinder's architecture.
 func (u *Unwinder) Arch() *Arch { return u.arch }
 
+// WithCache returns an unwinder over the same sections that remembers the
+// rows of the PCs it looked up last (a few thousand), which makes repeated
+// walks over the same code several times faster. Unlike u, it is not safe
+// for concurrent use.
+func (u *Unwinder) WithCache() *Unwinder {
+	return &Unwinder{arch: u.arch, secs: u.secs, cache: make([]lookupEntry, lookupCacheSize), gen: u.gen}
+}
+
 // Lookup finds the SFrame row for pc in any section.
 func (u *Unwinder) Lookup(pc uint64) (*sframe.Section, sframe.Row, error) {
+	if u.cache == nil {
+		return u.lookup(pc)
+	}
+	e := &u.cache[(pc^pc>>13)&(lookupCacheSize-1)]
+	if !e.valid || e.pc != pc {
+		sec, row, err := u.lookup(pc)
+		*e = lookupEntry{pc: pc, valid: true, sec: sec, row: row, err: err}
+	}
+	return e.sec, e.row, e.err
+}
+
+func (u *Unwinder) lookup(pc uint64) (*sframe.Section, sframe.Row, error) {
 	for _, s := range u.secs {
 		row, err := s.Lookup(pc)
 		if errors.Is(err, sframe.ErrNoFDE) {
@@ -61,7 +111,32 @@ type Iterator struct {
 
 // Walk starts a walk at the machine state regs.
 func (u *Unwinder) Walk(regs Registers, mem Memory) *Iterator {
-	return &Iterator{u: u, mem: mem, regs: regs, pc: regs.PC, sp: regs.SP, fp: regs.FP, topmost: true}
+	it := new(Iterator)
+	it.Reset(u, regs, mem)
+	return it
+}
+
+// Reset makes it a new walk, as u.Walk(regs, mem) returns, without
+// allocating.
+func (it *Iterator) Reset(u *Unwinder, regs Registers, mem Memory) {
+	it.reset(u, mem, regs.PC, regs.SP, regs.FP)
+	it.regs, it.topmost = regs, true
+}
+
+// reset sets every field but regs and topmost; the last frame is left as
+// it is (Next overwrites it before Frame can return it).
+func (it *Iterator) reset(u *Unwinder, mem Memory, pc, sp, fp uint64) {
+	it.u, it.mem = u, mem
+	it.pc, it.sp, it.fp = pc, sp, fp
+	it.depth, it.done, it.err, it.lastCFA = 0, false, nil, 0
+}
+
+// ResetCaller makes it a new walk, as u.WalkCaller(pc, sp, fp, mem)
+// returns, without allocating.
+func (it *Iterator) ResetCaller(u *Unwinder, pc, sp, fp uint64, mem Memory) {
+	it.reset(u, mem, pc, sp, fp)
+	it.regs, it.topmost = Registers{}, false
+	it.depth, it.lastCFA = 1, sp
 }
 
 // WalkCaller continues a walk at the caller of a topmost frame, as Walk's
@@ -69,7 +144,9 @@ func (u *Unwinder) Walk(regs Registers, mem Memory) *Iterator {
 // The frames it yields are those Walk yields after the first, so a caller
 // can reuse them while the inputs (and the memory they read) stay the same.
 func (u *Unwinder) WalkCaller(pc, sp, fp uint64, mem Memory) *Iterator {
-	return &Iterator{u: u, mem: mem, pc: pc, sp: sp, fp: fp, depth: 1, lastCFA: sp}
+	it := new(Iterator)
+	it.ResetCaller(u, pc, sp, fp, mem)
+	return it
 }
 
 // Next computes the next frame; false when the walk is over.
@@ -101,6 +178,13 @@ func (it *Iterator) Next() bool {
 	it.lastCFA = f.CFA
 	it.pc, it.sp, it.fp, it.topmost = f.RA, f.CFA, f.CallerFP, false
 	return true
+}
+
+// Position returns the registers the next frame will be computed from (its
+// PC, SP and FP), how many frames came before it, and whether the walk is
+// over.
+func (it *Iterator) Position() (pc, sp, fp uint64, depth int, done bool) {
+	return it.pc, it.sp, it.fp, it.depth, it.done
 }
 
 // Frame returns the frame Next computed.

@@ -3,36 +3,89 @@
 package verify
 
 import (
+	"sort"
+
 	"github.com/sframesim/sframesim/emu"
 	"github.com/sframesim/sframesim/sframe"
 	"github.com/sframesim/sframesim/unwind"
 )
 
-// Checker checks instruction after instruction, unwinding the frames below
-// the topmost one only when their inputs changed.
+// Checker checks instruction after instruction, evaluating the unwinder
+// only where its answer can change. Every instruction still gets the
+// result a full unwind would give (TestCheckerEqualsCheck).
 //
-// The unwind of the callers is a pure function of the topmost frame's
-// results (its return address, CFA and caller FP) and of the memory words
-// it reads. The Checker keeps the last such walk with every word it read;
-// when the next instruction's topmost frame yields the same three values
-// and every recorded word still holds the same value (re-read from guest
-// memory, without a cgo call), the frames are the same and are reused.
-// Every instruction is still compared frame by frame with the truth.
+// Two facts make that possible. The unwind of the callers is a pure
+// function of the topmost frame's results (its return address, CFA and
+// caller FP) and of the memory words it reads. And the topmost frame's
+// results are a pure function of its SFrame row, SP, FP, the link register
+// and the words it reads. So the Checker keeps the last walk with every
+// word it read and:
+//
+//   - reuses the whole result (CheckStack) while the PC stays within the
+//     same row's range, SP, FP and the link register are the same, the
+//     shadow stack has not changed and no word read has changed: most
+//     instructions of a function body;
+//   - otherwise unwinds the topmost frame and reuses the callers' frames
+//     while its results and their words are the same.
+//
+// Words are known unchanged without reading them again when Watch (the
+// emulator in history mode, which sees every store) says nothing stored
+// there; otherwise they are re-read, which costs no cgo call.
 type Checker struct {
 	u    *unwind.Unwinder
 	mem  unwind.Memory
 	regs func(sframe.Reg) (uint64, bool)
 
-	valid   bool
-	key     [3]uint64 // caller pc, sp, fp
-	reads   []memRead
-	tail    []unwind.Frame
-	tailErr error
-	rec     recorder
-	frames  []unwind.Frame
+	// Watch, when set, tells whether memory under the last walk's reads
+	// may have changed, so they need not be read again (emu.Engine in
+	// history mode sees every store).
+	Watch Watcher
 
-	// Reused and Walked count the tails reused and unwound.
-	Reused, Walked uint64
+	// The last walk: the callers' frames (tail), the words frame 0 and
+	// the tail read, and what they were computed from.
+	valid   bool
+	key     [3]uint64      // caller pc, sp, fp
+	reads   []memRead      // tail's, frame by frame
+	spans   [][2]int       // tail[k] read reads[spans[k][0]:spans[k][1]]
+	bounds  [][2]uint64    // bounds[k]: [lo, hi) of the words tail[0..k] read
+	reads0  []memRead      // frame 0's
+	tail    []unwind.Frame // the callers of frame 0, outermost first
+	tailErr error
+	// Scratch for the new frames of the next tail (innermost first).
+	newReads []memRead
+	newSpans [][2]int
+	newTail  []unwind.Frame
+	frames   []unwind.Frame
+	it       unwind.Iterator
+	// Tail frames [0, okN) matched shadow frames [0, okN), which had the
+	// Insn values okIDs.
+	okN, okOff int
+	gen        uint64 // the unwinder's Generation the memos belong to
+	okIDs      []uint64
+	rec0       *recorder // records into reads0
+	rec        *recorder // records into reads
+
+	// The last result, valid for PCs in [lo, hi) with the same regs and
+	// shadow stack version.
+	last       Result
+	lastOK     bool
+	lo, hi     uint64
+	sp, fp, ra uint64
+	version    uint64
+
+	// Reused counts whole results reused, TailReused the callers' frames
+	// reused whole, Walked the tails unwound (at least in part), Steps the
+	// caller frames unwound.
+	Reused, TailReused, Walked, Steps uint64
+}
+
+// Watcher watches memory for stores (emu.Engine implements it).
+type Watcher interface {
+	// Watch arms the watch on [lo, hi).
+	Watch(lo, hi uint64)
+	// Touched reports whether memory under the watch may have changed
+	// since Watch.
+	Touched() bool
 }
 
 type memRead struct {
@@ -46,7 +99,7 @@ type recorder struct {
 	reads *[]memRead
 }
 
-func (r recorder) ReadUint64(addr uint64) (uint64, error) {
+func (r *recorder) ReadUint64(addr uint64) (uint64, error) {
 	v, err := r.mem.ReadUint64(addr)
 	*r.reads = append(*r.reads, memRead{addr, v, err == nil})
 	return v, err
@@ -55,45 +108,285 @@ func (r recorder) ReadUint64(addr uint64) (uint64, error) {
 // NewChecker returns a Checker over u, reading memory through mem and the
 // topmost frame's other registers through regs (may be nil).
 func NewChecker(u *unwind.Unwinder, mem unwind.Memory, regs func(sframe.Reg) (uint64, bool)) *Checker {
-	return &Checker{u: u, mem: mem, regs: regs}
+	c := &Checker{u: u, mem: mem, regs: regs}
+	c.rec0 = &recorder{mem: mem, reads: &c.reads0}
+	c.rec = &recorder{mem: mem, reads: &c.newReads}
+	return c
+}
+
+// CheckStack checks the state r against the shadow stack st, reusing the
+// previous result where nothing it depends on changed.
+func (c *Checker) CheckStack(r emu.Record, st *emu.ShadowStack) Result {
+	c.sync()
+	if c.lastOK && r.PC-c.lo < c.hi-c.lo && r.SP == c.sp && r.FP == c.fp && r.RA == c.ra && st.Version() == c.version {
+		touched := c.Watch == nil || c.Watch.Touched()
+		if !touched || unchanged(c.mem, c.reads0) && unchanged(c.mem, c.reads) {
+			if touched && c.Watch != nil {
+				c.watch()
+			}
+			c.Reused++
+			res := c.last
+			if res.Depth == 0 {
+				res.Frame.PC = r.PC
+			}
+			return res
+		}
+	}
+	if _, _, err := c.u.Lookup(r.PC); err == unwind.ErrNoFDE {
+		// No SFrame data for the PC (most of a static glibc program): the
+		// result needs no walk, no shadow stack and no memory.
+		c.lastOK = false
+		return Result{Kind: NoFDE, Frame: unwind.Frame{PC: r.PC, SP: r.SP, FP: r.FP, Topmost: true, Err: unwind.ErrNoFDE}}
+	}
+	res := c.Check(r, st.Frames())
+	c.lastOK = false
+	if len(c.frames) == 0 {
+		return res
+	}
+	// Frame 0's error would name its PC: not reusable at another.
+	if f := &c.frames[0]; f.Err == nil && f.HasRow && f.Section != nil && plainRules(f) {
+		if lo, hi, ok := f.Section.RowExtent(r.PC); ok {
+			c.last, c.lastOK = res, true
+			c.lo, c.hi, c.sp, c.fp, c.ra, c.version = lo, hi, r.SP, r.FP, r.RA, st.Version()
+		}
+	}
+	return res
+}
+
+// sync forgets everything computed before a section was added to the
+// unwinder.
+func (c *Checker) sync() {
+	if g := c.u.Generation(); g != c.gen {
+		c.valid, c.lastOK, c.okN, c.gen = false, false, 0, g
+	}
+}
+
+// plainRules reports whether a frame's rules use no register beyond SP, FP
+// and the link register (which CheckStack's key covers).
+func plainRules(f *unwind.Frame) bool {
+	sp, fp, _, _ := f.Section.Header.ABI.Regs()
+	for _, r := range [...]sframe.Rule{f.Row.CFA, f.Row.RA, f.Row.FP} {
+		if r.Kind == sframe.RuleExpr && r.Reg != sp && r.Reg != fp && r.Reg != sframe.RegCFA {
+			return false
+		}
+	}
+	return true
 }
 
 // Check unwinds from the state r and compares with the shadow frames
-// (outermost first).
+// (outermost first), reusing the callers' frames of the previous walk when
+// the topmost frame's results and their words are the same.
 func (c *Checker) Check(r emu.Record, shadow []emu.Frame) Result {
-	it := c.u.Walk(unwind.Registers{PC: r.PC, SP: r.SP, FP: r.FP, LR: r.RA, Get: c.regs}, c.mem)
+	c.sync()
+	c.reads0 = c.reads0[:0]
+	it := &c.it
+	it.Reset(c.u, unwind.Registers{PC: r.PC, SP: r.SP, FP: r.FP, LR: r.RA, Get: c.regs}, c.rec0)
 	c.frames = c.frames[:0]
 	if !it.Next() {
 		return compare(c.frames, it.Err(), shadow)
 	}
-	f0 := it.Frame()
-	c.frames = append(c.frames, f0)
+	c.frames = append(c.frames, it.Frame())
+	f0 := &c.frames[0]
 	if f0.Err != nil || f0.Outermost {
+		c.valid = false
+		if c.Watch != nil {
+			c.watch()
+		}
 		return compare(c.frames, it.Err(), shadow)
 	}
 	key := [3]uint64{f0.RA, f0.CFA, f0.CallerFP}
-	if !c.valid || key != c.key || !c.unchanged() {
-		c.reads = c.reads[:0]
-		c.rec = recorder{mem: c.mem, reads: &c.reads}
-		tail := c.u.WalkCaller(f0.RA, f0.CFA, f0.CallerFP, c.rec)
-		c.tail = c.tail[:0]
-		for tail.Next() {
-			c.tail = append(c.tail, tail.Frame())
-		}
-		c.tailErr = tail.Err()
+	if c.valid && key == c.key && (c.Watch != nil && !c.Watch.Touched() || unchanged(c.mem, c.reads)) {
+		c.TailReused++
+	} else {
+		c.walkTail(f0)
 		c.key, c.valid = key, true
 		c.Walked++
-	} else {
-		c.Reused++
 	}
-	c.frames = append(c.frames, c.tail...)
-	return compare(c.frames, c.tailErr, shadow)
+	if c.Watch != nil {
+		c.watch()
+	}
+	return c.compare(&c.frames[0], shadow)
+}
+
+// walkTail unwinds the callers of frame 0, reusing the previous tail from
+// the first frame on that has the same PC, SP and FP and whose frames read
+// the same words: after a call the new tail is the old frame 0 plus the old
+// tail, after a return the old tail less its first frame, so a deep stack
+// costs a step or two instead of a walk. The tail is kept outermost first,
+// so the reused part stays where it is.
+func (c *Checker) walkTail(f0 *unwind.Frame) {
+	c.newReads, c.newSpans, c.newTail = c.newReads[:0], c.newSpans[:0], c.newTail[:0]
+	it := &c.it
+	it.ResetCaller(c.u, f0.RA, f0.CFA, f0.CallerFP, c.rec)
+	keep := 0 // old frames [0, keep) stay
+	var err error
+	for {
+		pc, sp, fp, depth, done := it.Position()
+		if done {
+			err = it.Err()
+			break
+		}
+		if q := c.oldFrame(pc, sp, fp); q >= 0 && depth+q+1 < unwind.MaxDepth && c.prefixUnchanged(q) {
+			keep, err = q+1, c.tailErr
+			break
+		}
+		start := len(c.newReads)
+		if !it.Next() {
+			err = it.Err()
+			break
+		}
+		c.Steps++
+		c.newTail = append(c.newTail, it.Frame())
+		c.newSpans = append(c.newSpans, [2]int{start, len(c.newReads)})
+	}
+	if !c.valid {
+		keep = 0
+	}
+	nreads := 0
+	if keep > 0 {
+		nreads = c.spans[keep-1][1]
+	}
+	c.tail, c.spans, c.reads, c.bounds = c.tail[:keep], c.spans[:keep], c.reads[:nreads], c.bounds[:keep]
+	c.okN = min(c.okN, keep)
+	for k := len(c.newTail) - 1; k >= 0; k-- {
+		start := len(c.reads)
+		c.reads = append(c.reads, c.newReads[c.newSpans[k][0]:c.newSpans[k][1]]...)
+		c.spans = append(c.spans, [2]int{start, len(c.reads)})
+		c.tail = append(c.tail, c.newTail[k])
+		b := [2]uint64{^uint64(0), 0}
+		if n := len(c.bounds); n > 0 {
+			b = c.bounds[n-1]
+		}
+		c.bounds = append(c.bounds, addBounds(b, c.reads[start:]))
+	}
+	c.tailErr = err
+}
+
+// oldFrame returns the index of the previous tail's frame computed from
+// pc, sp and fp, or -1. The tail's SPs decrease from the outermost frame.
+func (c *Checker) oldFrame(pc, sp, fp uint64) int {
+	if !c.valid {
+		return -1
+	}
+	t := c.tail
+	q := sort.Search(len(t), func(k int) bool { return t[k].SP <= sp })
+	if q < len(t) && t[q].SP == sp && t[q].PC == pc && t[q].FP == fp {
+		return q
+	}
+	return -1
+}
+
+// prefixUnchanged reports whether the words the previous tail's frames
+// [0, q] read are unchanged.
+func (c *Checker) prefixUnchanged(q int) bool {
+	if c.Watch != nil && !c.Watch.Touched() {
+		return true
+	}
+	return unchanged(c.mem, c.reads[:c.spans[q][1]])
+}
+
+// compare compares frame 0 and the tail with the shadow stack. Tail frame
+// i (outermost first) is compared with shadow frame i-o, where o is 1 when
+// the unwind's outermost frame is the true outermost function (which has no
+// shadow frame) and 0 when it is a frame without SFrame data below it. The
+// frames found right before are not compared again while both sides are
+// unchanged: a shadow frame is the same while the one at the top of the
+// known-good part still has the Insn (the instruction count of its call) it
+// had, since frames only come and go at the top.
+func (c *Checker) compare(f0 *unwind.Frame, shadow []emu.Frame) Result {
+	n, L := len(shadow), len(c.tail)
+	o := L + 1 - n
+	if L == 0 || o != 0 && o != 1 {
+		c.okN = 0
+		return compare2(f0, c.tail, true, c.tailErr, shadow)
+	}
+	if o != c.okOff {
+		c.okN, c.okOff = 0, o
+	}
+	res := Result{}
+	if f0.HasRow {
+		res.Top, res.TopSection = [2]int{f0.Row.FDE, f0.Row.FRE}, f0.Section
+	}
+	if _, done := judge(0, f0, n); done {
+		// Frame 0 ends the walk (cannot happen with a tail; kept exact).
+		return compare2(f0, c.tail, true, c.tailErr, shadow)
+	} else if kind, w, g := frameMismatch(f0, &shadow[n-1]); kind != OK {
+		res.Kind, res.Frame, res.Want, res.Got = kind, *f0, w, g
+		return res
+	}
+	// Shrink the known-good part to what is still the same.
+	if c.okN > o && shadow[c.okN-1-o].Insn != c.okIDs[c.okN-1] {
+		c.okN = o + sort.Search(c.okN-o, func(j int) bool { return shadow[j].Insn != c.okIDs[j+o] })
+	}
+	checked := 1
+	for i := L - 1; i >= c.okN; i-- {
+		k := L - i
+		f := &c.tail[i]
+		if kind, done := judge(k, f, n); done {
+			if kind == OK && i == 0 {
+				break
+			}
+			return compare2(f0, c.tail, true, c.tailErr, shadow)
+		}
+		if kind, w, g := frameMismatch(f, &shadow[i-o]); kind != OK {
+			res.Kind, res.Depth, res.Frame, res.Want, res.Got, res.Checked = kind, k, *f, w, g, checked
+			return res
+		}
+		checked++
+	}
+	// Every frame is right.
+	if c.okN < L {
+		c.okIDs = c.okIDs[:c.okN]
+		for i := c.okN; i < L; i++ {
+			id := uint64(0) // tail[0] when o is 1: no shadow frame
+			if i >= o {
+				id = shadow[i-o].Insn
+			}
+			c.okIDs = append(c.okIDs, id)
+		}
+		c.okN = L
+	}
+	res.Depth, res.Frame = L, c.tail[0]
+	if _, done := judge(L, &c.tail[0], n); done {
+		res.Checked = L
+	} else {
+		res.Checked = L + 1
+		if c.tailErr != nil {
+			res.Kind, res.Err = UnwindError, c.tailErr
+		}
+	}
+	return res
+}
+
+// watch arms the watcher over the words frame 0 and the tail read.
+func (c *Checker) watch() {
+	b := [2]uint64{^uint64(0), 0}
+	if n := len(c.bounds); n > 0 {
+		b = c.bounds[n-1]
+	}
+	b = addBounds(b, c.reads0)
+	if b[1] == 0 {
+		b[0] = 0
+	}
+	c.Watch.Watch(b[0], b[1])
+}
+
+// addBounds widens [lo, hi) to cover the words read.
+func addBounds(b [2]uint64, reads []memRead) [2]uint64 {
+	for _, rd := range reads {
+		end := rd.addr + 8
+		if end < rd.addr {
+			end = ^uint64(0)
+		}
+		b[0], b[1] = min(b[0], rd.addr), max(b[1], end)
+	}
+	return b
 }
 
 // unchanged reports whether every recorded word still reads the same.
-func (c *Checker) unchanged() bool {
-	for _, rd := range c.reads {
-		v, err := c.mem.ReadUint64(rd.addr)
+func unchanged(mem unwind.Memory, reads []memRead) bool {
+	for _, rd := range reads {
+		v, err := mem.ReadUint64(rd.addr)
 		if (err == nil) != rd.ok || v != rd.val {
 			return false
 		}

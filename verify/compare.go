@@ -38,11 +38,12 @@ type Result struct {
 }
 
 // EngineRegs returns a DWARF register reader over an engine's current
-// state, for Check.
+// state, for Check. While a batched session replays instructions that
+// already ran, the registers are unknown (see emu.Session.Batch).
 func EngineRegs(e *emu.Engine) func(sframe.Reg) (uint64, bool) {
 	return func(r sframe.Reg) (uint64, bool) {
 		id := e.Arch().DWARFReg(int(r))
-		if id < 0 {
+		if id < 0 || !e.Live() {
 			return 0, false
 		}
 		v, err := e.Reg(id)
@@ -73,13 +74,35 @@ func Check(u *unwind.Unwinder, r emu.Record, mem unwind.Memory, shadow []emu.Fra
 // compare matches unwound frames (topmost first; walkErr: the error that
 // ended the walk) with the shadow frames.
 func compare(frames []unwind.Frame, walkErr error, shadow []emu.Frame) Result {
+	if len(frames) == 0 {
+		return compare2(nil, nil, false, walkErr, shadow)
+	}
+	return compare2(&frames[0], frames[1:], false, walkErr, shadow)
+}
+
+// compare2 is compare over the topmost frame f0 (nil: none) and the
+// callers' frames, without joining them: tail holds frames 1, 2, ... in
+// that order, or (rev) outermost first.
+func compare2(f0 *unwind.Frame, tail []unwind.Frame, rev bool, walkErr error, shadow []emu.Frame) Result {
 	n := len(shadow)
 	res := Result{}
-	if len(frames) > 0 && frames[0].HasRow {
-		res.Top, res.TopSection = [2]int{frames[0].Row.FDE, frames[0].Row.FRE}, frames[0].Section
+	if f0 == nil {
+		if walkErr != nil {
+			res.Kind, res.Err = UnwindError, walkErr
+		}
+		return res
 	}
-	for k := range frames {
-		f := &frames[k]
+	if f0.HasRow {
+		res.Top, res.TopSection = [2]int{f0.Row.FDE, f0.Row.FRE}, f0.Section
+	}
+	for k := 0; k <= len(tail); k++ {
+		f := f0
+		switch {
+		case k > 0 && rev:
+			f = &tail[len(tail)-k]
+		case k > 0:
+			f = &tail[k-1]
+		}
 		if kind, done := judge(k, f, n); done {
 			res.Kind, res.Depth, res.Frame = kind, k, *f
 			switch kind {
@@ -94,30 +117,42 @@ func compare(frames []unwind.Frame, walkErr error, shadow []emu.Frame) Result {
 			}
 			return res
 		}
-		want := &shadow[n-1-k]
-		var kind Kind
-		var w, g uint64
-		switch {
-		case f.CFA != want.CFA:
-			kind, w, g = MismatchCFA, want.CFA, f.CFA
-		case f.RA != want.ReturnAddr:
-			kind, w, g = MismatchRA, want.ReturnAddr, f.RA
-		case f.CallerFP != want.CallerFP:
-			kind, w, g = MismatchFP, want.CallerFP, f.CallerFP
-		default:
+		kind, w, g := frameMismatch(f, &shadow[n-1-k])
+		if kind == OK {
 			res.Checked++
 			continue
 		}
 		res.Kind, res.Depth, res.Frame, res.Want, res.Got = kind, k, *f, w, g
 		return res
 	}
-	if len(frames) > 0 {
-		res.Depth, res.Frame = len(frames)-1, frames[len(frames)-1]
+	res.Depth = len(tail)
+	switch {
+	case len(tail) > 0 && rev:
+		res.Frame = tail[0]
+	case len(tail) > 0:
+		res.Frame = tail[len(tail)-1]
+	default:
+		res.Frame = *f0
 	}
 	if walkErr != nil {
 		res.Kind, res.Err = UnwindError, walkErr
 	}
 	return res
+}
+
+// frameMismatch compares an unwound frame with its true one: OK, or the
+// first value that differs (CFA, RA, caller FP) with the true and unwound
+// values.
+func frameMismatch(f *unwind.Frame, want *emu.Frame) (Kind, uint64, uint64) {
+	switch {
+	case f.CFA != want.CFA:
+		return MismatchCFA, want.CFA, f.CFA
+	case f.RA != want.ReturnAddr:
+		return MismatchRA, want.ReturnAddr, f.RA
+	case f.CallerFP != want.CallerFP:
+		return MismatchFP, want.CallerFP, f.CallerFP
+	}
+	return OK, 0, 0
 }
 
 // judge decides frame k when the comparison ends there (done): no truth

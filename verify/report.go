@@ -34,6 +34,8 @@ type Report struct {
 	// RowFailures counts, per FRE row, the failures of frames unwound with
 	// it (at any depth), most first.
 	RowFailures []RowStat `json:"row_failures"`
+	// Objects: per ELF file of a dynamically linked program (objects.go).
+	Objects []ObjectStat `json:"objects,omitempty"`
 }
 
 // RowStat is one FRE row's failure count.
@@ -103,6 +105,7 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 		}
 	}
 	fmt.Fprintf(w, "  outcomes:     %s\n", strings.Join(kinds, ", "))
+	r.writeObjects(w)
 	fmt.Fprintf(w, "  FRE coverage: %d of %d rows of the functions that ran were used (%d rows in the section)\n",
 		r.RowsExercised, r.RowsInRunFunctions, r.RowsTotal)
 	if r.Clean() {

@@ -19,10 +19,18 @@ type Options struct {
 	Config   emu.Config
 	MaxInsns uint64        // 0: no limit
 	Timeout  time.Duration // 0: no limit
-	// Interrupt, when it becomes non-zero, stops the run before the next
-	// instruction; the report covers what was checked.
+	// Interrupt, when it becomes non-zero, stops the run; the report
+	// covers what was checked.
 	Interrupt *atomic.Bool
+	// Batch is how many instructions the emulator runs between two
+	// crossings into Go (0: DefaultBatch). Every instruction is checked
+	// with its own registers and memory either way; 1 hands each one over
+	// before it runs, which is slower and only useful to cross-check.
+	Batch int
 }
+
+// DefaultBatch is Options.Batch's default.
+const DefaultBatch = 4096
 
 // Run loads path, runs it under emulation and checks the SFrame unwind
 // against the shadow stack before every instruction.
@@ -32,15 +40,24 @@ func Run(path string, opt Options) (*Report, error) {
 		return nil, err
 	}
 	defer sf.Close()
+	return runSection(path, sf.Section, opt)
+}
+
+// runSection is Run with the program's SFrame section already decoded (and
+// possibly changed, as fault-injection tests do).
+func runSection(path string, sec *sframe.Section, opt Options) (*Report, error) {
 	cfg := opt.Config
 	cfg.Args = append([]string{path}, opt.Args...)
-	tg, err := newTarget(path, cfg, sf.Section)
+	tg, err := newTarget(path, cfg, sec)
 	if err != nil {
 		return nil, err
 	}
 	defer tg.p.Close()
 	p, s, checker := tg.p, tg.s, tg.c
-	c := newCollector(path, sf.Section, p, s)
+	if err := tg.batch(opt.Batch); err != nil {
+		return nil, err
+	}
+	c := newCollector(path, sec, p, s)
 	start := time.Now()
 	s.Observe(func(r emu.Record) bool {
 		if opt.Interrupt != nil && opt.Interrupt.Load() {
@@ -54,7 +71,8 @@ func Run(path string, opt Options) (*Report, error) {
 			c.stop = fmt.Sprintf("instruction budget of %d reached", opt.MaxInsns)
 			return false
 		}
-		c.add(r, checker.Check(r, s.Shadow.Frames()))
+		res := checker.CheckStack(r, s.Shadow)
+		c.add(r, &res)
 		return true
 	})
 	exit, stopped, err := s.RunUntil(nil, 0)
@@ -92,8 +110,60 @@ func newTarget(path string, cfg emu.Config, sec *sframe.Section) (*target, error
 	if err != nil {
 		return nil, err
 	}
-	u := unwind.New(arch, sec)
+	// A PIE runs at p.Base: sec is relocated in place, so that what
+	// shares it (Run's collector) sees run-time addresses too.
+	if err := relocateSection(p, sec); err != nil {
+		p.Close()
+		return nil, err
+	}
+	u := unwind.New(arch, sec).WithCache()
+	// Shared objects with SFrame data of their own extend the unwind as
+	// they are mapped (before their code can run); the others end the
+	// SFrame chain: a coverage gap.
+	addObjects(p, u)
 	return &target{p: p, s: emu.NewSession(p), u: u, c: NewChecker(u, Memory{p.Engine}, EngineRegs(p.Engine))}, nil
+}
+
+// batch sets up batched checking (n instructions per crossing; 0: the
+// default): memory replayed per instruction, the memo watching stores, and
+// the functions whose rules need more registers than a record has handed
+// over live.
+func (tg *target) batch(n int) error {
+	if n == 0 {
+		n = DefaultBatch
+	}
+	if err := tg.s.Batch(n); err != nil {
+		return err
+	}
+	if n > 1 {
+		tg.p.Engine.SetLiveRanges(liveRanges(tg.u))
+		tg.c.Watch = tg.p.Engine
+	}
+	return nil
+}
+
+// liveRanges returns the code ranges of the functions with a rule based on
+// a register other than SP and FP (V3 FLEX rules): the unwinder reads that
+// register in the topmost frame, which a batched record does not carry.
+func liveRanges(u *unwind.Unwinder) [][2]uint64 {
+	var out [][2]uint64
+	for _, sec := range u.Sections() {
+		sp, fp, _, _ := sec.Header.ABI.Regs()
+		plain := func(r sframe.Rule) bool {
+			return r.Kind != sframe.RuleExpr || r.Reg == sp || r.Reg == fp || r.Reg == sframe.RegCFA
+		}
+		for i := range sec.FDEs {
+			f := &sec.FDEs[i]
+			for j := range f.FREs {
+				row, err := sec.Rules(i, j)
+				if err != nil || !plain(row.CFA) || !plain(row.RA) || !plain(row.FP) {
+					out = append(out, [2]uint64{f.Start, f.Start + uint64(f.Size)})
+					break
+				}
+			}
+		}
+	}
+	return out
 }
 
 // collector aggregates the results of every instruction.
@@ -110,6 +180,19 @@ type collector struct {
 	funcs    map[string]*FuncStat
 	rows     map[[2]int]uint64 // (FDE, FRE) → hits as the topmost row
 	rowFail  map[[2]int]uint64 // (FDE, FRE) → failures attributed to it
+	objs     *objectStats      // per mapped ELF file (objects.go)
+
+	// Per-instruction counters kept without maps: outcomes by kind, rows
+	// hit (rowHits[FDE][FRE], folded into rows at the end), and the
+	// function of recently seen PCs (direct-mapped).
+	kinds   [len(kindNames)]uint64
+	rowHits [][]uint64
+	pcFunc  []pcFunc
+}
+
+type pcFunc struct {
+	pc uint64
+	fs *FuncStat
 }
 
 type problemKey struct {
@@ -131,25 +214,45 @@ func newCollector(path string, sec *sframe.Section, p *emu.Process, s *emu.Sessi
 		funcs:    map[string]*FuncStat{},
 		rows:     map[[2]int]uint64{},
 		rowFail:  map[[2]int]uint64{},
+		objs:     newObjectStats(p, s.Syms),
+		rowHits:  make([][]uint64, len(sec.FDEs)),
+		pcFunc:   make([]pcFunc, 1<<12),
 	}
 }
 
-func (c *collector) add(r emu.Record, res Result) {
-	c.insns++
-	c.rep.Counts[res.Kind.String()]++
-	name, _, _ := c.s.Syms.Lookup(r.PC)
+// funcStat returns the statistics of the function holding pc.
+func (c *collector) funcStat(pc uint64) *FuncStat {
+	e := &c.pcFunc[(pc^pc>>12)&(1<<12-1)]
+	if e.fs != nil && e.pc == pc {
+		return e.fs
+	}
+	name, _, _ := c.s.Syms.Lookup(pc)
 	fs := c.funcs[name]
 	if fs == nil {
 		fs = &FuncStat{Name: name}
 		c.funcs[name] = fs
 	}
+	*e = pcFunc{pc, fs}
+	return fs
+}
+
+func (c *collector) add(r emu.Record, res *Result) {
+	c.insns++
+	c.kinds[res.Kind]++
+	c.objs.add(r.PC, res)
+	fs := c.funcStat(r.PC)
 	fs.Instructions++
 	if res.Kind != NoFDE {
 		fs.Covered++
 		c.rep.Covered++
 	}
 	if res.TopSection == c.sec {
-		c.rows[res.Top]++
+		hits := c.rowHits[res.Top[0]]
+		if hits == nil {
+			hits = make([]uint64, len(c.sec.FDEs[res.Top[0]].FREs))
+			c.rowHits[res.Top[0]] = hits
+		}
+		hits[res.Top[1]]++
 	}
 	if !res.Kind.Problem() {
 		return
@@ -190,6 +293,19 @@ func (c *collector) add(r emu.Record, res Result) {
 func (c *collector) finish() *Report {
 	rep := c.rep
 	rep.Instructions = c.insns
+	for k, n := range c.kinds {
+		if n > 0 {
+			rep.Counts[Kind(k).String()] = n
+		}
+	}
+	for i, hits := range c.rowHits {
+		for j, n := range hits {
+			if n > 0 {
+				c.rows[[2]int{i, j}] = n
+			}
+		}
+	}
+	c.objs.finish(rep)
 	for key, pr := range c.problems {
 		pr.PCs = len(c.pcs[key])
 		rep.Problems = append(rep.Problems, *pr)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"sync/atomic"
@@ -16,7 +17,7 @@ import (
 	"github.com/sframesim/sframesim/batch"
 )
 
-const corpusUsage = "corpus [-j N] [--shard i/n] [--expect FILE [--update]] [--json FILE] [--junit FILE] [--timeout D] [--max-insns N] [--run REGEXP] [--progress P] DIR|MANIFEST"
+const corpusUsage = "corpus [-j N] [--shard i/n] [--expect FILE [--update]] [--json FILE] [--junit FILE] [--timeout D] [--max-insns N] [--run REGEXP] [--sysroot DIR] [--sysroot-for TOOLCHAIN/ARCH=DIR]... [--progress P] DIR|MANIFEST"
 
 func runCorpus(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("corpus", flag.ContinueOnError)
@@ -30,6 +31,15 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", 10*time.Minute, "per-binary wall-clock limit `D` (0: none); a binary that hits it fails")
 	maxInsns := fs.Uint64("max-insns", 0, "stop each binary after `N` instructions (0: no limit); such runs are judged only for new problems")
 	runPattern := fs.String("run", "", "verify only binaries whose path matches `REGEXP`")
+	sysroot := sysrootFlag(fs)
+	sysrootFor := map[string]string{}
+	fs.Func("sysroot-for", "read the ld.so and libraries of the dynamically linked binaries a manifest says `TOOLCHAIN/ARCH` built from DIR, as in sid/x86-64=DIR (repeatable; overrides --sysroot)", func(s string) error {
+		label, dir, err := batch.ParseSysrootFor(s)
+		if err == nil {
+			sysrootFor[label], err = filepath.Abs(dir)
+		}
+		return err
+	})
 	progress := fs.String("progress", "auto", "progress on stderr: `P` is bar, lines, none, or auto (a bar on a terminal, lines otherwise)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: sframesim %s\n\n"+
@@ -37,11 +47,14 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 			"each outcome against the expectations: known problems (by kind, function and\n"+
 			"FRE row, with a reason) and unsupported binaries pass; a new problem, an\n"+
 			"expected problem that no longer occurs, or (with a manifest) a wrong exit\n"+
-			"status or output fails. DIR: every ELF executable with a .sframe section under\n"+
-			"it. MANIFEST: a JSON array of {\"path\", \"args\", \"exit_status\", \"stdout\",\n"+
-			"\"expect\"}, such as testdata/corpus/manifest.json (\"expect\" as an entry of\n"+
-			"the --expect file, which overrides it). Prints a summary table on stdout; Ctrl-C\n"+
-			"stops and still writes what was done.\n\n"+
+			"status or output fails.\n\n"+
+			"DIR: every ELF executable with a .sframe section under it. MANIFEST: a JSON\n"+
+			"array of {\"path\", \"args\", \"exit_status\", \"stdout\", \"sysroot\", \"expect\"},\n"+
+			"such as testdata/corpus/manifest.json; \"expect\" is an entry of the --expect\n"+
+			"file, which overrides it. Dynamically linked binaries read ld.so and their\n"+
+			"libraries from their \"sysroot\", else --sysroot-for by the manifest's\n"+
+			"\"toolchain\" and \"arch\", else --sysroot.\n\n"+
+			"Prints a summary table on stdout. Ctrl-C stops and still writes what was done.\n\n"+
 			"Exit status: 0 every binary as expected, 1 unexpected outcomes (or stale\n"+
 			"expectations), 2 could not run (usage, input, a binary that could not be\n"+
 			"verified, or interrupted).\n\n", corpusUsage)
@@ -112,6 +125,7 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 		}
 		jobs = batch.Filter(jobs, re)
 	}
+	batch.ApplySysroots(jobs, sysrootFor)
 	if len(jobs) == 0 {
 		return fail("%s: no binary to verify (%d in the input, %d files skipped)", input, len(in.Jobs), len(in.Skipped))
 	}
@@ -147,7 +161,7 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 		}
 	}()
 
-	opt := batch.Options{Workers: *workers, MaxInsns: *maxInsns, Timeout: *timeout, Interrupt: &interrupted}
+	opt := batch.Options{Workers: *workers, MaxInsns: *maxInsns, Timeout: *timeout, Interrupt: &interrupted, Sysroot: *sysroot}
 	if opt.Workers == 0 {
 		opt.Workers = runtime.NumCPU()
 	}

@@ -5,6 +5,7 @@
 //
 //	sframesim dump [--base ADDR] [--style S] [FILE]
 //	sframesim validate [--quiet] [FILE...]
+//	sframesim step [BINARY [-- ARGS]]
 //
 // Run "sframesim help" for the commands and their exit statuses.
 package main
@@ -44,6 +45,8 @@ func init() {
 			"verify many binaries in parallel against expected outcomes, for CI (see corpus -h)", runCorpus},
 		{"mutate", "mutate (--pc ADDR | --fde N [--fre J]) [--field F] [--delta D] -o OUT BINARY",
 			"write a copy of BINARY with one SFrame row changed (fault injection)", runMutate},
+		{"step", "step [BINARY [-- ARGS]]",
+			"step through a program in a terminal UI: FRE row, CFA/RA/FP, unwound and true stacks", runStep},
 		{"run", "run [FLAGS] BINARY [-- ARGS]", "run a static Linux program under emulation; exits with its status (2: stopped; see run -h)", runProgram},
 	}
 }

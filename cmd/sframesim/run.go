@@ -13,7 +13,7 @@ import (
 	"github.com/sframesim/sframesim/emu"
 )
 
-const runUsage = "run [--max-insns N] [--timeout D] [--max-mem SIZE] [--allow-read PATH]... [--env NAME=VALUE]... BINARY [-- ARGS]"
+const runUsage = "run [--sysroot DIR] [--max-insns N] [--timeout D] [--max-mem SIZE] [--allow-read PATH]... [--env NAME=VALUE]... BINARY [-- ARGS]"
 
 // runProgram is "sframesim run": a qemu-user-like front end to the emu
 // package's Linux layer.
@@ -23,6 +23,7 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 	maxInsns := fs.Uint64("max-insns", 0, "stop after `N` instructions (0: no limit)")
 	timeout := fs.Duration("timeout", 0, "stop after `D` of wall-clock time, e.g. 10s (0: no limit)")
 	maxMem := fs.String("max-mem", "1G", "cap the guest's mapped memory at `SIZE` bytes (suffixes K, M, G)")
+	sysroot := sysrootFlag(fs)
 	var allow, env []string
 	fs.Func("allow-read", "let the program open `PATH` read-only (repeatable); other files do not exist for it", func(s string) error {
 		allow = append(allow, s)
@@ -37,12 +38,14 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 	})
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: sframesim %s\n\n"+
-			"Runs the static Linux program BINARY (x86-64 or AArch64, ET_EXEC or static\n"+
-			"PIE; not dynamically linked) under emulation, like qemu-user: its stdout and\n"+
-			"stderr pass through, ARGS are its arguments (argv[0] is BINARY), fd 0 is this\n"+
-			"command's stdin. It cannot write files, exec, fork or use the network, and\n"+
-			"reads only --allow-read files; time, pid and random bytes are fixed or derived\n"+
-			"from the instruction count, so runs are reproducible.\n\n"+
+			"Runs the Linux program BINARY (x86-64 or AArch64: static, static PIE, or\n"+
+			"dynamically linked with its ld.so and shared libraries from the sysroot)\n"+
+			"under emulation, like qemu-user: its stdout and stderr pass through, ARGS are\n"+
+			"its arguments (argv[0] is BINARY), fd 0 is this command's stdin. It cannot\n"+
+			"write files, exec, fork or use the network, and reads only --allow-read files\n"+
+			"and, read-only, the files of the sysroot; time, pid and random bytes are fixed\n"+
+			"or derived from the instruction count, so runs are reproducible.\n\n"+
+			sysrootHelp+
 			"Exit status: the program's own; 128+N if it killed itself with signal N\n"+
 			"(abort: 134); 2 if it could not be loaded or was stopped for another reason\n"+
 			"(instruction budget, timeout, memory cap, unsupported system call, CPU fault),\n"+
@@ -72,6 +75,7 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 		Stdout:    stdout,
 		Stderr:    stderr,
 		ReadAllow: allow,
+		Sysroot:   *sysroot,
 		MaxInsns:  *maxInsns,
 		Timeout:   *timeout,
 		MaxMem:    mem,
@@ -116,4 +120,16 @@ func parseSize(s string) (uint64, error) {
 		return 0, fmt.Errorf("not a size (a positive number of bytes, optionally with K, M or G)")
 	}
 	return n * mult, nil
+}
+
+// sysrootHelp explains --sysroot in the run and verify usages.
+const sysrootHelp = "A dynamically linked program's interpreter (PT_INTERP) and shared libraries\n" +
+	"are read from --sysroot DIR, where every path the program opens is resolved\n" +
+	"read-only as in a chroot. Default: / for x86-64, /usr/aarch64-linux-gnu for\n" +
+	"AArch64 (Debian's libc6-arm64-cross). Programs built against a newer glibc need\n" +
+	"its sysroot, e.g. .deps/sysroots/sid-amd64 (scripts/fetch-sysroots.sh).\n\n"
+
+// sysrootFlag defines --sysroot on fs.
+func sysrootFlag(fs *flag.FlagSet) *string {
+	return fs.String("sysroot", "", "read the program interpreter and shared libraries of a dynamically linked program from `DIR` (default: / for x86-64, /usr/aarch64-linux-gnu for AArch64)")
 }

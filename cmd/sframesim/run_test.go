@@ -15,13 +15,22 @@ func TestRun(t *testing.T) {
 	for _, e := range corpus.Entries(t) {
 		want[e.Path] = e
 	}
-	// The program's output and exit status pass through.
-	for _, path := range []string{"v1/x86-64/except-O2-static", "v3/aarch64/recurse-O2-static-pac-bkey", "v2/x86-64/nolibc-O0"} {
-		out, errOut, status := runCmd(t, dir, "run", path)
-		if e := want[path]; out != e.Stdout || status != e.ExitStatus || errOut != "" {
-			t.Errorf("run %s: status %d, stdout %q, stderr %q; want %d, %q", path, status, out, errOut, e.ExitStatus, e.Stdout)
+	// The program's output and exit status pass through; dynamically
+	// linked programs run with the default sysroot of their arch (bookworm's
+	// libraries on this Debian 12 host) or --sysroot.
+	for _, path := range []string{"v1/x86-64/except-O2-static", "v3/aarch64/recurse-O2-static-pac-bkey", "v2/x86-64/nolibc-O0",
+		"v1/x86-64/except-O2-dynamic", "v1/aarch64/cold-O2-dynamic", "v3/x86-64/except-O2-dynamic", "v2/aarch64/setjmp-O0-dynamic"} {
+		e := want[path]
+		args := []string{"run", path}
+		if e.Toolchain != "bookworm" {
+			args = []string{"run", "--sysroot", corpus.Sysroot(t, &e), path}
+		}
+		out, errOut, status := runCmd(t, dir, args...)
+		if out != e.Stdout || status != e.ExitStatus || errOut != "" {
+			t.Errorf("%q: status %d, stdout %q, stderr %q; want %d, %q", args, status, out, errOut, e.ExitStatus, e.Stdout)
 		}
 	}
+	empty := t.TempDir()
 	for _, c := range []struct {
 		args   []string
 		stderr string
@@ -30,7 +39,7 @@ func TestRun(t *testing.T) {
 			"sframesim run: v3/x86-64/cold-O2-static: instruction budget of 1000 exhausted at pc 0x"},
 		{[]string{"run", "--max-mem", "4M", "v3/aarch64/many-O2-static"},
 			"loading needs more than the memory cap of 4194304 bytes"},
-		{[]string{"run", "v3/aarch64/recurse-O2-dynamic"}, "PT_INTERP /lib/ld-linux-aarch64.so.1: dynamically linked programs cannot run"},
+		{[]string{"run", "--sysroot", empty, "v3/aarch64/recurse-O2-dynamic"}, "program interpreter /lib/ld-linux-aarch64.so.1 is not in the sysroot " + empty},
 		{[]string{"run", "--max-mem", "lots", "v3/aarch64/recurse-O2-static"}, `--max-mem "lots"`},
 		{[]string{"run"}, "usage: sframesim run"},
 		{[]string{"run", "no-such-file"}, "no such file"},

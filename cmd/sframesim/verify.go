@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 
+	"github.com/sframesim/sframesim/emu"
 	"github.com/sframesim/sframesim/verify"
 )
 
@@ -21,13 +22,19 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	maxInsns := fs.Uint64("max-insns", 0, "stop after `N` instructions (0: no limit)")
 	timeout := fs.Duration("timeout", 0, "stop after `D` of wall-clock time, e.g. 30s (0: no limit)")
 	maxProblems := fs.Int("problems", 20, "print at most `N` distinct problems")
+	exact := fs.Bool("exact", false, "hand each instruction to the checker before it runs, instead of replaying\nbatches of recorded instructions and stores (several times slower; the\nresults are the same: use it to cross-check)")
+	sysroot := sysrootFlag(fs)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: sframesim verify [--json FILE] [--max-insns N] [--timeout D] [BINARY [-- ARGS]]\n\n"+
-			"Runs the static program BINARY under emulation and, before every instruction,\n"+
+		fmt.Fprintf(stderr, "usage: sframesim verify [--sysroot DIR] [--json FILE] [--max-insns N] [--timeout D] [--exact] [BINARY [-- ARGS]]\n\n"+
+			"Runs the program BINARY under emulation and, before every instruction,\n"+
 			"unwinds the stack with its SFrame data and compares each frame (CFA, return\n"+
 			"address, caller's FP) with the true call stack. Prints a summary and each\n"+
 			"distinct problem once. Without BINARY, verifies the sample embedded in sframesim.\n"+
 			"Ctrl-C stops the run; the report covers what was checked.\n\n"+
+			"The unwind uses the program's .sframe and that of every shared library that\n"+
+			"has one; a frame in code without SFrame data (ld.so, libc) ends the chain:\n"+
+			"a coverage gap, not an error.\n"+
+			sysrootHelp+
 			"Exit status: 0 no mismatch, 1 mismatches (or unwinder failures), 2 could not run.\n\n")
 		fs.PrintDefaults()
 	}
@@ -65,7 +72,12 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 			interrupted.Store(true)
 		}
 	}()
-	rep, err := verify.Run(binary, verify.Options{Args: progArgs, MaxInsns: *maxInsns, Timeout: *timeout, Interrupt: &interrupted})
+	opt := verify.Options{Args: progArgs, Config: emu.Config{Sysroot: *sysroot},
+		MaxInsns: *maxInsns, Timeout: *timeout, Interrupt: &interrupted}
+	if *exact {
+		opt.Batch = 1
+	}
+	rep, err := verify.Run(binary, opt)
 	if err != nil {
 		fmt.Fprintf(stderr, "sframesim verify: %v\n", err)
 		return exitFailed

@@ -30,7 +30,16 @@ func TestVerifyCommand(t *testing.T) {
 		{"budget", []string{"verify", "--max-insns", "1000", filepath.Join(dir, "v3/x86-64/nolibc-O2")}, exitOK,
 			"instruction budget of 1000 reached, 1000 instructions checked", ""},
 		{"missing", []string{"verify", "/nonexistent"}, exitFailed, "", "no such file"},
-		{"dynamic", []string{"verify", filepath.Join(dir, "v3/x86-64/recurse-O2-dynamic")}, exitFailed, "", "dynamically linked"},
+		// A dynamic PIE with ld.so and sid's glibc: the main program's rows
+		// (PLT stubs included) are checked at their run-time addresses.
+		{"dynamic", []string{"verify", "--sysroot", sysroot(t, "v3/aarch64/recurse-O2-dynamic"), filepath.Join(dir, "v3/aarch64/recurse-O2-dynamic")}, exitOK,
+			"result:       OK, no mismatch", ""},
+		// ld's .plt.got row says sp+16 where the stub, entered by a call, has
+		// its CFA at sp+8.
+		{"plt.got", []string{"verify", "--sysroot", sysroot(t, "v3/x86-64/recurse-O2-dynamic"), filepath.Join(dir, "v3/x86-64/recurse-O2-dynamic")}, exitMalformed,
+			"        1 failures: 0000000000000000  sp+16     u         f", ""},
+		{"no interpreter", []string{"verify", "--sysroot", t.TempDir(), filepath.Join(dir, "v3/x86-64/recurse-O2-dynamic")}, exitFailed,
+			"", "program interpreter /lib64/ld-linux-x86-64.so.2 is not in the sysroot"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -87,4 +96,15 @@ func TestMutateThenVerify(t *testing.T) {
 			t.Errorf("%v: status %d, stderr %q", bad, status, e)
 		}
 	}
+}
+
+// sysroot returns the sysroot of a dynamic corpus binary.
+func sysroot(t *testing.T, rel string) string {
+	for _, e := range corpus.Entries(t) {
+		if e.Path == rel {
+			return corpus.Sysroot(t, &e)
+		}
+	}
+	t.Fatalf("%s is not in the corpus", rel)
+	return ""
 }

@@ -1,0 +1,63 @@
+//go:build cgo
+
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/sframesim/sframesim/tui"
+)
+
+func runStep(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("step", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: sframesim step [BINARY [-- ARGS]]\n\n"+
+			"Steps the static program BINARY instruction by instruction in a terminal UI:\n"+
+			"disassembly, registers, the active SFrame FDE and FRE row with the CFA, RA and\n"+
+			"FP they give, and the unwound stack beside the true one. Keys are listed under ?\n"+
+			"(s step, n next, f finish, c continue, m next mismatch, b breakpoint, g go to,\n"+
+			"S step back, - go back N, r restart, q quit). Without BINARY, steps the sample\n"+
+			"embedded in sframesim. NO_COLOR turns colours off.\n")
+	}
+	if err := fs.Parse(args); err != nil {
+		return exitFailed
+	}
+	binary := fs.Arg(0)
+	progArgs := fs.Args()
+	if len(progArgs) > 0 {
+		progArgs = progArgs[1:]
+	}
+	if len(progArgs) > 0 && progArgs[0] == "--" {
+		progArgs = progArgs[1:]
+	}
+	if binary == "" {
+		dir, err := os.MkdirTemp("", "sframesim-sample-")
+		if err != nil {
+			fmt.Fprintf(stderr, "sframesim step: %v\n", err)
+			return exitFailed
+		}
+		defer os.RemoveAll(dir)
+		binary = filepath.Join(dir, filepath.Base(sampleName))
+		if err := os.WriteFile(binary, sampleELF, 0o755); err != nil {
+			fmt.Fprintf(stderr, "sframesim step: %v\n", err)
+			return exitFailed
+		}
+	}
+	d, err := tui.Open(binary, progArgs)
+	if err != nil {
+		fmt.Fprintf(stderr, "sframesim step: %v\n", err)
+		return exitFailed
+	}
+	defer d.Close()
+	if _, err := tea.NewProgram(tui.New(d)).Run(); err != nil {
+		fmt.Fprintf(stderr, "sframesim step: %v\n", err)
+		return exitFailed
+	}
+	return exitOK
+}

@@ -1,0 +1,387 @@
+//go:build cgo
+
+package tui
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/sframesim/sframesim/emu"
+	"github.com/sframesim/sframesim/sframe"
+	"github.com/sframesim/sframesim/unwind"
+	"github.com/sframesim/sframesim/verify"
+)
+
+// Debugger drives one program under emulation for the TUI: stepping,
+// running to a breakpoint, a mismatch or a return, and going back in time
+// through checkpoints and replay. It is not safe for concurrent use,
+// except Progress and Interrupt, which another goroutine may call while a
+// command runs.
+type Debugger struct {
+	Path string
+	Args []string
+
+	sf    *sframe.File
+	sec   *sframe.Section
+	p     *emu.Process
+	s     *emu.Session
+	u     *unwind.Unwinder
+	chk   *verify.Checker
+	lines *verify.Lines
+	out   bytes.Buffer // the guest's stdout and stderr
+	hist  history
+	bps   map[uint64]bool
+	exit  *emu.Exit
+
+	regIDs   []int
+	regNames []string
+	regs     []uint64 // at the current stop
+	prevRegs []uint64 // at the stop before
+
+	progress  atomic.Uint64
+	interrupt atomic.Bool
+}
+
+// Open loads path (with argv[1:] args) for stepping; Close releases it.
+func Open(path string, args []string) (*Debugger, error) {
+	sf, err := sframe.Open(path)
+	if sf == nil {
+		return nil, err
+	}
+	if err != nil {
+		sf.Close()
+		return nil, err
+	}
+	arch := unwind.ArchFor(sf.Section.Header.ABI)
+	if arch == nil {
+		sf.Close()
+		return nil, fmt.Errorf("%s: SFrame ABI %v is not one sframesim unwinds", path, sf.Section.Header.ABI)
+	}
+	d := &Debugger{Path: path, Args: args, sf: sf, sec: sf.Section, bps: map[uint64]bool{}}
+	p, err := emu.Load(path, emu.Config{Args: append([]string{path}, args...), Stdout: &d.out, Stderr: &d.out})
+	if err != nil {
+		sf.Close()
+		return nil, err
+	}
+	d.p, d.s = p, emu.NewSession(p)
+	d.u = unwind.New(arch, sf.Section)
+	d.chk = verify.NewChecker(d.u, verify.Memory{E: p.Engine}, verify.EngineRegs(p.Engine))
+	d.lines = verify.NewLines(p.ELF, p.Base)
+	d.regNames, d.regIDs = registers(p.Arch)
+	d.regs = make([]uint64, len(d.regIDs))
+	d.prevRegs = make([]uint64, len(d.regIDs))
+	d.hist = newHistory()
+	if err := d.hist.add(d, true); err != nil {
+		d.Close()
+		return nil, err
+	}
+	d.readRegs()
+	copy(d.prevRegs, d.regs)
+	return d, nil
+}
+
+// Close releases the program.
+func (d *Debugger) Close() error {
+	d.sf.Close()
+	return d.p.Close()
+}
+
+// Progress returns the instruction count, also while a command runs.
+func (d *Debugger) Progress() uint64 { return d.progress.Load() }
+
+// Interrupt stops the running command before its next instruction.
+func (d *Debugger) Interrupt() { d.interrupt.Store(true) }
+
+// Insns returns the number of instructions executed.
+func (d *Debugger) Insns() uint64 { return d.s.Executed() }
+
+// Output returns what the program wrote to stdout and stderr so far.
+func (d *Debugger) Output() string { return d.out.String() }
+
+// registers lists the registers shown, with their unicorn ids.
+func registers(a *emu.Arch) (names []string, ids []int) {
+	if a == emu.ARM64 {
+		for i := 0; i <= 30; i++ {
+			names = append(names, "x"+strconv.Itoa(i))
+			ids = append(ids, emu.ARM64X(i))
+		}
+		names = append(names, "sp", "pc")
+		return names, append(ids, a.DWARFReg(31), a.PC)
+	}
+	// DWARF numbers in the usual order.
+	for _, n := range []int{0, 3, 2, 1, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16} {
+		names = append(names, dwarfName(a, sframe.Reg(n)))
+		ids = append(ids, a.DWARFReg(n))
+	}
+	return names, ids
+}
+
+var x86Names = [...]string{"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
+	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip"}
+
+// dwarfName names DWARF register r of the architecture ("cfa" for
+// sframe.RegCFA).
+func dwarfName(a *emu.Arch, r sframe.Reg) string {
+	switch {
+	case r == sframe.RegCFA:
+		return "cfa"
+	case a == emu.ARM64 && r == 31:
+		return "sp"
+	case a == emu.ARM64 && r >= 0 && r <= 30:
+		return "x" + strconv.Itoa(int(r))
+	case a != emu.ARM64 && r >= 0 && int(r) < len(x86Names):
+		return x86Names[r]
+	}
+	return "r" + strconv.Itoa(int(r))
+}
+
+func (d *Debugger) readRegs() {
+	if err := d.p.Engine.ReadRegs(d.regIDs, d.regs); err != nil {
+		clear(d.regs)
+	}
+}
+
+// runOpts say where a run stops besides the end of the program.
+type runOpts struct {
+	mismatch bool                  // stop before an instruction whose unwind fails
+	bps      bool                  // stop at breakpoints
+	until    func(emu.Record) bool // stop when true (before the instruction)
+	max      uint64                // at most this many instructions (0: no limit)
+}
+
+// errExited is returned by commands that need a live program.
+var errExited = errors.New("the program has ended: r restarts it, S or - steps back")
+
+// run runs the program under opts in slices between checkpoints. It
+// returns why it stopped, in words.
+func (d *Debugger) run(o runOpts) (string, error) {
+	if d.exit != nil {
+		return "", errExited
+	}
+	// An Interrupt from now on, even before the first instruction, stops
+	// this run; the flag is cleared when it ends.
+	defer d.interrupt.Store(false)
+	copy(d.prevRegs, d.regs)
+	first := true
+	var found verify.Result
+	var hitBP, hitMismatch, hitUntil bool
+	var n uint64
+	d.s.Observe(func(r emu.Record) bool {
+		n++
+		if n&0x3ff == 0 {
+			d.progress.Store(d.s.Executed())
+			if d.interrupt.Load() {
+				return false
+			}
+		}
+		if first {
+			first = false
+			return true
+		}
+		if o.bps && d.bps[r.PC] {
+			hitBP = true
+			return false
+		}
+		if o.until != nil && o.until(r) {
+			hitUntil = true
+			return false
+		}
+		if o.mismatch {
+			if res := d.chk.Check(r, d.s.Shadow.Frames()); res.Kind.Failure() {
+				found, hitMismatch = res, true
+				return false
+			}
+		}
+		return true
+	})
+	defer d.s.Observe(nil)
+	start := d.s.Executed()
+	var why string
+	for {
+		left := uint64(0)
+		if o.max > 0 {
+			done := d.s.Executed() - start
+			if done >= o.max {
+				break
+			}
+			left = o.max - done
+		}
+		slice := d.hist.next(d.s.Executed()) - d.s.Executed()
+		if left > 0 {
+			slice = min(slice, left)
+		}
+		exit, stopped, err := d.s.RunUntil(nil, slice)
+		d.progress.Store(d.s.Executed())
+		if err != nil {
+			d.readRegs()
+			return "", err
+		}
+		if exit != nil {
+			d.exit = exit
+			why = "program " + exit.String()
+			break
+		}
+		if stopped {
+			switch {
+			case hitBP:
+				why = "breakpoint at " + d.s.Syms.Format(d.s.State().PC)
+			case hitMismatch:
+				why = fmt.Sprintf("stopped at a mismatch (%s)", found.Kind)
+			case hitUntil:
+			default:
+				why = "interrupted"
+			}
+			break
+		}
+		if d.interrupt.Load() {
+			why = "interrupted"
+			break
+		}
+		if err := d.hist.add(d, false); err != nil {
+			return "", err
+		}
+	}
+	d.readRegs()
+	return why, nil
+}
+
+// Step executes one instruction.
+func (d *Debugger) Step() (string, error) {
+	return d.run(runOpts{max: 1})
+}
+
+// StepOver executes one instruction, or a whole call if it is one.
+func (d *Debugger) StepOver() (string, error) {
+	if d.exit != nil {
+		return "", errExited
+	}
+	regs := append([]uint64(nil), d.regs...)
+	depth := d.s.Shadow.Depth()
+	why, err := d.Step()
+	if err != nil || d.exit != nil || d.s.Shadow.Depth() <= depth {
+		return why, err
+	}
+	ret := d.s.Shadow.Frames()[depth].ReturnAddr
+	why, err = d.run(runOpts{bps: true, until: func(r emu.Record) bool {
+		return r.PC == ret && d.s.Shadow.Depth() <= depth
+	}})
+	copy(d.prevRegs, regs)
+	return why, err
+}
+
+// Finish runs until the current function returns.
+func (d *Debugger) Finish() (string, error) {
+	depth := d.s.Shadow.Depth()
+	if depth == 0 {
+		return "", errors.New("finish: the outermost function does not return")
+	}
+	return d.run(runOpts{bps: true, until: func(emu.Record) bool { return d.s.Shadow.Depth() < depth }})
+}
+
+// Continue runs to the next breakpoint or the end.
+func (d *Debugger) Continue() (string, error) { return d.run(runOpts{bps: true}) }
+
+// NextMismatch runs to the next instruction whose unwind fails (a
+// mismatch, an unwinder error or a chain ending too early), a breakpoint,
+// or the end.
+func (d *Debugger) NextMismatch() (string, error) {
+	why, err := d.run(runOpts{bps: true, mismatch: true})
+	if err == nil && d.exit != nil {
+		why += "; no mismatch on the way"
+	}
+	return why, err
+}
+
+// Advance runs until the PC reaches addr (or a breakpoint, or the end).
+func (d *Debugger) Advance(addr uint64) (string, error) {
+	return d.run(runOpts{bps: true, until: func(r emu.Record) bool { return r.PC == addr }})
+}
+
+// Seek goes to the state after exactly n instructions, backwards through
+// the latest checkpoint at or before n and replay, forwards by running.
+func (d *Debugger) Seek(n uint64) (string, error) {
+	now := d.s.Executed()
+	regs := append([]uint64(nil), d.regs...)
+	if n < now || d.exit != nil {
+		cp := d.hist.before(n)
+		if err := d.s.Restore(cp.cp); err != nil {
+			return "", err
+		}
+		d.out.Truncate(cp.out)
+		d.exit = d.p.Exited()
+		d.progress.Store(d.s.Executed())
+		d.readRegs()
+	}
+	var why string
+	if now := d.s.Executed(); n > now {
+		var err error
+		why, err = d.run(runOpts{max: n - now})
+		if err != nil {
+			return "", err
+		}
+	}
+	// The registers that differ from the stop before are highlighted, as
+	// if the instructions in between ran as one step.
+	copy(d.prevRegs, regs)
+	if d.s.Executed() != n && why == "" {
+		why = fmt.Sprintf("stopped at instruction %d", d.s.Executed())
+	}
+	return why, nil
+}
+
+// Back goes n instructions back.
+func (d *Debugger) Back(n uint64) (string, error) {
+	now := d.s.Executed()
+	if now == 0 {
+		return "", errors.New("already at the first instruction")
+	}
+	return d.Seek(now - min(n, now))
+}
+
+// Restart goes back to the first instruction.
+func (d *Debugger) Restart() (string, error) {
+	_, err := d.Seek(0)
+	return "restarted", err
+}
+
+// ToggleBreakpoint sets or clears a breakpoint at addr; it reports which.
+func (d *Debugger) ToggleBreakpoint(addr uint64) bool {
+	if d.bps[addr] {
+		delete(d.bps, addr)
+		return false
+	}
+	d.bps[addr] = true
+	return true
+}
+
+// Resolve parses an address: hex (0x401000), a symbol, or symbol+offset.
+func (d *Debugger) Resolve(s string) (uint64, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, errors.New("no address or symbol given")
+	}
+	if strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X") {
+		v, err := strconv.ParseUint(s[2:], 16, 64)
+		if err != nil {
+			return 0, fmt.Errorf("bad address %q", s)
+		}
+		return v, nil
+	}
+	name, off := s, uint64(0)
+	if i := strings.LastIndexByte(s, '+'); i > 0 {
+		v, err := strconv.ParseUint(s[i+1:], 0, 64)
+		if err != nil {
+			return 0, fmt.Errorf("bad offset in %q", s)
+		}
+		name, off = s[:i], v
+	}
+	a, ok := d.s.Syms.Addr(name)
+	if !ok {
+		return 0, fmt.Errorf("no symbol %q", name)
+	}
+	return a + off, nil
+}

@@ -1,0 +1,262 @@
+//go:build cgo
+
+// Package tui is the terminal interface of sframesim step: a Bubble Tea
+// program that steps a binary under emulation and shows, at every stop,
+// the disassembly, the registers, the active SFrame FDE and FRE row with
+// the CFA, RA and FP they give, and the unwound stack beside the true one.
+//
+// Commands (step, continue, step back...) run on a worker goroutine: the
+// UI goroutine only renders the State a command left and the progress
+// counter, so it never waits for the emulator, and Esc stops a long run.
+package tui
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+)
+
+// disasmLines is how many instructions a State carries: enough for the
+// tallest screen; the view shows those that fit.
+const disasmLines = 64
+
+// Model is the Bubble Tea model of sframesim step.
+type Model struct {
+	d   *Debugger
+	st  State
+	sty styles
+	w   int
+	h   int
+
+	busy      bool
+	busyWhat  string
+	progress  uint64
+	quitAfter bool
+	msg       string
+	prompt    *prompt
+	help      bool
+	done      chan<- struct{} // tests: told when a command ends
+}
+
+type prompt struct {
+	label string
+	text  []rune
+	run   func(m *Model, text string) tea.Cmd
+}
+
+// doneMsg ends a command: its result and the new state.
+type doneMsg struct {
+	why string
+	err error
+	st  State
+}
+
+type tickMsg struct{}
+
+// New returns the model for d. Colour is off when NO_COLOR is set (the
+// renderer also follows the terminal's abilities).
+func New(d *Debugger) *Model {
+	_, noColor := os.LookupEnv("NO_COLOR")
+	m := &Model{d: d, sty: newStyles(!noColor), w: 80, h: 24}
+	m.st = d.State(disasmLines)
+	return m
+}
+
+// Init implements tea.Model.
+func (m *Model) Init() tea.Cmd { return nil }
+
+// View implements tea.Model.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.render())
+	v.AltScreen = true
+	v.WindowTitle = "sframesim step " + m.st.Binary
+	return v
+}
+
+// Screen returns the screen as text without styles (for tests).
+func (m *Model) Screen() string { return stripANSI(m.render()) }
+
+// command starts op on the worker goroutine.
+func (m *Model) command(what string, op func() (string, error)) tea.Cmd {
+	if m.busy {
+		return nil
+	}
+	m.busy, m.busyWhat, m.msg = true, what, ""
+	m.progress = m.st.Insns
+	d := m.d
+	work := func() tea.Msg {
+		why, err := op()
+		return doneMsg{why: why, err: err, st: d.State(disasmLines)}
+	}
+	return tea.Batch(work, tick())
+}
+
+func tick() tea.Cmd {
+	return tea.Tick(100*time.Millisecond, func(time.Time) tea.Msg { return tickMsg{} })
+}
+
+// Update implements tea.Model.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.w, m.h = msg.Width, msg.Height
+	case tickMsg:
+		if m.busy {
+			m.progress = m.d.Progress()
+			return m, tick()
+		}
+	case doneMsg:
+		m.busy = false
+		m.st = msg.st
+		m.msg = msg.why
+		if msg.err != nil {
+			m.msg = "error: " + msg.err.Error()
+		}
+		if m.done != nil {
+			m.done <- struct{}{}
+		}
+		if m.quitAfter {
+			return m, tea.Quit
+		}
+	case tea.KeyPressMsg:
+		return m, m.key(msg)
+	}
+	return m, nil
+}
+
+func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
+	key := k.String()
+	if m.busy {
+		switch key {
+		case "esc", "ctrl+c":
+			m.d.Interrupt()
+		case "q":
+			m.d.Interrupt()
+			m.quitAfter = true
+		}
+		return nil
+	}
+	if m.prompt != nil {
+		return m.promptKey(k)
+	}
+	if m.help {
+		if key == "q" {
+			return tea.Quit
+		}
+		m.help = false
+		return nil
+	}
+	d := m.d
+	switch key {
+	case "q":
+		return tea.Quit
+	case "ctrl+c", "esc":
+		m.msg = "nothing is running; q quits"
+	case "?", "h":
+		m.help = true
+	case "s", "i":
+		return m.command("stepping", d.Step)
+	case "n":
+		return m.command("stepping over", d.StepOver)
+	case "f":
+		return m.command("finishing", d.Finish)
+	case "c":
+		return m.command("continuing", d.Continue)
+	case "m":
+		return m.command("looking for a mismatch", d.NextMismatch)
+	case "S", "p":
+		return m.command("stepping back", func() (string, error) { return d.Back(1) })
+	case "r":
+		return m.command("restarting", d.Restart)
+	case "b":
+		return m.toggle(m.st.PC)
+	case "B":
+		m.ask("break at (address or symbol)", func(m *Model, text string) tea.Cmd {
+			a, err := m.d.Resolve(text)
+			if err != nil {
+				m.msg = "error: " + err.Error()
+				return nil
+			}
+			return m.toggle(a)
+		})
+	case "g":
+		m.ask("go to (address or symbol)", func(m *Model, text string) tea.Cmd {
+			a, err := m.d.Resolve(text)
+			if err != nil {
+				m.msg = "error: " + err.Error()
+				return nil
+			}
+			return m.command("running to "+text, func() (string, error) { return d.Advance(a) })
+		})
+	case "-":
+		m.ask("instructions back [100000]", func(m *Model, text string) tea.Cmd {
+			n, err := count(text, 100000)
+			if err != nil {
+				m.msg = "error: " + err.Error()
+				return nil
+			}
+			return m.command("stepping back", func() (string, error) { return d.Back(n) })
+		})
+	case "@":
+		m.ask("go to instruction number", func(m *Model, text string) tea.Cmd {
+			n, err := count(text, 0)
+			if err != nil {
+				m.msg = "error: " + err.Error()
+				return nil
+			}
+			return m.command("seeking", func() (string, error) { return d.Seek(n) })
+		})
+	}
+	return nil
+}
+
+func count(text string, def uint64) (uint64, error) {
+	text = strings.ReplaceAll(strings.TrimSpace(text), "_", "")
+	if text == "" && def > 0 {
+		return def, nil
+	}
+	n, err := strconv.ParseUint(text, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("not a number: %q", text)
+	}
+	return n, nil
+}
+
+// toggle sets or clears a breakpoint; the disassembly shows it at once.
+func (m *Model) toggle(addr uint64) tea.Cmd {
+	d := m.d
+	return m.command("breakpoint", func() (string, error) {
+		if d.ToggleBreakpoint(addr) {
+			return "breakpoint set at " + d.s.Syms.Format(addr), nil
+		}
+		return "breakpoint cleared at " + d.s.Syms.Format(addr), nil
+	})
+}
+
+func (m *Model) ask(label string, run func(*Model, string) tea.Cmd) {
+	m.prompt = &prompt{label: label, run: run}
+}
+
+func (m *Model) promptKey(k tea.KeyPressMsg) tea.Cmd {
+	p := m.prompt
+	switch k.String() {
+	case "esc", "ctrl+c":
+		m.prompt = nil
+	case "enter":
+		m.prompt = nil
+		return p.run(m, string(p.text))
+	case "backspace":
+		if len(p.text) > 0 {
+			p.text = p.text[:len(p.text)-1]
+		}
+	default:
+		if k.Text != "" {
+			p.text = append(p.text, []rune(k.Text)...)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,413 @@
+//go:build cgo
+
+package tui
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/sframesim/sframesim/emu"
+	"github.com/sframesim/sframesim/sframe"
+	"github.com/sframesim/sframesim/unwind"
+	"github.com/sframesim/sframesim/verify"
+)
+
+// State is everything the screen shows at a stop, computed by the
+// Debugger between commands and rendered by the model: the UI goroutine
+// never touches the emulator.
+type State struct {
+	Binary string
+	Arch   string
+	Insns  uint64
+	PC     uint64
+	Symbol string // PC as symbol+offset
+	Source string // file:line of the PC, "" without DWARF
+	Exit   string // how the program ended, "" while it runs
+
+	Regs   []Reg
+	Disasm []Line
+
+	HasRow    bool
+	FDE       string   // "func idx [3]: pc = 0x401120, size = 50 bytes"
+	RowHeader string   // objdump's column header
+	Row       string   // the active FRE row as objdump prints it
+	Calc      []string // CFA, RA and FP with their arithmetic
+	NoRow     string   // why there is no row
+
+	Frames  []StackRow
+	Kind    verify.Kind // the verification outcome at this instruction
+	Verdict string      // in words
+	Stopped string      // why the unwind stopped
+
+	Breakpoints []string // symbol (address)
+	Checkpoints int
+	Output      string // the last line the program wrote
+}
+
+// Reg is one register.
+type Reg struct {
+	Name    string
+	Val     uint64
+	Changed bool // by the last command
+}
+
+// Line is one disassembled instruction.
+type Line struct {
+	PC      uint64
+	Where   string // symbol+offset
+	Text    string
+	Current bool
+	Break   bool
+	FRE     int // index of the FRE row starting here, or -1
+}
+
+// StackRow is frame k of the unwound stack beside the true frame k.
+type StackRow struct {
+	Depth int
+	// The unwind (HasUnwound): the frame's function and what its row gives.
+	HasUnwound  bool
+	Func        string
+	CFA, RA, FP uint64
+	HasRA       bool // RA and FP were recovered (not the outermost frame or an error)
+	Err         string
+	// The truth (HasTrue): the shadow stack's frame.
+	HasTrue              bool
+	TrueFunc             string
+	TCFA, TRA, TFP       uint64
+	BadCFA, BadRA, BadFP bool
+	TrueNote             string // no true frame: "outermost: main", "beyond the true stack"
+	Decisive             bool   // the frame where the verdict was reached
+}
+
+// Mismatch reports whether any compared value differs.
+func (r *StackRow) Mismatch() bool { return r.BadCFA || r.BadRA || r.BadFP }
+
+// State computes the screen state, with about lines of disassembly.
+func (d *Debugger) State(lines int) State {
+	st := d.s.State()
+	pc := st.PC
+	s := State{
+		Binary: filepath.Base(d.Path), Arch: d.p.Arch.Name, Insns: d.s.Executed(), PC: pc,
+		Symbol: d.s.Syms.Format(pc), Source: d.lines.Lookup(pc), Checkpoints: len(d.hist.cps),
+	}
+	if d.exit != nil {
+		s.Exit = d.exit.String()
+	}
+	for i, name := range d.regNames {
+		s.Regs = append(s.Regs, Reg{Name: name, Val: d.regs[i], Changed: d.regs[i] != d.prevRegs[i]})
+	}
+	for a := range d.bps {
+		s.Breakpoints = append(s.Breakpoints, fmt.Sprintf("%s (%#x)", d.s.Syms.Format(a), a))
+	}
+	sortStrings(s.Breakpoints)
+	out := strings.TrimRight(d.out.String(), "\n")
+	if i := strings.LastIndexByte(out, '\n'); i >= 0 {
+		out = out[i+1:]
+	}
+	s.Output = out
+	s.Disasm = d.disasm(pc, lines)
+
+	// The unwind, frame by frame, and the verdict.
+	regs := verify.EngineRegs(d.p.Engine)
+	it := d.u.Walk(unwind.Registers{PC: st.PC, SP: st.SP, FP: st.FP, LR: st.RA, Get: regs}, verify.Memory{E: d.p.Engine})
+	var frames []unwind.Frame
+	for it.Next() {
+		frames = append(frames, it.Frame())
+	}
+	walkErr := it.Err()
+	shadow := d.s.Shadow.Frames()
+	res := verify.Check(d.u, st, verify.Memory{E: d.p.Engine}, shadow, regs)
+	s.Kind = res.Kind
+	s.Verdict = verdict(res)
+	s.Stopped = stopReason(frames, walkErr)
+	if len(frames) > 0 {
+		d.rowPane(&s, &frames[0], st)
+	} else {
+		s.NoRow = "no frame"
+	}
+	n := len(shadow)
+	rows := max(len(frames), n+1)
+	for k := 0; k < rows; k++ {
+		r := StackRow{Depth: k}
+		if k < len(frames) {
+			f := &frames[k]
+			r.HasUnwound, r.Func = true, d.s.Syms.Format(f.PC)
+			if f.Err != nil {
+				r.Err = shortErr(f.Err)
+			} else if f.HasRow {
+				r.CFA = f.CFA
+				if !f.Outermost {
+					r.RA, r.FP, r.HasRA = f.RA, f.CallerFP, true
+				}
+			}
+		}
+		truePC := pc
+		if k > 0 && k <= n {
+			truePC = shadow[n-k].ReturnAddr
+		}
+		r.TrueFunc = d.s.Syms.Format(truePC)
+		if k < n {
+			t := shadow[n-1-k]
+			r.HasTrue, r.TCFA, r.TRA, r.TFP = true, t.CFA, t.ReturnAddr, t.CallerFP
+			if r.HasUnwound && r.Err == "" && frames[k].HasRow {
+				r.BadCFA = r.CFA != r.TCFA
+				r.BadRA = r.HasRA && r.RA != r.TRA
+				r.BadFP = r.HasRA && r.FP != r.TFP
+			}
+		}
+		switch {
+		case k == n:
+			r.TrueNote = "outermost: " + r.TrueFunc
+		case k > n:
+			r.TrueNote = "beyond the true stack"
+		}
+		r.Decisive = res.Kind != verify.OK && k == res.Depth
+		s.Frames = append(s.Frames, r)
+	}
+	return s
+}
+
+// verdict describes a verification outcome.
+func verdict(r verify.Result) string {
+	switch r.Kind {
+	case verify.OK:
+		if r.Checked == 0 {
+			return "ok: the outermost function, no frame to compare"
+		}
+		return fmt.Sprintf("ok: %d frame(s) match the true stack", r.Checked)
+	case verify.NoFDE:
+		return "no SFrame data for the PC (coverage gap)"
+	case verify.MismatchCFA, verify.MismatchRA, verify.MismatchFP:
+		what := map[verify.Kind]string{verify.MismatchCFA: "CFA", verify.MismatchRA: "RA", verify.MismatchFP: "FP"}[r.Kind]
+		return fmt.Sprintf("MISMATCH %s in frame %d: true %#x, SFrame %#x", what, r.Depth, r.Want, r.Got)
+	case verify.UnwindError:
+		return fmt.Sprintf("UNWIND ERROR at frame %d: %v", r.Depth, r.Err)
+	case verify.TooShort:
+		return fmt.Sprintf("TOO SHORT: the unwind ends at frame %d, the true stack goes on", r.Depth)
+	case verify.Limited:
+		return fmt.Sprintf("limited at frame %d: %v", r.Depth, r.Err)
+	case verify.Unterminated:
+		return fmt.Sprintf("unterminated: frames right, but frame %d's row does not mark the end", r.Depth)
+	}
+	return r.Kind.String()
+}
+
+// stopReason says why the walk ended.
+func stopReason(frames []unwind.Frame, walkErr error) string {
+	if len(frames) == 0 {
+		return "no frame"
+	}
+	f := &frames[len(frames)-1]
+	switch {
+	case f.Err != nil && unwind.NoData(f.Err):
+		return fmt.Sprintf("#%d no SFrame data at %#x", len(frames)-1, f.PC)
+	case f.Err != nil:
+		return fmt.Sprintf("#%d %v", len(frames)-1, f.Err)
+	case f.Outermost:
+		return fmt.Sprintf("#%d outermost (RA undefined)", len(frames)-1)
+	case walkErr != nil:
+		return walkErr.Error()
+	case len(frames) >= unwind.MaxDepth:
+		return fmt.Sprintf("depth limit of %d frames", unwind.MaxDepth)
+	}
+	return fmt.Sprintf("after frame %d", len(frames)-1)
+}
+
+func shortErr(err error) string {
+	switch {
+	case errors.Is(err, unwind.ErrNoFDE), errors.Is(err, unwind.ErrNoFRE):
+		return "no SFrame data"
+	}
+	return err.Error()
+}
+
+// rowPane fills the FDE/FRE pane from the topmost frame.
+func (d *Debugger) rowPane(s *State, f *unwind.Frame, st emu.Record) {
+	if !f.HasRow {
+		if f.Err != nil {
+			s.NoRow = "no row: " + f.Err.Error()
+		}
+		return
+	}
+	sec, row := f.Section, f.Row
+	fde := &sec.FDEs[row.FDE]
+	s.HasRow = true
+	s.FDE = fmt.Sprintf("func idx [%d]: pc = 0x%x, size = %d bytes (%s)", row.FDE, fde.Start, fde.Size, d.s.Syms.Format(fde.Start))
+	marker := "   "
+	if fde.PCType() == sframe.PCMask {
+		marker = "[m]"
+	}
+	s.RowHeader = strings.TrimRight(fmt.Sprintf("    %-7s%-8s %-10s%-10s%-13s", "STARTPC", marker, "CFA", "FP", "RA"), " ")
+	s.Row = fmt.Sprintf("%s   <- FRE [%d]", sec.FormatRow(row.FDE, row.FRE), row.FRE)
+	a := d.p.Arch
+	base := func(r sframe.Reg) (uint64, bool) {
+		switch int(r) {
+		case int(sframe.RegCFA):
+			return f.CFA, true
+		}
+		if id := a.DWARFReg(int(r)); id >= 0 {
+			v, err := d.p.Engine.Reg(id)
+			return v, err == nil
+		}
+		return 0, false
+	}
+	expr := func(rule sframe.Rule) (string, uint64, bool) {
+		b, ok := base(rule.Reg)
+		addr := b + uint64(int64(rule.Offset))
+		text := dwarfName(a, rule.Reg) + signed(rule.Offset)
+		if rule.Deref {
+			return fmt.Sprintf("*(%s) = *%#x", text, addr), addr, ok
+		}
+		return text, addr, ok
+	}
+	// CFA.
+	if row.CFA.Kind == sframe.RuleUndefined {
+		s.Calc = append(s.Calc, "CFA = undefined: outermost frame")
+	} else if t, v, ok := expr(row.CFA); ok {
+		if row.CFA.Deref {
+			v = f.CFA
+		}
+		s.Calc = append(s.Calc, fmt.Sprintf("CFA = %s = %#x", t, v))
+	} else {
+		s.Calc = append(s.Calc, fmt.Sprintf("CFA = %s: register not available", row.CFA.Format(sec.Header.ABI)))
+	}
+	// RA.
+	switch row.RA.Kind {
+	case sframe.RuleUndefined:
+		s.Calc = append(s.Calc, "RA  = undefined: outermost frame")
+	case sframe.RuleSame:
+		s.Calc = append(s.Calc, fmt.Sprintf("RA  = %s (in the link register) = %#x%s", dwarfName(a, 30), st.RA, pac(f)))
+	default:
+		t, _, _ := expr(row.RA)
+		s.Calc = append(s.Calc, fmt.Sprintf("RA  = %s = %#x%s", t, f.RA, pac(f)))
+	}
+	// FP.
+	fpName := dwarfName(a, sframe.Reg(6))
+	if a == emu.ARM64 {
+		fpName = "x29"
+	}
+	switch row.FP.Kind {
+	case sframe.RuleExpr:
+		t, _, _ := expr(row.FP)
+		s.Calc = append(s.Calc, fmt.Sprintf("FP  = %s = %#x", t, f.CallerFP))
+	case sframe.RuleUndefined:
+		s.Calc = append(s.Calc, "FP  = undefined")
+	default:
+		s.Calc = append(s.Calc, fmt.Sprintf("FP  = %s (unchanged) = %#x", fpName, st.FP))
+	}
+}
+
+func pac(f *unwind.Frame) string {
+	if f.RawRA != f.RA && f.RawRA != 0 {
+		return fmt.Sprintf(" (PAC stripped from %#x)", f.RawRA)
+	}
+	return ""
+}
+
+func signed(v int32) string {
+	if v < 0 {
+		return fmt.Sprintf("%d", v)
+	}
+	return fmt.Sprintf("+%d", v)
+}
+
+func sortStrings(s []string) {
+	for i := 1; i < len(s); i++ {
+		for j := i; j > 0 && s[j] < s[j-1]; j-- {
+			s[j], s[j-1] = s[j-1], s[j]
+		}
+	}
+}
+
+// disasm returns about n instructions around pc: a third before it.
+func (d *Debugger) disasm(pc uint64, n int) []Line {
+	if n <= 0 {
+		return nil
+	}
+	type insn struct {
+		pc   uint64
+		text string
+		size int
+	}
+	decode := func(from uint64, until uint64, count int) []insn {
+		var out []insn
+		for at := from; len(out) < count || at <= until; {
+			text, size := d.s.Disasm(at)
+			if size <= 0 {
+				out = append(out, insn{at, text, 0})
+				break
+			}
+			out = append(out, insn{at, text, size})
+			at += uint64(size)
+			if len(out) > 4096 {
+				break
+			}
+		}
+		return out
+	}
+	before := n / 3
+	var list []insn
+	// Decode from the function's start (x86 cannot be decoded backwards),
+	// else from pc; AArch64 has fixed-size instructions.
+	start := pc
+	if d.p.Arch == emu.ARM64 {
+		start = pc - 4*uint64(before)
+		if _, err := d.readable(start); err != nil {
+			start = pc
+		}
+	} else if _, off, ok := d.s.Syms.Lookup(pc); ok && off < 4096 {
+		start = pc - off
+	}
+	list = decode(start, pc, 0)
+	idx := -1
+	for i, in := range list {
+		if in.pc == pc {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		list, idx = decode(pc, pc, 0), 0
+	}
+	from := max(idx-before, 0)
+	list = list[from:]
+	idx -= from
+	if len(list) < n {
+		last := list[len(list)-1]
+		if last.size > 0 {
+			list = append(list, decode(last.pc+uint64(last.size), 0, n-len(list))...)
+		}
+	}
+	if len(list) > n {
+		list = list[:n]
+	}
+	lines := make([]Line, len(list))
+	for i, in := range list {
+		lines[i] = Line{PC: in.pc, Where: d.s.Syms.Format(in.pc), Text: in.text, Current: in.pc == pc, Break: d.bps[in.pc], FRE: d.freAt(in.pc)}
+	}
+	return lines
+}
+
+func (d *Debugger) readable(addr uint64) (uint64, error) {
+	var b [4]byte
+	return addr, d.p.Engine.ReadMem(addr, b[:])
+}
+
+// freAt returns the index of the FRE row that starts at pc, or -1.
+func (d *Debugger) freAt(pc uint64) int {
+	i, err := d.sec.FindFDE(pc)
+	if err != nil {
+		return -1
+	}
+	f := &d.sec.FDEs[i]
+	if f.PCType() == sframe.PCMask {
+		return -1
+	}
+	for j := range f.FREs {
+		if f.Start+uint64(f.FREs[j].Start) == pc {
+			return j
+		}
+	}
+	return -1
+}

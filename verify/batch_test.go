@@ -1,0 +1,96 @@
+//go:build cgo
+
+package verify
+
+import (
+	"debug/elf"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/sframesim/sframesim/internal/corpus"
+	"github.com/sframesim/sframesim/sframe"
+)
+
+// TestBatchEqualsExact: verifying in batches (memory replayed from the
+// store log, results and tails reused) reports exactly what handing each
+// instruction to Go before it runs reports, on both architectures, with
+// C++ exceptions, longjmp, realigned (DRAP) frames, FLEX rules on other
+// registers (asm: handed over live) and a fault-injected binary.
+func TestBatchEqualsExact(t *testing.T) {
+	dir := corpus.Dir(t)
+	progs := []string{
+		"v3/x86-64/nolibc-O2", "v3/aarch64/nolibc-O0-pac-standard", "v2/aarch64/nolibc-O2",
+		"v3/x86-64/asm-O2-static", "v3/aarch64/asm-O2-static", "v1/x86-64/asm-O0-static",
+		"v3/x86-64/except-O2-static", "v3/aarch64/except-O2-static", "v2/x86-64/setjmp-O2-static",
+		"v3/x86-64/realign-O2-static", "v3/aarch64/vla-O0-static",
+	}
+	// And v3/x86-64/nolibc-O0 with the CFA offset of every exercised row
+	// of fib off by 8 (fault injection).
+	progs = append(progs, "v3/x86-64/nolibc-O0 (fib mutated)")
+	for _, prog := range progs {
+		t.Run(prog, func(t *testing.T) {
+			t.Parallel()
+			name, mutated := strings.CutSuffix(prog, " (fib mutated)")
+			path := filepath.Join(dir, name)
+			run := func(batch int) *Report {
+				f, err := sframe.Open(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				if mutated {
+					fib := mutateFunction(t, path, f.Section, "fib")
+					t.Logf("mutated %d rows of fib", fib)
+				}
+				rep, err := runSection(path, f.Section, Options{Batch: batch})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return rep
+			}
+			exact, batched := run(1), run(0)
+			if mutated && exact.Failures == 0 {
+				t.Fatal("the mutation was not caught")
+			}
+			exact.Seconds, batched.Seconds = 0, 0
+			if !reflect.DeepEqual(exact, batched) {
+				t.Errorf("reports differ:\nexact   %+v\nbatched %+v", exact, batched)
+			}
+			t.Logf("%d instructions, %v", exact.Instructions, exact.Counts)
+		})
+	}
+}
+
+// mutateFunction adds 8 to the CFA offset of every row of the named
+// function and returns how many rows changed.
+func mutateFunction(t *testing.T, path string, sec *sframe.Section, name string) int {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range syms {
+		if s.Name != name {
+			continue
+		}
+		i, err := sec.FindFDE(s.Value)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for j := range sec.FDEs[i].FREs {
+			if err := sec.Apply(sframe.Mutation{FDE: i, FRE: j, Field: sframe.MutateCFA, Delta: 8}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return len(sec.FDEs[i].FREs)
+	}
+	t.Fatalf("no symbol %s", name)
+	return 0
+}

@@ -1,0 +1,184 @@
+//go:build cgo
+
+package verify
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/sframesim/sframesim/emu"
+	"github.com/sframesim/sframesim/sframe"
+	"github.com/sframesim/sframesim/unwind"
+)
+
+// relocateSection moves the program's section sec, decoded at its link-time
+// address, to where the program runs (p.Base, for a PIE), in place. A
+// section already at its run-time address is left alone.
+func relocateSection(p *emu.Process, sec *sframe.Section) error {
+	if p.Base == 0 {
+		return nil
+	}
+	raw, err := sframe.FindELF(p.ELF)
+	if err != nil {
+		return fmt.Errorf("%s: %w", p.Path, err)
+	}
+	switch sec.Addr {
+	case raw.Addr + p.Base:
+		return nil
+	case raw.Addr:
+	default:
+		return fmt.Errorf("%s: SFrame section at %#x is neither at its link-time address %#x nor at its run-time address %#x", p.Path, sec.Addr, raw.Addr, raw.Addr+p.Base)
+	}
+	moved, _ := sframe.Decode(sec.Data, sec.Addr+p.Base)
+	if moved == nil {
+		return fmt.Errorf("%s: SFrame section at %#x cannot be decoded again at %#x", p.Path, sec.Addr, sec.Addr+p.Base)
+	}
+	*sec = *moved
+	return nil
+}
+
+// objectSection decodes the SFrame section of a shared object at its
+// load base: nil when it has none (or none that decodes).
+func objectSection(o *emu.Object) *sframe.Section {
+	raw, err := sframe.FindELF(o.ELF)
+	if err != nil {
+		return nil
+	}
+	sec, err := sframe.Decode(raw.Data, raw.Addr+o.Base)
+	if sec == nil || err != nil && len(sec.FDEs) == 0 {
+		return nil
+	}
+	return sec
+}
+
+// addObjects gives u the SFrame section of every shared object p has
+// mapped or will map (the program's own section is already there).
+func addObjects(p *emu.Process, u *unwind.Unwinder) {
+	add := func(o *emu.Object) {
+		if sec := objectSection(o); sec != nil && unwind.ArchFor(sec.Header.ABI) == u.Arch() {
+			u.Add(sec)
+			// Its FLEX functions must be handed over live too (batched
+			// checking).
+			p.Engine.SetLiveRanges(liveRanges(u))
+		}
+	}
+	for _, o := range p.Objects()[1:] {
+		add(o)
+	}
+	p.OnObject(add)
+}
+
+// ObjectStat is what one mapped ELF file (the program, ld.so, a shared
+// library) contributed to a run: the instructions executed in it, how many
+// of them had SFrame data, and how often the SFrame chain of a covered
+// instruction ended at a frame in it (a caller without SFrame data: a
+// coverage gap, not an error), with the function where that happened most.
+type ObjectStat struct {
+	Name         string `json:"name"`
+	Base         uint64 `json:"base"`
+	SFrame       bool   `json:"sframe"`
+	Instructions uint64 `json:"instructions"`
+	Covered      uint64 `json:"covered"`
+	ChainEnds    uint64 `json:"chain_ends"`
+	ChainEndAt   string `json:"chain_end_at,omitempty"` // the most frequent function
+}
+
+// objectStats aggregates per object for a report.
+type objectStats struct {
+	p     *emu.Process
+	syms  *emu.Symbols
+	stats map[*emu.Object]*ObjectStat
+	ends  map[*emu.Object]map[uint64]uint64 // chain ends by PC
+	last  *emu.Object                       // the object of the previous instruction
+	lastS *ObjectStat
+	other ObjectStat // outside every object (vDSO-less: none expected)
+}
+
+func newObjectStats(p *emu.Process, syms *emu.Symbols) *objectStats {
+	return &objectStats{p: p, syms: syms, stats: map[*emu.Object]*ObjectStat{}, ends: map[*emu.Object]map[uint64]uint64{}}
+}
+
+func (o *objectStats) stat(pc uint64) (*emu.Object, *ObjectStat) {
+	if obj := o.last; obj != nil && pc >= obj.Start && pc < obj.End {
+		return obj, o.lastS
+	}
+	obj := o.p.ObjectAt(pc)
+	if obj == nil {
+		return nil, &o.other
+	}
+	st := o.stats[obj]
+	if st == nil {
+		st = &ObjectStat{Name: obj.Name, Base: obj.Base, SFrame: obj == o.p.Objects()[0] || objectSection(obj) != nil}
+		o.stats[obj] = st
+	}
+	o.last, o.lastS = obj, st
+	return obj, st
+}
+
+// add counts the instruction at pc with its result.
+func (o *objectStats) add(pc uint64, res *Result) {
+	_, st := o.stat(pc)
+	st.Instructions++
+	if res.Kind == NoFDE {
+		return
+	}
+	st.Covered++
+	f := &res.Frame
+	if res.Depth > 0 && f.Err != nil && unwind.NoData(f.Err) {
+		obj, at := o.stat(f.PC)
+		at.ChainEnds++
+		if obj != nil {
+			m := o.ends[obj]
+			if m == nil {
+				m = map[uint64]uint64{}
+				o.ends[obj] = m
+			}
+			m[f.PC]++
+		}
+	}
+}
+
+// finish lists the objects in load order (the program first); static
+// programs, which are one object, get no list.
+func (o *objectStats) finish(rep *Report) {
+	objs := o.p.Objects()
+	if len(objs) < 2 {
+		return
+	}
+	for _, obj := range objs {
+		st := o.stats[obj]
+		if st == nil {
+			st = &ObjectStat{Name: obj.Name, Base: obj.Base, SFrame: obj == objs[0] || objectSection(obj) != nil}
+		}
+		var best, bestPC uint64
+		for pc, n := range o.ends[obj] {
+			if n > best || n == best && pc < bestPC {
+				best, bestPC = n, pc
+			}
+		}
+		if best > 0 {
+			st.ChainEndAt = o.syms.Format(bestPC)
+		}
+		rep.Objects = append(rep.Objects, *st)
+	}
+}
+
+// writeObjects prints the per-object lines of the text report.
+func (r *Report) writeObjects(w io.Writer) {
+	for i, o := range r.Objects {
+		label := "  objects:     "
+		if i > 0 {
+			label = "               "
+		}
+		sf := "no SFrame"
+		if o.SFrame {
+			sf = "SFrame"
+		}
+		fmt.Fprintf(w, "%s %s (%s): %d instructions, %d covered", label, filepath.Base(o.Name), sf, o.Instructions, o.Covered)
+		if o.ChainEnds > 0 {
+			fmt.Fprintf(w, "; the SFrame chain ended here %d times (most at %s)", o.ChainEnds, o.ChainEndAt)
+		}
+		fmt.Fprintln(w)
+	}
+}
