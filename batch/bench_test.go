@@ -9,10 +9,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sframesim/sframesim/internal/corpus"
 )
 
-// benchJobs are the SFrame V3 -O2 static and nolibc corpus binaries of
-// both arches (29 programs, ~7M instructions), judged against the
+// benchJobs are the SFrame V3 -O2 corpus binaries of both arches, static,
+// nolibc and dynamic (50 programs, ~19 M instructions), judged against the
 // committed expectations.
 func benchJobs(b *testing.B) ([]Job, *Expectations) {
 	dir, exp := committed(b)
@@ -22,10 +24,18 @@ func benchJobs(b *testing.B) ([]Job, *Expectations) {
 	}
 	var jobs []Job
 	for _, j := range in.Jobs {
-		if strings.HasPrefix(j.Key, "v3/") && strings.Contains(j.Key, "-O2") && !strings.Contains(j.Key, "dynamic") {
+		if strings.HasPrefix(j.Key, "v3/") && strings.Contains(j.Key, "-O2") {
 			jobs = append(jobs, j)
 		}
 	}
+	root, err := corpus.Root()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ApplySysroots(jobs, map[string]string{
+		"sid/x86-64":  filepath.Join(root, ".deps/sysroots/sid-amd64"),
+		"sid/aarch64": filepath.Join(root, ".deps/sysroots/sid-arm64"),
+	})
 	return jobs, exp
 }
 
