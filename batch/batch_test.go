@@ -270,6 +270,7 @@ func TestUpdate(t *testing.T) {
 		"gone":    {Unsupported: "invalid"},
 		"fixed":   {Problems: []ExpectedProblem{{Kind: "cfa", Reason: "r"}}},
 		"errs":    {Problems: []ExpectedProblem{{Kind: "cfa", Reason: "r"}}},
+		"moved":   {Problems: []ExpectedProblem{{Kind: "cfa", Function: "f", Row: "0000000000400000  sp+16", Reason: "gas bug"}}},
 	}}
 	judge := func(key string, o Outcome) Result {
 		return Judge(Job{Key: key}, o, e.Lookup(key))
@@ -281,9 +282,10 @@ func TestUpdate(t *testing.T) {
 		judge("fixed", Outcome{Report: report()}),
 		judge("new", Outcome{Err: os.ErrInvalid}),
 		judge("errs", Outcome{Err: os.ErrNotExist}),
+		judge("moved", Outcome{Report: report(problem("cfa", "f", rowA, 2))}),
 	}
 	var all []Job
-	for _, k := range []string{"known", "dyn", "now-dyn", "fixed", "new", "errs", "clean"} {
+	for _, k := range []string{"known", "dyn", "now-dyn", "fixed", "new", "errs", "moved", "clean"} {
 		all = append(all, Job{Key: k})
 	}
 	changes, refused := e.Update(results, all)
@@ -291,6 +293,8 @@ func TestUpdate(t *testing.T) {
 		"known": {Problems: []ExpectedProblem{{Kind: "cfa", Function: "f", Reason: "gas bug"}, {Kind: "ra", Function: "h", Row: rowA}}},
 		"dyn":   {Unsupported: "invalid", Reason: "no ld.so"},
 		"errs":  {Problems: []ExpectedProblem{{Kind: "cfa", Reason: "r"}}},
+		// The same bug at another address keeps its reason.
+		"moved": {Problems: []ExpectedProblem{{Kind: "cfa", Function: "f", Row: rowA, Reason: "gas bug"}}},
 	}
 	if !reflect.DeepEqual(e.Binaries, want) {
 		t.Errorf("baseline:\n%s", dumpExpect(e.Binaries))
@@ -300,6 +304,7 @@ func TestUpdate(t *testing.T) {
 		"known: known problems changed",
 		"now-dyn: unsupported → clean",
 		"fixed: 1 known problem → clean",
+		"moved: known problems changed",
 	}
 	// Errors are never baselined: only a person can say which are fine.
 	if !reflect.DeepEqual(changes, wantChanges) || len(refused) != 2 || !strings.HasPrefix(refused[0], "new: could not run") || !strings.HasPrefix(refused[1], "errs: could not run") {

@@ -213,7 +213,8 @@ func normRow(s string) string { return strings.Join(strings.Fields(s), " ") }
 // which errors are acceptable).
 // Expected problems that still match are kept as they are (with their
 // reasons; hand-written ones that match any row stay so); ones that no
-// longer occur are dropped; new ones are added with an empty reason.
+// longer occur are dropped; new ones are added with the reason of an old
+// one of the same kind and function (the row moved), else none.
 // Binaries without a result keep their entries. Stale entries (see
 // [Expectations.Stale]) of all are dropped. It returns one line per change,
 // and the results it could not record.
@@ -281,10 +282,25 @@ func (r *Result) observed(old *Expect) *Expect {
 	}
 	for i, g := range r.Groups {
 		if !covered[i] {
-			x.Problems = append(x.Problems, ExpectedProblem{Kind: g.Kind, Function: g.Function, Row: g.Row})
+			x.Problems = append(x.Problems, ExpectedProblem{Kind: g.Kind, Function: g.Function, Row: g.Row, Reason: oldReason(old, &g)})
 		}
 	}
 	return x
+}
+
+// oldReason is the reason of an old expected problem of the same kind in
+// the same function whose row no longer matches (the binary was rebuilt,
+// or loads elsewhere): the same bug at a new address keeps its reason.
+func oldReason(old *Expect, g *Group) string {
+	if old == nil {
+		return ""
+	}
+	for _, p := range old.Problems {
+		if p.Kind == g.Kind && (p.Function == "" || p.Function == g.Function) && p.Reason != "" {
+			return p.Reason
+		}
+	}
+	return ""
 }
 
 func describeChange(old, next *Expect) string {
