@@ -47,7 +47,7 @@ type Debugger struct {
 }
 
 // Open loads path (with argv[1:] args) for stepping; Close releases it.
-func Open(path string, args []string) (*Debugger, error) {
+func Open(path string, args []string, sysroot string) (*Debugger, error) {
 	sf, err := sframe.Open(path)
 	if sf == nil {
 		return nil, err
@@ -62,13 +62,19 @@ func Open(path string, args []string) (*Debugger, error) {
 		return nil, fmt.Errorf("%s: SFrame ABI %v is not one sframesim unwinds", path, sf.Section.Header.ABI)
 	}
 	d := &Debugger{Path: path, Args: args, sf: sf, sec: sf.Section, bps: map[uint64]bool{}}
-	p, err := emu.Load(path, emu.Config{Args: append([]string{path}, args...), Stdout: &d.out, Stderr: &d.out})
+	p, err := emu.Load(path, emu.Config{Args: append([]string{path}, args...), Stdout: &d.out, Stderr: &d.out, Sysroot: sysroot})
 	if err != nil {
 		sf.Close()
 		return nil, err
 	}
 	d.p, d.s = p, emu.NewSession(p)
-	d.u = unwind.New(arch, sf.Section)
+	// A PIE's section is moved to its load base; libraries with SFrame
+	// data join as they are mapped.
+	if d.u, err = verify.NewUnwinder(p, sf.Section); err != nil {
+		p.Close()
+		sf.Close()
+		return nil, err
+	}
 	d.chk = verify.NewChecker(d.u, verify.Memory{E: p.Engine}, verify.EngineRegs(p.Engine))
 	d.lines = verify.NewLines(p.ELF, p.Base)
 	d.regNames, d.regIDs = registers(p.Arch)

@@ -63,7 +63,7 @@ func mutated(t testing.TB, path string, m sframe.Mutation) string {
 
 func open(t testing.TB, path string) *Debugger {
 	t.Helper()
-	d, err := Open(path, nil)
+	d, err := Open(path, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func comparable(s State) State {
 // only ever went forward: going back through checkpoints and replay is
 // exact (registers, memory as the unwind reads it, shadow stack, output).
 func TestStepBack(t *testing.T) {
-	for _, name := range []string{"v3/x86-64/nolibc-O2", "v3/aarch64/except-O2-static"} {
+	for _, name := range []string{"v3/x86-64/nolibc-O2", "v3/aarch64/except-O2-static", "v1/x86-64/except-O2-dynamic", "v1/aarch64/recurse-O2-dynamic"} {
 		t.Run(name, func(t *testing.T) {
 			path := sample(t, name)
 			d, fwd := open(t, path), open(t, path)

@@ -12,6 +12,25 @@ import (
 	"github.com/sframesim/sframesim/unwind"
 )
 
+// NewUnwinder returns an unwinder for the loaded program p with its SFrame
+// section sec: sec is relocated in place to where p runs (a PIE's load
+// base), so that whoever shares it sees run-time addresses too, and shared
+// objects with SFrame data of their own join the unwind as ld.so maps them
+// (before their code can run); the others end the SFrame chain, a coverage
+// gap.
+func NewUnwinder(p *emu.Process, sec *sframe.Section) (*unwind.Unwinder, error) {
+	arch := unwind.ArchFor(sec.Header.ABI)
+	if arch == nil {
+		return nil, fmt.Errorf("%s: SFrame ABI %v is not one sframesim unwinds", p.Path, sec.Header.ABI)
+	}
+	if err := relocateSection(p, sec); err != nil {
+		return nil, err
+	}
+	u := unwind.New(arch, sec)
+	addObjects(p, u)
+	return u, nil
+}
+
 // relocateSection moves the program's section sec, decoded at its link-time
 // address, to where the program runs (p.Base, for a PIE), in place. A
 // section already at its run-time address is left alone.

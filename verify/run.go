@@ -110,17 +110,12 @@ func newTarget(path string, cfg emu.Config, sec *sframe.Section) (*target, error
 	if err != nil {
 		return nil, err
 	}
-	// A PIE runs at p.Base: sec is relocated in place, so that what
-	// shares it (Run's collector) sees run-time addresses too.
-	if err := relocateSection(p, sec); err != nil {
+	u, err := NewUnwinder(p, sec)
+	if err != nil {
 		p.Close()
 		return nil, err
 	}
-	u := unwind.New(arch, sec).WithCache()
-	// Shared objects with SFrame data of their own extend the unwind as
-	// they are mapped (before their code can run); the others end the
-	// SFrame chain: a coverage gap.
-	addObjects(p, u)
+	u = u.WithCache()
 	return &target{p: p, s: emu.NewSession(p), u: u, c: NewChecker(u, Memory{p.Engine}, EngineRegs(p.Engine))}, nil
 }
 
