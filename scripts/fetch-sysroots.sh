@@ -36,9 +36,12 @@ for t in "${targets[@]}"; do
 	apt_dir=$PWD/.deps/apt-sysroots/$t
 	mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$apt_dir/etc"
 	echo "deb [arch=$arch] http://deb.debian.org/debian $suite main" > "$apt_dir/etc/sources.list"
+	# A mirror or proxy may serve a suite's Release file after its Valid-Until
+	# date (sid's expires within days): accept it; signatures are still checked.
 	opts=(-o "Dir::Etc::SourceList=$apt_dir/etc/sources.list" -o "Dir::Etc::SourceParts=/dev/null"
 		-o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir/cache" -o "Debug::NoLocking=1"
-		-o "APT::Sandbox::User=root" -o "APT::Architecture=$arch" -o "APT::Architectures::=$arch")
+		-o "APT::Sandbox::User=root" -o "APT::Architecture=$arch" -o "APT::Architectures::=$arch"
+		-o "Acquire::Check-Valid-Until=false")
 	# The package lists are fetched again only when a sysroot is missing:
 	# a complete one is kept even when the suite has moved on.
 	if [ -f "$dest/.versions" ] && [ -e "$dest/lib/" ] && [ -s "$dest/.versions" ]; then

@@ -20,9 +20,12 @@ fi
 apt_dir=$PWD/.deps/apt
 mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$apt_dir/etc"
 echo "deb http://deb.debian.org/debian trixie main" > "$apt_dir/etc/sources.list"
+# A mirror or proxy may serve a suite's Release file after its Valid-Until
+# date: accept it; signatures are still checked.
 opts=(-o "Dir::Etc::SourceList=$apt_dir/etc/sources.list" -o "Dir::Etc::SourceParts=/dev/null"
 	-o "Dir::State::Lists=$apt_dir/lists" -o "Dir::Cache=$apt_dir/cache" -o "Debug::NoLocking=1"
-	-o "APT::Sandbox::User=root")
+	-o "APT::Sandbox::User=root"
+	-o "Acquire::Check-Valid-Until=false")
 echo "unicorn: fetching libunicorn-dev from Debian trixie"
 apt-get "${opts[@]}" update -q >/dev/null
 version=$(apt-cache "${opts[@]}" show libunicorn-dev | sed -n 's/^Version: //p' | head -1)
