@@ -172,10 +172,29 @@ func (d *Debugger) run(o runOpts) (string, error) {
 	// this run; the flag is cleared when it ends.
 	defer d.interrupt.Store(false)
 	copy(d.prevRegs, d.regs)
+	// An open-ended run (continue, next mismatch, advance, finish) goes in
+	// batches, several times faster; a stop it finds (hitAt) lies up to a
+	// batch behind where the emulator got to, so the run ends by going
+	// back to it exactly (Seek: checkpoint and replay).
+	batched := o.max == 0
+	if batched {
+		if err := verify.Batch(d.s, d.u, d.chk, verify.DefaultBatch); err != nil {
+			return "", err
+		}
+	}
+	exact := func() error {
+		if !batched {
+			return nil
+		}
+		batched = false
+		return verify.Batch(d.s, d.u, d.chk, 1)
+	}
+	defer exact()
+	start := d.s.Executed()
 	first := true
 	var found verify.Result
 	var hitBP, hitMismatch, hitUntil bool
-	var n uint64
+	var n, hitAt uint64
 	d.s.Observe(func(r emu.Record) bool {
 		n++
 		if n&0x3ff == 0 {
@@ -188,24 +207,24 @@ func (d *Debugger) run(o runOpts) (string, error) {
 			first = false
 			return true
 		}
+		// The state before this record: start + n - 1 instructions ran.
 		if o.bps && d.bps[r.PC] {
-			hitBP = true
+			hitBP, hitAt = true, start+n-1
 			return false
 		}
 		if o.until != nil && o.until(r) {
-			hitUntil = true
+			hitUntil, hitAt = true, start+n-1
 			return false
 		}
 		if o.mismatch {
-			if res := d.chk.Check(r, d.s.Shadow.Frames()); res.Kind.Failure() {
-				found, hitMismatch = res, true
+			if res := d.chk.CheckStack(r, d.s.Shadow); res.Kind.Failure() {
+				found, hitMismatch, hitAt = res, true, start+n-1
 				return false
 			}
 		}
 		return true
 	})
 	defer d.s.Observe(nil)
-	start := d.s.Executed()
 	var why string
 	for {
 		left := uint64(0)
@@ -249,6 +268,30 @@ func (d *Debugger) run(o runOpts) (string, error) {
 		}
 		if err := d.hist.add(d, false); err != nil {
 			return "", err
+		}
+	}
+	if hit := hitBP || hitMismatch || hitUntil; hit && d.s.Executed() != hitAt {
+		// Batched: back to the instruction that stopped the run, which
+		// may lie before the program's end.
+		if err := exact(); err != nil {
+			return "", err
+		}
+		d.s.Observe(nil)
+		prev := append([]uint64(nil), d.prevRegs...)
+		if _, err := d.Seek(hitAt); err != nil {
+			return "", err
+		}
+		copy(d.prevRegs, prev)
+		if d.s.Executed() != hitAt {
+			return "", fmt.Errorf("could not go back to instruction %d (at %d)", hitAt, d.s.Executed())
+		}
+		switch {
+		case hitBP:
+			why = "breakpoint at " + d.s.Syms.Format(d.s.State().PC)
+		case hitMismatch:
+			why = fmt.Sprintf("stopped at a mismatch (%s)", found.Kind)
+		default:
+			why = ""
 		}
 	}
 	d.readRegs()

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sframesim/sframesim/emu"
 	"github.com/sframesim/sframesim/internal/corpus"
 	"github.com/sframesim/sframesim/sframe"
 	"github.com/sframesim/sframesim/verify"
@@ -318,4 +319,70 @@ func TestStepBackFigure(t *testing.T) {
 	back := time.Since(start)
 	t.Logf("%d instructions in %v; back 100000 in %v; %d checkpoints, %.1f MiB own pages",
 		total, run, back, len(d.hist.cps), float64(d.hist.bytes)/(1<<20))
+}
+
+// TestBatchedStopsExact: open-ended runs go in batches and then back to the
+// instruction that stopped them; they stop exactly where a run handing
+// over one instruction at a time stops (mismatches, a breakpoint hit many
+// times, advance), with the same state, on both architectures.
+func TestBatchedStopsExact(t *testing.T) {
+	const forever = 1 << 62 // a bounded run: one instruction at a time
+	cases := []struct {
+		name string
+		m    *sframe.Mutation
+		opts func(d *Debugger) runOpts
+		n    int // how many stops in a row
+	}{
+		{"v3/x86-64/nolibc-O2", &sframe.Mutation{FDE: 5, FRE: 1, Field: sframe.MutateCFA, Delta: 8},
+			func(*Debugger) runOpts { return runOpts{bps: true, mismatch: true} }, 3},
+		// sys_exit_group's row wrong: the program ends within the batch
+		// that finds the mismatch.
+		{"v3/x86-64/nolibc-O0", &sframe.Mutation{FDE: 2, FRE: 0, Field: sframe.MutateCFA, Delta: 8},
+			func(*Debugger) runOpts { return runOpts{bps: true, mismatch: true} }, 2},
+		{"v3/aarch64/nolibc-O2", nil, func(d *Debugger) runOpts {
+			fib, err := d.Resolve("fib")
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.ToggleBreakpoint(fib)
+			return runOpts{bps: true}
+		}, 5},
+		{"v3/x86-64/except-O2-static", nil, func(d *Debugger) runOpts {
+			a, err := d.Resolve("main")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return runOpts{bps: true, until: func(r emu.Record) bool { return r.PC == a }}
+		}, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := sample(t, c.name)
+			if c.m != nil {
+				path = mutated(t, path, *c.m)
+			}
+			d, ref := open(t, path), open(t, path)
+			o, ro := c.opts(d), c.opts(ref)
+			ro.max = forever
+			for i := 0; i < c.n; i++ {
+				why, err := d.run(o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rwhy, err := ref.run(ro)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d.Insns() != ref.Insns() || why != rwhy {
+					t.Fatalf("stop %d: batched at %d (%q), one at a time at %d (%q)", i, d.Insns(), why, ref.Insns(), rwhy)
+				}
+				if a, b := comparable(d.State(20)), comparable(ref.State(20)); !reflect.DeepEqual(a, b) {
+					t.Fatalf("stop %d at %d: states differ:\n%+v\n%+v", i, d.Insns(), a, b)
+				}
+				if d.exit != nil {
+					break
+				}
+			}
+		})
+	}
 }

@@ -174,3 +174,32 @@ func TestWalkARM64(t *testing.T) {
 		t.Errorf("Err = %v, want ErrRAInRegister", it.Err())
 	}
 }
+
+// TestCacheAdd: a cached unwinder gives the rows an uncached one does, and
+// a section added later (a shared library mapped after a lookup missed)
+// is found: Add forgets cached misses and changes Generation.
+func TestCacheAdd(t *testing.T) {
+	lib := section(t, sframe.ABIAMD64LE, -8,
+		sframe.FDE{Start: 0x5000, Size: 0x10, Info: inc1, FREs: []sframe.FRE{fre(0, sframe.BaseSP, false, 8), fre(4, sframe.BaseSP, false, 16)}})
+	plain := New(AMD64, amd64Section(t))
+	cached := New(AMD64, amd64Section(t)).WithCache()
+	for _, pc := range []uint64{0x1100, 0x1101, 0x1105, 0x1119, 0x1200, 0x1404, 0x5004, 0x1100, 0x5004} {
+		_, want, werr := plain.Lookup(pc)
+		_, got, gerr := cached.Lookup(pc)
+		if want != got || !errors.Is(gerr, werr) && gerr != werr {
+			t.Fatalf("%#x: cached %+v %v, uncached %+v %v", pc, got, gerr, want, werr)
+		}
+	}
+	if _, _, err := cached.Lookup(0x5004); err != ErrNoFDE {
+		t.Fatalf("before Add: %v", err)
+	}
+	gen := cached.Generation()
+	cached.Add(lib)
+	if cached.Generation() == gen {
+		t.Error("Add did not change Generation")
+	}
+	sec, row, err := cached.Lookup(0x5004)
+	if err != nil || sec != lib || row.FRE != 1 {
+		t.Fatalf("after Add: %v %+v %v", sec, row, err)
+	}
+}

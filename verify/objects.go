@@ -17,7 +17,7 @@ import (
 // base), so that whoever shares it sees run-time addresses too, and shared
 // objects with SFrame data of their own join the unwind as ld.so maps them
 // (before their code can run); the others end the SFrame chain, a coverage
-// gap.
+// gap. The unwinder caches lookups: it is not safe for concurrent use.
 func NewUnwinder(p *emu.Process, sec *sframe.Section) (*unwind.Unwinder, error) {
 	arch := unwind.ArchFor(sec.Header.ABI)
 	if arch == nil {
@@ -26,7 +26,7 @@ func NewUnwinder(p *emu.Process, sec *sframe.Section) (*unwind.Unwinder, error) 
 	if err := relocateSection(p, sec); err != nil {
 		return nil, err
 	}
-	u := unwind.New(arch, sec)
+	u := unwind.New(arch, sec).WithCache()
 	addObjects(p, u)
 	return u, nil
 }

@@ -115,24 +115,31 @@ func newTarget(path string, cfg emu.Config, sec *sframe.Section) (*target, error
 		p.Close()
 		return nil, err
 	}
-	u = u.WithCache()
 	return &target{p: p, s: emu.NewSession(p), u: u, c: NewChecker(u, Memory{p.Engine}, EngineRegs(p.Engine))}, nil
 }
 
-// batch sets up batched checking (n instructions per crossing; 0: the
-// default): memory replayed per instruction, the memo watching stores, and
-// the functions whose rules need more registers than a record has handed
-// over live.
-func (tg *target) batch(n int) error {
+// batch sets up batched checking (Batch) for the target.
+func (tg *target) batch(n int) error { return Batch(tg.s, tg.u, tg.c, n) }
+
+// Batch has session s hand instructions to checker c (unwinding with u) in
+// batches of n (0: DefaultBatch), or one at a time before each runs (n =
+// 1). Batched, memory is replayed per instruction, c's memos watch the
+// emulator's store log, and the functions whose rules need registers a
+// record does not carry (V3 FLEX) are handed over live; a stop requested by
+// an observer takes effect at the end of its batch (emu.Session.Batch).
+func Batch(s *emu.Session, u *unwind.Unwinder, c *Checker, n int) error {
 	if n == 0 {
 		n = DefaultBatch
 	}
-	if err := tg.s.Batch(n); err != nil {
+	if err := s.Batch(n); err != nil {
 		return err
 	}
 	if n > 1 {
-		tg.p.Engine.SetLiveRanges(liveRanges(tg.u))
-		tg.c.Watch = tg.p.Engine
+		s.P.Engine.SetLiveRanges(liveRanges(u))
+		c.Watch = s.P.Engine
+	} else {
+		s.P.Engine.SetLiveRanges(nil)
+		c.Watch = nil
 	}
 	return nil
 }
