@@ -16,15 +16,16 @@ var benchPrograms = []string{"v3/x86-64/except-O2-static", "v3/aarch64/except-O2
 // BenchmarkEmulation runs corpus programs to completion with increasing
 // observation: no hook at all (Unicorn's own speed), only the C counting
 // hook ("plain", what `sframesim run` does), the shadow
-// stack fed from C-filled record batches, and a per-instruction Go observer
-// (the exact mode the verifier and the TUI use: one cgo crossing per
-// instruction). It reports emulated instructions per second; compare the
+// stack fed from C-filled record batches, a session in batches with every
+// store logged and memory replayed per instruction (what `verify` does,
+// without the checking), and a per-instruction Go observer (one cgo
+// crossing per instruction, as `verify --exact`). It reports emulated instructions per second; compare the
 // modes of one program for the observer overhead.
 func BenchmarkEmulation(b *testing.B) {
 	dir := corpus.Dir(b)
 	insnsOf := map[string]uint64{} // no-hook runs cannot count: take a counted run's figure
 	for _, prog := range benchPrograms {
-		for _, mode := range []string{"plain", "no-hook", "shadow-batched", "observer-exact"} {
+		for _, mode := range []string{"plain", "no-hook", "shadow-batched", "history-batched", "observer-exact"} {
 			b.Run(prog+"/"+mode, func(b *testing.B) {
 				var insns uint64
 				for b.Loop() {
@@ -47,6 +48,12 @@ func BenchmarkEmulation(b *testing.B) {
 							}
 							depth += sh.Depth()
 						})
+					case "history-batched":
+						s := NewSession(p)
+						if err := s.Batch(4096); err != nil {
+							b.Fatal(err)
+						}
+						s.Observe(func(Record) bool { depth += s.Shadow.Depth(); return true })
 					case "observer-exact":
 						s := NewSession(p)
 						s.Observe(func(Record) bool { depth += s.Shadow.Depth(); return true })
