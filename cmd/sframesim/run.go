@@ -64,10 +64,7 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "sframesim run: --max-mem %q: %v\n", *maxMem, err)
 		return exitFailed
 	}
-	binary, guestArgs := fs.Arg(0), fs.Args()[1:]
-	if len(guestArgs) > 0 && guestArgs[0] == "--" {
-		guestArgs = guestArgs[1:]
-	}
+	binary, guestArgs := programArgs(fs)
 	p, err := emu.Load(binary, emu.Config{
 		Args:      append([]string{binary}, guestArgs...),
 		Env:       env,

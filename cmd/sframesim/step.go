@@ -6,8 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/sframesim/sframesim/tui"
@@ -30,26 +28,15 @@ func runStep(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return exitFailed
 	}
-	binary := fs.Arg(0)
-	progArgs := fs.Args()
-	if len(progArgs) > 0 {
-		progArgs = progArgs[1:]
-	}
-	if len(progArgs) > 0 && progArgs[0] == "--" {
-		progArgs = progArgs[1:]
-	}
+	binary, progArgs := programArgs(fs)
 	if binary == "" {
-		dir, err := os.MkdirTemp("", "sframesim-sample-")
+		path, cleanup, err := writeSample()
 		if err != nil {
 			fmt.Fprintf(stderr, "sframesim step: %v\n", err)
 			return exitFailed
 		}
-		defer os.RemoveAll(dir)
-		binary = filepath.Join(dir, filepath.Base(sampleName))
-		if err := os.WriteFile(binary, sampleELF, 0o755); err != nil {
-			fmt.Fprintf(stderr, "sframesim step: %v\n", err)
-			return exitFailed
-		}
+		defer cleanup()
+		binary = path
 	}
 	d, err := tui.Open(binary, progArgs, *sysroot)
 	if err != nil {

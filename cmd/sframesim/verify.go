@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"sync/atomic"
 
 	"github.com/sframesim/sframesim/emu"
@@ -41,26 +40,15 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return exitFailed
 	}
-	binary := fs.Arg(0)
-	progArgs := fs.Args()
-	if len(progArgs) > 0 {
-		progArgs = progArgs[1:]
-	}
-	if len(progArgs) > 0 && progArgs[0] == "--" {
-		progArgs = progArgs[1:]
-	}
+	binary, progArgs := programArgs(fs)
 	if binary == "" {
-		dir, err := os.MkdirTemp("", "sframesim-sample-")
+		path, cleanup, err := writeSample()
 		if err != nil {
 			fmt.Fprintf(stderr, "sframesim verify: %v\n", err)
 			return exitFailed
 		}
-		defer os.RemoveAll(dir)
-		binary = filepath.Join(dir, filepath.Base(sampleName))
-		if err := os.WriteFile(binary, sampleELF, 0o755); err != nil {
-			fmt.Fprintf(stderr, "sframesim verify: %v\n", err)
-			return exitFailed
-		}
+		defer cleanup()
+		binary = path
 		fmt.Fprintf(stderr, "sframesim verify: no BINARY given: verifying the embedded sample %s (testdata/corpus/%s)\n", sampleName, sampleCorpus)
 	}
 	var interrupted atomic.Bool
