@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/sframesim/sframesim/internal/atomicfile"
 )
 
 // Summary is the corpus-wide outcome of a run.
@@ -276,5 +278,5 @@ func WriteJSON(path string, s Summary, results []Result) error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(path, append(data, '\n'))
+	return atomicfile.Write(path, append(data, '\n'))
 }

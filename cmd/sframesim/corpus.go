@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/sframesim/sframesim/batch"
+	"github.com/sframesim/sframesim/internal/atomicfile"
 )
 
 const corpusUsage = "corpus [-j N] [--shard i/n] [--expect FILE [--update]] [--json FILE] [--junit FILE] [--timeout D] [--max-insns N] [--run REGEXP] [--sysroot DIR] [--sysroot-for TOOLCHAIN/ARCH=DIR]... [--progress P] DIR|MANIFEST"
@@ -217,7 +218,7 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 	if *junitPath != "" {
 		data, err := batch.JUnit(sum, results)
 		if err == nil {
-			err = batch.WriteFileAtomic(*junitPath, data)
+			err = atomicfile.Write(*junitPath, data)
 		}
 		if err != nil {
 			return fail("writing %s: %v", *junitPath, err)
