@@ -92,7 +92,7 @@ func TestDynamicObjects(t *testing.T) {
 			map[string]bool{"qsort@plt": true, ".plt": true}},
 	} {
 		t.Run(c.rel, func(t *testing.T) {
-			e := corpusEntry(t, c.rel)
+			e := corpus.Lookup(t, c.rel)
 			p, err := Load(filepath.Join(dir, c.rel), Config{Sysroot: corpus.Sysroot(t, &e)})
 			if err != nil {
 				t.Fatal(err)
@@ -145,14 +145,4 @@ func TestDynamicObjects(t *testing.T) {
 			}
 		})
 	}
-}
-
-func corpusEntry(t *testing.T, rel string) corpus.Entry {
-	for _, e := range corpus.Entries(t) {
-		if e.Path == rel {
-			return e
-		}
-	}
-	t.Fatalf("%s is not in the corpus", rel)
-	return corpus.Entry{}
 }

@@ -143,7 +143,7 @@ func TestPLTRows(t *testing.T) {
 	dir := corpus.Dir(t)
 	for _, rel := range []string{"v1/x86-64/recurse-O2-dynamic", "v2/x86-64/recurse-O0-dynamic", "v3/x86-64/except-O2-dynamic"} {
 		t.Run(rel, func(t *testing.T) {
-			e := entry(t, rel)
+			e := corpus.Lookup(t, rel)
 			path := filepath.Join(dir, rel)
 			sf, err := sframe.Open(path)
 			if err != nil {
@@ -243,15 +243,4 @@ func TestPLTRows(t *testing.T) {
 			}
 		})
 	}
-}
-
-// entry returns the manifest entry of a corpus path.
-func entry(t *testing.T, rel string) corpus.Entry {
-	for _, e := range corpus.Entries(t) {
-		if e.Path == rel {
-			return e
-		}
-	}
-	t.Fatalf("%s is not in the corpus", rel)
-	return corpus.Entry{}
 }

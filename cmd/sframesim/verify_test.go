@@ -100,11 +100,6 @@ func TestMutateThenVerify(t *testing.T) {
 
 // sysroot returns the sysroot of a dynamic corpus binary.
 func sysroot(t *testing.T, rel string) string {
-	for _, e := range corpus.Entries(t) {
-		if e.Path == rel {
-			return corpus.Sysroot(t, &e)
-		}
-	}
-	t.Fatalf("%s is not in the corpus", rel)
-	return ""
+	e := corpus.Lookup(t, rel)
+	return corpus.Sysroot(t, &e)
 }

@@ -69,6 +69,19 @@ func Entries(tb testing.TB) []Entry {
 	return entries
 }
 
+// Lookup returns the manifest entry of the binary at path rel (as
+// "v3/x86-64/nolibc-O2"); the test fails if there is none.
+func Lookup(tb testing.TB, rel string) Entry {
+	tb.Helper()
+	for _, e := range Entries(tb) {
+		if e.Path == rel {
+			return e
+		}
+	}
+	tb.Fatalf("%s is not in the corpus", rel)
+	return Entry{}
+}
+
 // Root returns the repository root (the directory holding go.mod).
 func Root() (string, error) {
 	d, err := os.Getwd()
