@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/sframesim/sframesim/emu"
@@ -101,7 +102,7 @@ func (d *Debugger) State(lines int) State {
 	for a := range d.bps {
 		s.Breakpoints = append(s.Breakpoints, fmt.Sprintf("%s (%#x)", d.s.Syms.Format(a), a))
 	}
-	sortStrings(s.Breakpoints)
+	slices.Sort(s.Breakpoints)
 	out := strings.TrimRight(d.out.String(), "\n")
 	if i := strings.LastIndexByte(out, '\n'); i >= 0 {
 		out = out[i+1:]
@@ -256,7 +257,7 @@ func (d *Debugger) rowPane(s *State, f *unwind.Frame, st emu.Record) {
 	expr := func(rule sframe.Rule) (string, uint64, bool) {
 		b, ok := base(rule.Reg)
 		addr := b + uint64(int64(rule.Offset))
-		text := dwarfName(a, rule.Reg) + signed(rule.Offset)
+		text := dwarfName(a, rule.Reg) + fmt.Sprintf("%+d", rule.Offset)
 		if rule.Deref {
 			return fmt.Sprintf("*(%s) = *%#x", text, addr), addr, ok
 		}
@@ -304,21 +305,6 @@ func pac(f *unwind.Frame) string {
 		return fmt.Sprintf(" (PAC stripped from %#x)", f.RawRA)
 	}
 	return ""
-}
-
-func signed(v int32) string {
-	if v < 0 {
-		return fmt.Sprintf("%d", v)
-	}
-	return fmt.Sprintf("+%d", v)
-}
-
-func sortStrings(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
 }
 
 // disasm returns about n instructions around pc: a third before it.
