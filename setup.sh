@@ -76,3 +76,6 @@ echo "\$ bin/sframesim validate"
 bin/sframesim validate
 echo "\$ bin/sframesim verify"
 bin/sframesim verify
+echo
+echo "setup: next, step through the sample in a terminal UI (bin/sframesim step), verify"
+echo "your own binary (bin/sframesim verify BINARY), or the whole test corpus (make corpus-verify)."
