@@ -405,7 +405,11 @@ func (m *Model) renderHelp(out []string, w, h int) string {
 	if len(m.st.Breakpoints) > 0 {
 		out = append(out, fit(" breakpoints: "+strings.Join(m.st.Breakpoints, ", "), w))
 	}
-	out = append(out, fit(fmt.Sprintf(" %d checkpoints for stepping back", m.st.Checkpoints), w))
+	plural := "s"
+	if m.st.Checkpoints == 1 {
+		plural = ""
+	}
+	out = append(out, fit(fmt.Sprintf(" %d checkpoint%s for stepping back", m.st.Checkpoints, plural), w))
 	if len(out) > h {
 		out = out[:h]
 	}
