@@ -72,7 +72,7 @@ corpus-verify: build testdata
 
 # 1 vs 2 corpus workers: throughput and their ratio (quote medians).
 bench-corpus: testdata
-	$(GO) test -run '^$$' -bench 'Workers|Speedup' -count $(BENCHCOUNT) ./batch
+	$(GO) test -run '^$$' -bench 'Workers|Speedup' -count $(BENCHCOUNT) ./corpus
 
 # Record what the corpus shows now as the expected outcomes (reasons of
 # entries that still hold are kept; new entries need one by hand).

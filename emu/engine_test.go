@@ -6,6 +6,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/sframesim/sframesim/arch"
 )
 
 func TestVersion(t *testing.T) {
@@ -17,7 +19,7 @@ func TestVersion(t *testing.T) {
 // TestAMD64Loop runs a small loop with the record observer and checks the
 // instruction count, the records and direct memory access.
 func TestAMD64Loop(t *testing.T) {
-	e, err := NewEngine(AMD64)
+	e, err := NewEngine(arch.AMD64)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +34,7 @@ func TestAMD64Loop(t *testing.T) {
 	if _, err := e.Map(0x7000_0000, 4*PageSize, ProtRead|ProtWrite, "stack"); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.SetReg(AMD64.SP, 0x7000_4000); err != nil {
+	if err := e.SetReg(X86RSP, 0x7000_4000); err != nil {
 		t.Fatal(err)
 	}
 	var recs []Record
@@ -57,7 +59,7 @@ func TestAMD64Loop(t *testing.T) {
 // TestARM64PAuth checks that the "max" CPU model really signs: paciasp
 // changes x30, autiasp restores it.
 func TestARM64PAuth(t *testing.T) {
-	e, err := NewEngine(ARM64)
+	e, err := NewEngine(arch.ARM64)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,8 +76,8 @@ func TestARM64PAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 	const lr = 0x0000_0000_0040_1234
-	e.SetReg(ARM64.RA, lr)
-	e.SetReg(ARM64.SP, 0x21000)
+	e.SetReg(ARM64X(30), lr)
+	e.SetReg(ARM64SP, 0x21000)
 	if err := e.Start(0x10000, 0x10000+uint64(4*len(code)), time.Second, 0); err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -91,7 +93,7 @@ func TestARM64PAuth(t *testing.T) {
 }
 
 func TestFaultIsTyped(t *testing.T) {
-	e, err := NewEngine(AMD64)
+	e, err := NewEngine(arch.AMD64)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -43,9 +43,6 @@ static void hook_code(uc_engine *uc, uint64_t addr, uint32_t size, void *user) {
 			flush(st, 1);
 		break;
 	}
-	case SFS_OBSERVE_STEP:
-		sfsGoStep(st->slot, addr, size);
-		break;
 	}
 }
 

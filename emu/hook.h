@@ -1,6 +1,6 @@
 // C side of the emu package: the hooks that run on every instruction stay
 // in C and cross into Go only when a record buffer fills, a system call or
-// interrupt arrives, or a per-instruction Go observer asks for each step.
+// interrupt arrives, or an instruction in a live range must be seen before it runs.
 #ifndef SFRAMESIM_EMU_HOOK_H
 #define SFRAMESIM_EMU_HOOK_H
 
@@ -8,7 +8,7 @@
 #include <unicorn/unicorn.h>
 
 // Observer modes.
-enum { SFS_OBSERVE_NONE = 0, SFS_OBSERVE_RECORD = 1, SFS_OBSERVE_STEP = 2 };
+enum { SFS_OBSERVE_NONE = 0, SFS_OBSERVE_RECORD = 1 };
 
 // One executed instruction: where, how long, and the frame registers before
 // it ran (ra is the link register on AArch64, 0 on x86-64).

@@ -5,13 +5,16 @@ package emu
 import (
 	"encoding/binary"
 	"testing"
+
+	"github.com/sframesim/sframesim/arch"
+	"github.com/sframesim/sframesim/shadow"
 )
 
 // runTraced maps code at base and a stack, runs to until with a shadow
 // stack fed every instruction, and calls at(pc, stack) before each one.
-func runTraced(t *testing.T, arch *Arch, base uint64, code []byte, until uint64, at func(Record, *ShadowStack)) *ShadowStack {
+func runTraced(t *testing.T, a *arch.Arch, base uint64, code []byte, until uint64, at func(shadow.Record, *shadow.Stack)) *shadow.Stack {
 	t.Helper()
-	e, err := NewEngine(arch)
+	e, err := NewEngine(a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,27 +27,27 @@ func runTraced(t *testing.T, arch *Arch, base uint64, code []byte, until uint64,
 	if _, err := e.Map(0x7000_0000, PageSize, ProtRead|ProtWrite, "stack"); err != nil {
 		t.Fatal(err)
 	}
-	e.SetReg(arch.SP, 0x7000_1000)
-	e.SetReg(arch.FP, 0x1111)
-	s := NewShadowStack(arch, e.ReadMem)
+	e.SetReg(e.RegID(a.SP), 0x7000_1000)
+	e.SetReg(e.RegID(a.FP), 0x1111)
+	s := shadow.New(a, e.ReadMem)
 	// One record per flush: the observer runs before each instruction, with
 	// memory as that instruction sees it.
 	e.ObserveRecords(1, func(rs []Record) {
 		for _, r := range rs {
-			s.Observe(r)
+			s.Observe(shadow.Record(r))
 			if at != nil {
-				at(r, s)
+				at(shadow.Record(r), s)
 			}
 		}
 	})
 	if err := e.Start(base, until, 0, 1000); err != nil {
 		t.Fatalf("Start: %v", err)
 	}
-	regs := make([]uint64, 4)
-	if err := e.ReadRegs(arch.frameRegs(), regs); err != nil {
+	r, err := e.FrameState()
+	if err != nil {
 		t.Fatal(err)
 	}
-	s.Sync(Record{PC: regs[0], SP: regs[1], FP: regs[2], RA: regs[3]})
+	s.Sync(shadow.Record(r))
 	return s
 }
 
@@ -62,12 +65,12 @@ func TestShadowStackAMD64(t *testing.T) {
 	put(0x21, 0xc3)                // 1021: ret
 	const sp0 = 0x7000_1000
 	var checked bool
-	s := runTraced(t, AMD64, 0x1000, code, 0x1005, func(r Record, s *ShadowStack) {
+	s := runTraced(t, arch.AMD64, 0x1000, code, 0x1005, func(r shadow.Record, s *shadow.Stack) {
 		if r.PC != 0x1020 {
 			return
 		}
 		checked = true
-		want := []Frame{
+		want := []shadow.Frame{
 			{CallSite: 0x1000, ReturnAddr: 0x1005, CFA: sp0, CallerFP: 0x1111, Entry: 0x1010},
 			{CallSite: 0x1014, ReturnAddr: 0x1019, CFA: sp0 - 16, CallerFP: sp0 - 16, Entry: 0x1020},
 		}
@@ -105,7 +108,7 @@ func TestShadowStackAbandonedFrames(t *testing.T) {
 	put(0x16, 0xc3)                         // 1016: ret (never reached)
 	put(0x20, 0x48, 0x83, 0xc4, 0x18)       // 1020: g: add rsp, 24 (back to main's SP)
 	put(0x24, 0xe9, 0xdc, 0xff, 0xff, 0xff) // 1024: jmp 0x1005
-	s := runTraced(t, AMD64, 0x1000, code, 0x1005, nil)
+	s := runTraced(t, arch.AMD64, 0x1000, code, 0x1005, nil)
 	if s.Depth() != 0 || s.Unwound() != 2 {
 		t.Errorf("depth %d, unwound %d; want 0, 2", s.Depth(), s.Unwound())
 	}
@@ -120,7 +123,7 @@ func TestShadowStackUnexpectedReturn(t *testing.T) {
 	put(0x10, 0x48, 0xc7, 0x04, 0x24, 0x06, 0x10, 0x00, 0x00) // 1010: mov qword [rsp], 0x1006
 	put(0x18, 0xc3)                                           // 1018: ret
 	var seen bool
-	runTraced(t, AMD64, 0x1000, code, 0x1007, func(r Record, s *ShadowStack) {
+	runTraced(t, arch.AMD64, 0x1000, code, 0x1007, func(r shadow.Record, s *shadow.Stack) {
 		if r.PC == 0x1006 {
 			seen = true
 			a := s.Anomalies()
@@ -154,12 +157,12 @@ func TestShadowStackARM64(t *testing.T) {
 	}
 	const sp0 = 0x7000_1000
 	var checked bool
-	s := runTraced(t, ARM64, 0x1000, code, 0x1004, func(r Record, s *ShadowStack) {
+	s := runTraced(t, arch.ARM64, 0x1000, code, 0x1004, func(r shadow.Record, s *shadow.Stack) {
 		if r.PC != 0x1030 {
 			return
 		}
 		checked = true
-		want := []Frame{
+		want := []shadow.Frame{
 			{CallSite: 0x1000, ReturnAddr: 0x1004, CFA: sp0, CallerFP: 0x1111, Entry: 0x1010},
 			{CallSite: 0x101c, ReturnAddr: 0x1020, CFA: sp0 - 16, CallerFP: sp0 - 16, Entry: 0x1030},
 		}
@@ -186,28 +189,6 @@ func TestShadowStackARM64(t *testing.T) {
 	}
 }
 
-func TestClassifyARM64(t *testing.T) {
-	tests := []struct {
-		w    uint32
-		want Flow
-	}{
-		{0x94000004, FlowCall}, {0x97ffffff, FlowCall}, // bl
-		{0xd63f0100, FlowCall},                         // blr x8
-		{0xd73f0901, FlowCall}, {0xd73f0d01, FlowCall}, // blraa/blrab x8, x1
-		{0xd63f091f, FlowCall}, {0xd63f0d1f, FlowCall}, // blraaz/blrabz x8
-		{0xd65f03c0, FlowRet}, {0xd65f0100, FlowRet}, // ret, ret x8
-		{0xd65f0bff, FlowRet}, {0xd65f0fff, FlowRet}, // retaa, retab
-		{0xd61f0100, FlowJump},  // br x8
-		{0x14000004, FlowOther}, // b
-		{0xd503233f, FlowOther}, // paciasp
-	}
-	for _, tt := range tests {
-		if got := classifyARM64(tt.w); got != tt.want {
-			t.Errorf("classifyARM64(%#08x) = %v, want %v", tt.w, got, tt.want)
-		}
-	}
-}
-
 // TestShadowStackStopAndResume stops the engine from the observer before
 // g's first instruction and resumes: the stack and the counts stay exact.
 func TestShadowStackStopAndResume(t *testing.T) {
@@ -218,7 +199,7 @@ func TestShadowStackStopAndResume(t *testing.T) {
 	put(0x10, 0xe8, 0x0b, 0, 0, 0) // 1010: f: call g (0x1020)
 	put(0x15, 0xc3)                // 1015: ret
 	put(0x20, 0xc3)                // 1020: g: ret
-	e, err := NewEngine(AMD64)
+	e, err := NewEngine(arch.AMD64)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,11 +207,11 @@ func TestShadowStackStopAndResume(t *testing.T) {
 	text, _ := e.Map(0x1000, PageSize, ProtRead|ProtExec, "text")
 	copy(text, code)
 	e.Map(0x7000_0000, PageSize, ProtRead|ProtWrite, "stack")
-	e.SetReg(AMD64.SP, 0x7000_1000)
-	s := NewShadowStack(AMD64, e.ReadMem)
+	e.SetReg(X86RSP, 0x7000_1000)
+	s := shadow.New(arch.AMD64, e.ReadMem)
 	stopAt := uint64(0x1020)
 	e.ObserveRecords(1, func(rs []Record) {
-		s.Observe(rs[0])
+		s.Observe(shadow.Record(rs[0]))
 		if rs[0].PC == stopAt {
 			stopAt = 0
 			s.Unobserve()
@@ -240,22 +221,14 @@ func TestShadowStackStopAndResume(t *testing.T) {
 	if err := e.Start(0x1000, 0x1005, 0, 0); err != nil {
 		t.Fatal(err)
 	}
-	if pc, _ := e.Reg(AMD64.PC); pc != 0x1020 || e.Executed() != 2 || s.Depth() != 2 {
+	if pc, _ := e.PC(); pc != 0x1020 || e.Executed() != 2 || s.Depth() != 2 {
 		t.Fatalf("stopped at %#x after %d insns, depth %d; want 0x1020, 2, 2", pc, e.Executed(), s.Depth())
 	}
 	if err := e.Start(0x1020, 0x1005, 0, 0); err != nil {
 		t.Fatal(err)
 	}
-	s.Sync(Record{PC: 0x1005, SP: 0x7000_1000})
+	s.Sync(shadow.Record{PC: 0x1005, SP: 0x7000_1000})
 	if e.Executed() != 4 || s.Depth() != 0 || len(s.Anomalies()) != 0 {
 		t.Errorf("after resume: %d insns, depth %d, anomalies %v; want 4, 0, none", e.Executed(), s.Depth(), s.Anomalies())
-	}
-}
-
-func TestClassifyARM64Jumps(t *testing.T) {
-	for _, w := range []uint32{0xd61f0200 /* br x16 */, 0xd71f0a11 /* braa x16, x17 */, 0xd61f0a1f /* braaz x16 */, 0xd61f0e1f /* brabz x16 */} {
-		if got := classifyARM64(w); got != FlowJump {
-			t.Errorf("classifyARM64(%#08x) = %v, want jump", w, got)
-		}
 	}
 }

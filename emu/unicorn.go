@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/sframesim/sframesim/arch"
 )
 
 // Error is a libunicorn error code; its text comes from uc_strerror.
@@ -102,7 +104,8 @@ type region struct {
 // Engine owns one libunicorn instance. It is not safe for concurrent use.
 // Close releases it; a finalizer is only a safety net.
 type Engine struct {
-	arch    *Arch
+	arch    *arch.Arch
+	uca     *ucArch
 	uc      *C.uc_engine
 	st      *C.sfs_state
 	slot    int
@@ -116,7 +119,6 @@ type Engine struct {
 
 	onSyscall   func()
 	onInterrupt func(intno uint32)
-	onStep      func(pc uint64, size uint32)
 	onRecords   func([]Record)
 	onHistory   func(r Record, live bool)
 	records     []Record // view of st.buf
@@ -135,7 +137,6 @@ type Engine struct {
 type Record struct {
 	PC, SP, FP, RA uint64
 	Size           uint32
-	_              uint32
 }
 
 // engines maps the slot numbers the C hooks carry to engines; C never holds
@@ -148,25 +149,29 @@ var (
 // maxEngines bounds the engines open at once in one process.
 const maxEngines = 4096
 
-// NewEngine opens an engine for arch with the hooks installed.
-func NewEngine(arch *Arch) (*Engine, error) {
-	e := &Engine{arch: arch}
+// NewEngine opens an engine for a with the hooks installed.
+func NewEngine(a *arch.Arch) (*Engine, error) {
+	uca := ucArchOf(a)
+	if uca == nil {
+		return nil, fmt.Errorf("emu: no libunicorn engine for %s", a.Name)
+	}
+	e := &Engine{arch: a, uca: uca}
 	var uc *C.uc_engine
-	if err := check(C.uc_open(C.uc_arch(arch.ucArch), C.uc_mode(arch.ucMode), &uc)); err != nil {
-		return nil, fmt.Errorf("uc_open %s: %w", arch.Name, err)
+	if err := check(C.uc_open(C.uc_arch(uca.arch), C.uc_mode(uca.mode), &uc)); err != nil {
+		return nil, fmt.Errorf("uc_open %s: %w", a.Name, err)
 	}
 	e.uc = uc
-	if arch.ucCPU >= 0 {
-		if err := check(C.sfs_set_cpu_model(uc, C.int(arch.ucCPU))); err != nil {
+	if uca.cpu >= 0 {
+		if err := check(C.sfs_set_cpu_model(uc, C.int(uca.cpu))); err != nil {
 			C.uc_close(uc)
-			return nil, fmt.Errorf("selecting CPU model %d for %s: %w", arch.ucCPU, arch.Name, err)
+			return nil, fmt.Errorf("selecting CPU model %d for %s: %w", uca.cpu, a.Name, err)
 		}
 	}
 	e.st = (*C.sfs_state)(C.calloc(1, C.size_t(unsafe.Sizeof(C.sfs_state{}))))
 	e.regIDs = (*C.int)(C.calloc(64, C.size_t(unsafe.Sizeof(C.int(0)))))
 	e.regVals = (*C.uint64_t)(C.calloc(64, 8))
 	e.st.uc = uc
-	frame := arch.frameRegs()
+	frame := e.frameRegs()
 	for i, r := range frame {
 		e.st.regs[i] = C.int(r)
 	}
@@ -191,11 +196,11 @@ func NewEngine(arch *Arch) (*Engine, error) {
 	}
 	e.st.slot = C.int32_t(e.slot)
 
-	if err := check(C.sfs_hooks_install(e.st, C.int(arch.ucArch))); err != nil {
+	if err := check(C.sfs_hooks_install(e.st, C.int(uca.arch))); err != nil {
 		e.Close()
 		return nil, fmt.Errorf("installing hooks: %w", err)
 	}
-	if arch == ARM64 {
+	if a == arch.ARM64 {
 		if err := e.enablePAuth(); err != nil {
 			e.Close()
 			return nil, fmt.Errorf("enabling pointer authentication: %w", err)
@@ -230,7 +235,7 @@ func (e *Engine) Close() error {
 }
 
 // Arch returns the engine's architecture.
-func (e *Engine) Arch() *Arch { return e.arch }
+func (e *Engine) Arch() *arch.Arch { return e.arch }
 
 // Map maps [addr, addr+size) with prot, backed by fresh zeroed host memory,
 // and returns that memory. addr and size must be page-aligned.
@@ -332,6 +337,22 @@ func (e *Engine) WriteMem(addr uint64, buf []byte) error {
 	return nil
 }
 
+// ZeroMem clears guest memory [addr, addr+size) through the host mapping,
+// up to the first unmapped byte.
+func (e *Engine) ZeroMem(addr, size uint64) {
+	e.noteWrite(addr, size)
+	for end := addr + size; addr < end; {
+		r := e.region(addr)
+		if r == nil {
+			return
+		}
+		off := addr - r.addr
+		n := min(uint64(len(r.mem))-off, end-addr)
+		clear(r.mem[off : off+n])
+		addr += n
+	}
+}
+
 // Read64 reads a little-endian 64-bit word of guest memory.
 func (e *Engine) Read64(addr uint64) (uint64, error) {
 	if r := e.region(addr); r != nil && addr-r.addr+8 <= uint64(len(r.mem)) {
@@ -347,8 +368,8 @@ func (e *Engine) Read64(addr uint64) (uint64, error) {
 		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56, nil
 }
 
-// Reg reads one register (a unicorn register id of the engine's arch).
-func (e *Engine) Reg(id int) (uint64, error) {
+// Reg reads one register.
+func (e *Engine) Reg(id RegID) (uint64, error) {
 	var v C.uint64_t
 	if err := check(C.uc_reg_read(e.uc, C.int(id), unsafe.Pointer(&v))); err != nil {
 		return 0, fmt.Errorf("reading register %d: %w", id, err)
@@ -357,7 +378,7 @@ func (e *Engine) Reg(id int) (uint64, error) {
 }
 
 // SetReg writes one register.
-func (e *Engine) SetReg(id int, v uint64) error {
+func (e *Engine) SetReg(id RegID, v uint64) error {
 	val := C.uint64_t(v)
 	if err := check(C.uc_reg_write(e.uc, C.int(id), unsafe.Pointer(&val))); err != nil {
 		return fmt.Errorf("writing register %d: %w", id, err)
@@ -366,7 +387,7 @@ func (e *Engine) SetReg(id int, v uint64) error {
 }
 
 // ReadRegs reads len(ids) (at most 64) registers into out with one cgo call.
-func (e *Engine) ReadRegs(ids []int, out []uint64) error {
+func (e *Engine) ReadRegs(ids []RegID, out []uint64) error {
 	n := len(ids)
 	if n > 64 || len(out) < n {
 		return fmt.Errorf("ReadRegs: %d registers, %d slots", n, len(out))
@@ -386,7 +407,7 @@ func (e *Engine) ReadRegs(ids []int, out []uint64) error {
 }
 
 // WriteRegs writes len(ids) (at most 64) registers with one cgo call.
-func (e *Engine) WriteRegs(ids []int, vals []uint64) error {
+func (e *Engine) WriteRegs(ids []RegID, vals []uint64) error {
 	n := len(ids)
 	if n > 64 || len(vals) < n {
 		return fmt.Errorf("WriteRegs: %d registers, %d values", n, len(vals))
@@ -466,13 +487,6 @@ func (e *Engine) OnSyscall(fn func()) { e.onSyscall = fn }
 // OnInterrupt sets the function called for each AArch64 exception (svc
 // raises interrupt number 2).
 func (e *Engine) OnInterrupt(fn func(intno uint32)) { e.onInterrupt = fn }
-
-// ObserveSteps calls fn before every instruction, with the machine state at
-// that point (one cgo crossing per instruction). nil turns it off.
-func (e *Engine) ObserveSteps(fn func(pc uint64, size uint32)) {
-	e.onStep = fn
-	e.setObserve()
-}
 
 // ObserveRecords has the C hook record every instruction (PC, size, SP,
 // FP, LR before it runs) and calls fn with batches of up to n records: when
@@ -642,8 +656,6 @@ func swapBytes(w *C.sfs_write, saved []byte) {
 
 func (e *Engine) setObserve() {
 	switch {
-	case e.onStep != nil:
-		e.st.observe = C.SFS_OBSERVE_STEP
 	case e.onRecords != nil, e.onHistory != nil:
 		e.st.observe = C.SFS_OBSERVE_RECORD
 	default:
@@ -662,14 +674,6 @@ func sfsGoFlush(slot C.int32_t, live C.int) {
 		e.onRecords(e.records[:n])
 	case e.onHistory != nil:
 		e.replay(n, live != 0)
-	}
-}
-
-//export sfsGoStep
-func sfsGoStep(slot C.int32_t, pc C.uint64_t, size C.uint32_t) {
-	e := lookupEngine(slot)
-	if e.onStep != nil {
-		e.onStep(uint64(pc), uint32(size))
 	}
 }
 

@@ -6,17 +6,17 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/sframesim/sframesim/internal/corpus"
+	"github.com/sframesim/sframesim/internal/testcorpus"
 )
 
 // largestCorpusSections returns, per SFrame version, the corpus section
 // with the most FREs and the binary it comes from.
 func largestCorpusSections(b *testing.B) map[Version]*RawSection {
-	dir := corpus.Dir(b)
+	dir := testcorpus.Dir(b)
 	best := map[Version]*RawSection{}
 	most := map[Version]uint32{}
 	names := map[Version]string{}
-	for _, e := range corpus.Entries(b) {
+	for _, e := range testcorpus.Entries(b) {
 		f, err := Open(filepath.Join(dir, e.Path))
 		if err != nil {
 			continue

@@ -11,11 +11,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sframesim/sframesim/internal/corpus"
+	"github.com/sframesim/sframesim/internal/testcorpus"
 )
 
 // corpusSection opens a corpus binary; ok is false when it has no .sframe.
-func corpusSection(t *testing.T, dir string, e corpus.Entry) (*File, bool) {
+func corpusSection(t *testing.T, dir string, e testcorpus.Entry) (*File, bool) {
 	t.Helper()
 	f, err := Open(filepath.Join(dir, e.Path))
 	if errors.Is(err, ErrNoSection) {
@@ -31,9 +31,9 @@ func corpusSection(t *testing.T, dir string, e corpus.Entry) (*File, bool) {
 // TestCorpusDump checks that the dump of every corpus binary equals the
 // golden output of its own toolchain's objdump --sframe, byte for byte.
 func TestCorpusDump(t *testing.T) {
-	dir := corpus.Dir(t)
+	dir := testcorpus.Dir(t)
 	versions := map[int]int{}
-	for _, e := range corpus.Entries(t) {
+	for _, e := range testcorpus.Entries(t) {
 		t.Run(e.Path, func(t *testing.T) {
 			want, err := os.ReadFile(filepath.Join(dir, e.Golden()))
 			if err != nil {
@@ -91,8 +91,8 @@ func firstDiff(got, want string) string {
 // TestCorpusValidate: real toolchain output must not violate any rule.
 // Warnings are logged.
 func TestCorpusValidate(t *testing.T) {
-	dir := corpus.Dir(t)
-	for _, e := range corpus.Entries(t) {
+	dir := testcorpus.Dir(t)
+	for _, e := range testcorpus.Entries(t) {
 		t.Run(e.Path, func(t *testing.T) {
 			f, ok := corpusSection(t, dir, e)
 			if !ok {
@@ -112,9 +112,9 @@ func TestCorpusValidate(t *testing.T) {
 // distinctSections returns the raw .sframe of every corpus binary, one per
 // distinct content.
 func distinctSections(t *testing.T) map[string]*RawSection {
-	dir := corpus.Dir(t)
+	dir := testcorpus.Dir(t)
 	seen := map[string]*RawSection{}
-	for _, e := range corpus.Entries(t) {
+	for _, e := range testcorpus.Entries(t) {
 		f, ok := corpusSection(t, dir, e)
 		if !ok {
 			continue

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/sframesim/sframesim/internal/corpus"
+	"github.com/sframesim/sframesim/internal/testcorpus"
 )
 
 // exercise runs everything that reads a decoded section; none of it may
@@ -47,9 +47,9 @@ func exercise(t *testing.T, s *Section) {
 // addSeeds adds every distinct corpus section (raw, and wrapped into a
 // minimal ELF file) and every hand-made section.
 func addSeeds(f *testing.F, addRaw func(data []byte, addr uint64), addFile func(data []byte)) {
-	dir := corpus.Dir(f)
+	dir := testcorpus.Dir(f)
 	seen := map[string]bool{}
-	for _, e := range corpus.Entries(f) {
+	for _, e := range testcorpus.Entries(f) {
 		file, err := Open(filepath.Join(dir, e.Path))
 		if err != nil {
 			continue

@@ -11,7 +11,10 @@ import (
 	"sync/atomic"
 
 	"github.com/sframesim/sframesim/emu"
+	"github.com/sframesim/sframesim/linux"
 	"github.com/sframesim/sframesim/sframe"
+	"github.com/sframesim/sframesim/shadow"
+	"github.com/sframesim/sframesim/symbols"
 	"github.com/sframesim/sframesim/unwind"
 	"github.com/sframesim/sframesim/verify"
 )
@@ -25,21 +28,19 @@ type Debugger struct {
 	Path string
 	Args []string
 
-	sf    *sframe.File
+	tg    *verify.Target
 	sec   *sframe.Section
-	p     *emu.Process
-	s     *emu.Session
+	p     *linux.Process
+	s     *linux.Session
 	u     *unwind.Unwinder
 	chk   *verify.Checker
-	lines *verify.Lines
+	lines *symbols.Lines
 	out   bytes.Buffer // the guest's stdout and stderr
 	hist  history
 	bps   map[uint64]bool
-	exit  *emu.Exit
+	exit  *linux.Exit
 
-	regIDs   []int
-	regNames []string
-	regs     []uint64 // at the current stop
+	regs     []uint64 // at the current stop, in the order of Arch.Registers
 	prevRegs []uint64 // at the stop before
 
 	progress  atomic.Uint64
@@ -48,38 +49,14 @@ type Debugger struct {
 
 // Open loads path (with argv[1:] args) for stepping; Close releases it.
 func Open(path string, args []string, sysroot string) (*Debugger, error) {
-	sf, err := sframe.Open(path)
-	if sf == nil {
-		return nil, err
-	}
+	d := &Debugger{Path: path, Args: args, bps: map[uint64]bool{}}
+	tg, err := verify.Open(path, linux.Config{Args: append([]string{path}, args...), Stdout: &d.out, Stderr: &d.out, Sysroot: sysroot})
 	if err != nil {
-		sf.Close()
 		return nil, err
 	}
-	arch := unwind.ArchFor(sf.Section.Header.ABI)
-	if arch == nil {
-		sf.Close()
-		return nil, fmt.Errorf("%s: SFrame ABI %v is not one sframesim unwinds", path, sf.Section.Header.ABI)
-	}
-	d := &Debugger{Path: path, Args: args, sf: sf, sec: sf.Section, bps: map[uint64]bool{}}
-	p, err := emu.Load(path, emu.Config{Args: append([]string{path}, args...), Stdout: &d.out, Stderr: &d.out, Sysroot: sysroot})
-	if err != nil {
-		sf.Close()
-		return nil, err
-	}
-	d.p, d.s = p, emu.NewSession(p)
-	// A PIE's section is moved to its load base; libraries with SFrame
-	// data join as they are mapped.
-	if d.u, err = verify.NewUnwinder(p, sf.Section); err != nil {
-		p.Close()
-		sf.Close()
-		return nil, err
-	}
-	d.chk = verify.NewChecker(d.u, verify.Memory{E: p.Engine}, verify.EngineRegs(p.Engine))
-	d.lines = verify.NewLines(p.ELF, p.Base)
-	d.regNames, d.regIDs = registers(p.Arch)
-	d.regs = make([]uint64, len(d.regIDs))
-	d.prevRegs = make([]uint64, len(d.regIDs))
+	d.tg, d.sec, d.p, d.s, d.u, d.chk, d.lines = tg, tg.Section, tg.Process, tg.Session, tg.Unwinder, tg.Checker, tg.Lines
+	d.regs = make([]uint64, len(d.p.Arch.Registers))
+	d.prevRegs = make([]uint64, len(d.regs))
 	d.hist = newHistory()
 	if err := d.hist.add(d, true); err != nil {
 		d.Close()
@@ -91,10 +68,7 @@ func Open(path string, args []string, sysroot string) (*Debugger, error) {
 }
 
 // Close releases the program.
-func (d *Debugger) Close() error {
-	d.sf.Close()
-	return d.p.Close()
-}
+func (d *Debugger) Close() error { return d.tg.Close() }
 
 // Progress returns the instruction count, also while a command runs.
 func (d *Debugger) Progress() uint64 { return d.progress.Load() }
@@ -108,55 +82,23 @@ func (d *Debugger) Insns() uint64 { return d.s.Executed() }
 // Output returns what the program wrote to stdout and stderr so far.
 func (d *Debugger) Output() string { return d.out.String() }
 
-// registers lists the registers shown, with their unicorn ids.
-func registers(a *emu.Arch) (names []string, ids []int) {
-	if a == emu.ARM64 {
-		for i := 0; i <= 30; i++ {
-			names = append(names, "x"+strconv.Itoa(i))
-			ids = append(ids, emu.ARM64X(i))
-		}
-		names = append(names, "sp", "pc")
-		return names, append(ids, a.DWARFReg(31), a.PC)
-	}
-	// DWARF numbers in the usual order.
-	for _, n := range []int{0, 3, 2, 1, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16} {
-		names = append(names, dwarfName(a, sframe.Reg(n)))
-		ids = append(ids, a.DWARFReg(n))
-	}
-	return names, ids
-}
-
-var x86Names = [...]string{"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
-	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip"}
-
-// dwarfName names DWARF register r of the architecture ("cfa" for
-// sframe.RegCFA).
-func dwarfName(a *emu.Arch, r sframe.Reg) string {
-	switch {
-	case r == sframe.RegCFA:
-		return "cfa"
-	case a == emu.ARM64 && r == 31:
-		return "sp"
-	case a == emu.ARM64 && r >= 0 && r <= 30:
-		return "x" + strconv.Itoa(int(r))
-	case a != emu.ARM64 && r >= 0 && int(r) < len(x86Names):
-		return x86Names[r]
-	}
-	return "r" + strconv.Itoa(int(r))
-}
-
 func (d *Debugger) readRegs() {
-	if err := d.p.Engine.ReadRegs(d.regIDs, d.regs); err != nil {
+	e := d.p.Engine
+	ids := make([]emu.RegID, len(d.p.Arch.Registers))
+	for i, r := range d.p.Arch.Registers {
+		ids[i] = e.RegID(r)
+	}
+	if err := e.ReadRegs(ids, d.regs); err != nil {
 		clear(d.regs)
 	}
 }
 
 // runOpts say where a run stops besides the end of the program.
 type runOpts struct {
-	mismatch bool                  // stop before an instruction whose unwind fails
-	bps      bool                  // stop at breakpoints
-	until    func(emu.Record) bool // stop when true (before the instruction)
-	max      uint64                // at most this many instructions (0: no limit)
+	mismatch bool                     // stop before an instruction whose unwind fails
+	bps      bool                     // stop at breakpoints
+	until    func(shadow.Record) bool // stop when true (before the instruction)
+	max      uint64                   // at most this many instructions (0: no limit)
 }
 
 // errExited is returned by commands that need a live program.
@@ -178,7 +120,7 @@ func (d *Debugger) run(o runOpts) (string, error) {
 	// back to it exactly (Seek: checkpoint and replay).
 	batched := o.max == 0
 	if batched {
-		if err := verify.Batch(d.s, d.u, d.chk, verify.DefaultBatch); err != nil {
+		if err := d.tg.Batch(verify.DefaultBatch); err != nil {
 			return "", err
 		}
 	}
@@ -187,7 +129,7 @@ func (d *Debugger) run(o runOpts) (string, error) {
 			return nil
 		}
 		batched = false
-		return verify.Batch(d.s, d.u, d.chk, 1)
+		return d.tg.Batch(1)
 	}
 	defer exact()
 	start := d.s.Executed()
@@ -195,7 +137,7 @@ func (d *Debugger) run(o runOpts) (string, error) {
 	var found verify.Result
 	var hitBP, hitMismatch, hitUntil bool
 	var n, hitAt uint64
-	d.s.Observe(func(r emu.Record) bool {
+	d.s.Observe(func(r shadow.Record) bool {
 		n++
 		if n&0x3ff == 0 {
 			d.progress.Store(d.s.Executed())
@@ -315,7 +257,7 @@ func (d *Debugger) StepOver() (string, error) {
 		return why, err
 	}
 	ret := d.s.Shadow.Frames()[depth].ReturnAddr
-	why, err = d.run(runOpts{bps: true, until: func(r emu.Record) bool {
+	why, err = d.run(runOpts{bps: true, until: func(r shadow.Record) bool {
 		return r.PC == ret && d.s.Shadow.Depth() <= depth
 	}})
 	copy(d.prevRegs, regs)
@@ -328,7 +270,7 @@ func (d *Debugger) Finish() (string, error) {
 	if depth == 0 {
 		return "", errors.New("finish: the outermost function does not return")
 	}
-	return d.run(runOpts{bps: true, until: func(emu.Record) bool { return d.s.Shadow.Depth() < depth }})
+	return d.run(runOpts{bps: true, until: func(shadow.Record) bool { return d.s.Shadow.Depth() < depth }})
 }
 
 // Continue runs to the next breakpoint or the end.
@@ -347,7 +289,7 @@ func (d *Debugger) NextMismatch() (string, error) {
 
 // Advance runs until the PC reaches addr (or a breakpoint, or the end).
 func (d *Debugger) Advance(addr uint64) (string, error) {
-	return d.run(runOpts{bps: true, until: func(r emu.Record) bool { return r.PC == addr }})
+	return d.run(runOpts{bps: true, until: func(r shadow.Record) bool { return r.PC == addr }})
 }
 
 // Seek goes to the state after exactly n instructions, backwards through

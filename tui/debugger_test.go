@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sframesim/sframesim/emu"
-	"github.com/sframesim/sframesim/internal/corpus"
+	"github.com/sframesim/sframesim/internal/testcorpus"
 	"github.com/sframesim/sframesim/sframe"
+	"github.com/sframesim/sframesim/shadow"
 	"github.com/sframesim/sframesim/verify"
 )
 
@@ -22,7 +22,7 @@ import (
 // addresses on screen, do not depend on where the repository is.
 func sample(t testing.TB, name string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(corpus.Dir(t), name))
+	data, err := os.ReadFile(filepath.Join(testcorpus.Dir(t), name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +352,7 @@ func TestBatchedStopsExact(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return runOpts{bps: true, until: func(r emu.Record) bool { return r.PC == a }}
+			return runOpts{bps: true, until: func(r shadow.Record) bool { return r.PC == a }}
 		}, 1},
 	}
 	for _, c := range cases {

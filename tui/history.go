@@ -5,7 +5,7 @@ package tui
 import (
 	"sort"
 
-	"github.com/sframesim/sframesim/emu"
+	"github.com/sframesim/sframesim/linux"
 )
 
 // history keeps checkpoints of a run at multiples of an interval, so that
@@ -23,7 +23,7 @@ type history struct {
 }
 
 type checkpoint struct {
-	cp  *emu.Checkpoint
+	cp  *linux.Checkpoint
 	out int // length of the program's output then
 }
 
@@ -53,7 +53,7 @@ func (h *history) add(d *Debugger, force bool) error {
 	if i < len(h.cps) && h.cps[i].cp.Insns() == n {
 		return nil
 	}
-	var prev *emu.Checkpoint
+	var prev *linux.Checkpoint
 	if i > 0 {
 		prev = h.cps[i-1].cp
 	}

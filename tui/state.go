@@ -9,8 +9,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sframesim/sframesim/emu"
+	"github.com/sframesim/sframesim/arch"
 	"github.com/sframesim/sframesim/sframe"
+	"github.com/sframesim/sframesim/shadow"
 	"github.com/sframesim/sframesim/unwind"
 	"github.com/sframesim/sframesim/verify"
 )
@@ -96,8 +97,8 @@ func (d *Debugger) State(lines int) State {
 	if d.exit != nil {
 		s.Exit = d.exit.String()
 	}
-	for i, name := range d.regNames {
-		s.Regs = append(s.Regs, Reg{Name: name, Val: d.regs[i], Changed: d.regs[i] != d.prevRegs[i]})
+	for i, r := range d.p.Arch.Registers {
+		s.Regs = append(s.Regs, Reg{Name: d.p.Arch.RegName(r), Val: d.regs[i], Changed: d.regs[i] != d.prevRegs[i]})
 	}
 	for a := range d.bps {
 		s.Breakpoints = append(s.Breakpoints, fmt.Sprintf("%s (%#x)", d.s.Syms.Format(a), a))
@@ -225,7 +226,7 @@ func shortErr(err error) string {
 }
 
 // rowPane fills the FDE/FRE pane from the topmost frame.
-func (d *Debugger) rowPane(s *State, f *unwind.Frame, st emu.Record) {
+func (d *Debugger) rowPane(s *State, f *unwind.Frame, st shadow.Record) {
 	if !f.HasRow {
 		if f.Err != nil {
 			s.NoRow = "no row: " + f.Err.Error()
@@ -248,16 +249,13 @@ func (d *Debugger) rowPane(s *State, f *unwind.Frame, st emu.Record) {
 		case int(sframe.RegCFA):
 			return f.CFA, true
 		}
-		if id := a.DWARFReg(int(r)); id >= 0 {
-			v, err := d.p.Engine.Reg(id)
-			return v, err == nil
-		}
-		return 0, false
+		v, err := d.p.Engine.ReadDWARF(r)
+		return v, err == nil
 	}
 	expr := func(rule sframe.Rule) (string, uint64, bool) {
 		b, ok := base(rule.Reg)
 		addr := b + uint64(int64(rule.Offset))
-		text := dwarfName(a, rule.Reg) + fmt.Sprintf("%+d", rule.Offset)
+		text := a.RegName(rule.Reg) + fmt.Sprintf("%+d", rule.Offset)
 		if rule.Deref {
 			return fmt.Sprintf("*(%s) = *%#x", text, addr), addr, ok
 		}
@@ -279,16 +277,13 @@ func (d *Debugger) rowPane(s *State, f *unwind.Frame, st emu.Record) {
 	case sframe.RuleUndefined:
 		s.Calc = append(s.Calc, "RA  = undefined: outermost frame")
 	case sframe.RuleSame:
-		s.Calc = append(s.Calc, fmt.Sprintf("RA  = %s (in the link register) = %#x%s", dwarfName(a, 30), st.RA, pac(f)))
+		s.Calc = append(s.Calc, fmt.Sprintf("RA  = %s (in the link register) = %#x%s", a.RegName(a.LR), st.RA, pac(f)))
 	default:
 		t, _, _ := expr(row.RA)
 		s.Calc = append(s.Calc, fmt.Sprintf("RA  = %s = %#x%s", t, f.RA, pac(f)))
 	}
 	// FP.
-	fpName := dwarfName(a, sframe.Reg(6))
-	if a == emu.ARM64 {
-		fpName = "x29"
-	}
+	fpName := a.RegName(a.FP)
 	switch row.FP.Kind {
 	case sframe.RuleExpr:
 		t, _, _ := expr(row.FP)
@@ -338,7 +333,7 @@ func (d *Debugger) disasm(pc uint64, n int) []Line {
 	// Decode from the function's start (x86 cannot be decoded backwards),
 	// else from pc; AArch64 has fixed-size instructions.
 	start := pc
-	if d.p.Arch == emu.ARM64 {
+	if d.p.Arch == arch.ARM64 {
 		start = pc - 4*uint64(before)
 		if _, err := d.readable(start); err != nil {
 			start = pc

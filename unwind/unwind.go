@@ -51,38 +51,6 @@ type Registers struct {
 	Get func(reg sframe.Reg) (uint64, bool)
 }
 
-// Arch is the unwinding behaviour of one architecture.
-type Arch struct {
-	Name string
-	ABI  []sframe.ABI // the SFrame ABIs it unwinds
-	// LinkRegister: the return address of a function that has not saved
-	// it is still in a register (AArch64 x30), valid in the topmost frame.
-	LinkRegister bool
-	// PACMask clears a pointer-authentication code from a code address.
-	PACMask uint64
-	// RAAdjust is how far the CFA of a frame lies above the caller's SP
-	// after return: 0 on both supported architectures.
-}
-
-// AMD64 and ARM64 are the supported architectures.
-var (
-	AMD64 = &Arch{Name: "x86-64", ABI: []sframe.ABI{sframe.ABIAMD64LE}}
-	ARM64 = &Arch{Name: "aarch64", ABI: []sframe.ABI{sframe.ABIAArch64LE, sframe.ABIAArch64BE},
-		LinkRegister: true, PACMask: 1<<48 - 1}
-)
-
-// ArchFor returns the Arch of an SFrame ABI, or nil.
-func ArchFor(abi sframe.ABI) *Arch {
-	for _, a := range []*Arch{AMD64, ARM64} {
-		for _, x := range a.ABI {
-			if x == abi {
-				return a
-			}
-		}
-	}
-	return nil
-}
-
 // Frame is one frame of an unwound stack.
 type Frame struct {
 	// PC is the frame's program counter: the current instruction in the

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/sframesim/sframesim/arch"
 	"github.com/sframesim/sframesim/sframe"
 )
 
@@ -13,7 +14,7 @@ const MaxDepth = 1024
 // Unwinder unwinds with the SFrame sections of one program (an executable
 // and, for dynamic programs, its shared objects: one section each).
 type Unwinder struct {
-	arch  *Arch
+	arch  *arch.Arch
 	secs  []*sframe.Section
 	cache []lookupEntry // nil: no cache (WithCache)
 	gen   uint64        // Add count
@@ -31,9 +32,9 @@ type lookupEntry struct {
 // lookupCacheSize is the number of PCs a cache holds (direct-mapped).
 const lookupCacheSize = 1 << 13
 
-// New returns an unwinder for arch over secs, searched in order.
-func New(arch *Arch, secs ...*sframe.Section) *Unwinder {
-	return &Unwinder{arch: arch, secs: secs}
+// New returns an unwinder for architecture a over secs, searched in order.
+func New(a *arch.Arch, secs ...*sframe.Section) *Unwinder {
+	return &Unwinder{arch: a, secs: secs}
 }
 
 // Sections returns the unwinder's SFrame sections.
@@ -53,7 +54,7 @@ func (u *Unwinder) Add(sec *sframe.Section) {
 func (u *Unwinder) Generation() uint64 { return u.gen }
 
 // Arch returns the unwinder's architecture.
-func (u *Unwinder) Arch() *Arch { return u.arch }
+func (u *Unwinder) Arch() *arch.Arch { return u.arch }
 
 // WithCache returns an unwinder over the same sections that remembers the
 // rows of the PCs it looked up last (a few thousand), which makes repeated
@@ -234,7 +235,7 @@ func (it *Iterator) step(f *Frame) {
 		f.RawRA, err = it.eval(f, row.RA, cfa)
 	case sframe.RuleSame:
 		switch {
-		case !it.u.arch.LinkRegister:
+		case !it.u.arch.HasLinkRegister():
 			err = ErrNoRA
 		case !f.Topmost:
 			err = ErrRAInRegister

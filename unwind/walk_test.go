@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/sframesim/sframesim/arch"
 	"github.com/sframesim/sframesim/sframe"
 )
 
@@ -62,7 +63,7 @@ func amd64Section(t *testing.T) *sframe.Section {
 }
 
 func TestWalkAMD64(t *testing.T) {
-	u := New(AMD64, amd64Section(t))
+	u := New(arch.AMD64, amd64Section(t))
 	// _start (0x1310) called f, which called g; we are in g.
 	mem := memory{
 		0x7fe8: 0x1110, // g's RA (pushed by call in f at 0x110b)
@@ -98,7 +99,7 @@ func TestWalkAMD64(t *testing.T) {
 }
 
 func TestWalkEnds(t *testing.T) {
-	u := New(AMD64, amd64Section(t))
+	u := New(arch.AMD64, amd64Section(t))
 	tests := []struct {
 		name    string
 		regs    Registers
@@ -141,7 +142,7 @@ func TestWalkEnds(t *testing.T) {
 // TestWalkARM64: RA in the link register is fine in the topmost frame and
 // an error below it; a mangled RA is stripped.
 func TestWalkARM64(t *testing.T) {
-	u := New(ARM64, section(t, sframe.ABIAArch64LE, 0,
+	u := New(arch.ARM64, section(t, sframe.ABIAArch64LE, 0,
 		// f: paciasp; stp x29,x30,[sp,#-16]!; mov x29,sp; ...
 		sframe.FDE{Start: 0x2000, Size: 0x40, Info: inc1, FREs: []sframe.FRE{
 			fre(0, sframe.BaseSP, false, 0), fre(4, sframe.BaseSP, true, 0),
@@ -181,8 +182,8 @@ func TestWalkARM64(t *testing.T) {
 func TestCacheAdd(t *testing.T) {
 	lib := section(t, sframe.ABIAMD64LE, -8,
 		sframe.FDE{Start: 0x5000, Size: 0x10, Info: inc1, FREs: []sframe.FRE{fre(0, sframe.BaseSP, false, 8), fre(4, sframe.BaseSP, false, 16)}})
-	plain := New(AMD64, amd64Section(t))
-	cached := New(AMD64, amd64Section(t)).WithCache()
+	plain := New(arch.AMD64, amd64Section(t))
+	cached := New(arch.AMD64, amd64Section(t)).WithCache()
 	for _, pc := range []uint64{0x1100, 0x1101, 0x1105, 0x1119, 0x1200, 0x1404, 0x5004, 0x1100, 0x5004} {
 		_, want, werr := plain.Lookup(pc)
 		_, got, gerr := cached.Lookup(pc)

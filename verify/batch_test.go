@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sframesim/sframesim/internal/corpus"
+	"github.com/sframesim/sframesim/internal/testcorpus"
 	"github.com/sframesim/sframesim/sframe"
 )
 
@@ -19,7 +19,7 @@ import (
 // C++ exceptions, longjmp, realigned (DRAP) frames, FLEX rules on other
 // registers (asm: handed over live) and a fault-injected binary.
 func TestBatchEqualsExact(t *testing.T) {
-	dir := corpus.Dir(t)
+	dir := testcorpus.Dir(t)
 	progs := []string{
 		"v3/x86-64/nolibc-O2", "v3/aarch64/nolibc-O0-pac-standard", "v2/aarch64/nolibc-O2",
 		"v3/x86-64/asm-O2-static", "v3/aarch64/asm-O2-static", "v1/x86-64/asm-O0-static",

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sframesim/sframesim/emu"
-	"github.com/sframesim/sframesim/internal/corpus"
+	"github.com/sframesim/sframesim/internal/testcorpus"
+	"github.com/sframesim/sframesim/linux"
 )
 
 // BenchmarkVerify verifies whole corpus programs (every instruction checked)
@@ -18,7 +18,7 @@ import (
 // machine), and the ratio of the verify and plain run times. The verify
 // time includes loading the binary and reading its DWARF line table.
 func BenchmarkVerify(b *testing.B) {
-	dir := corpus.Dir(b)
+	dir := testcorpus.Dir(b)
 	for _, prog := range []string{"v3/x86-64/nolibc-O2", "v3/aarch64/nolibc-O2", "v3/x86-64/recurse-O2-static"} {
 		b.Run(prog, func(b *testing.B) {
 			path := filepath.Join(dir, prog)
@@ -33,7 +33,7 @@ func BenchmarkVerify(b *testing.B) {
 				verifyTime += time.Since(start)
 				verifyCPU += cpuTime() - cpu
 				insns += rep.Instructions
-				p, err := emu.Load(path, emu.Config{Args: []string{path}})
+				p, err := linux.Load(path, linux.Config{Args: []string{path}})
 				if err != nil {
 					b.Fatal(err)
 				}

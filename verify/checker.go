@@ -5,8 +5,8 @@ package verify
 import (
 	"sort"
 
-	"github.com/sframesim/sframesim/emu"
 	"github.com/sframesim/sframesim/sframe"
+	"github.com/sframesim/sframesim/shadow"
 	"github.com/sframesim/sframesim/unwind"
 )
 
@@ -116,7 +116,7 @@ func NewChecker(u *unwind.Unwinder, mem unwind.Memory, regs func(sframe.Reg) (ui
 
 // CheckStack checks the state r against the shadow stack st, reusing the
 // previous result where nothing it depends on changed.
-func (c *Checker) CheckStack(r emu.Record, st *emu.ShadowStack) Result {
+func (c *Checker) CheckStack(r shadow.Record, st *shadow.Stack) Result {
 	c.sync()
 	if c.lastOK && r.PC-c.lo < c.hi-c.lo && r.SP == c.sp && r.FP == c.fp && r.RA == c.ra && st.Version() == c.version {
 		touched := c.Watch == nil || c.Watch.Touched()
@@ -176,7 +176,7 @@ func plainRules(f *unwind.Frame) bool {
 // Check unwinds from the state r and compares with the shadow frames
 // (outermost first), reusing the callers' frames of the previous walk when
 // the topmost frame's results and their words are the same.
-func (c *Checker) Check(r emu.Record, shadow []emu.Frame) Result {
+func (c *Checker) Check(r shadow.Record, shadow []shadow.Frame) Result {
 	c.sync()
 	c.reads0 = c.reads0[:0]
 	it := &c.it
@@ -293,7 +293,7 @@ func (c *Checker) prefixUnchanged(q int) bool {
 // unchanged: a shadow frame is the same while the one at the top of the
 // known-good part still has the Insn (the instruction count of its call) it
 // had, since frames only come and go at the top.
-func (c *Checker) compare(f0 *unwind.Frame, shadow []emu.Frame) Result {
+func (c *Checker) compare(f0 *unwind.Frame, shadow []shadow.Frame) Result {
 	n, L := len(shadow), len(c.tail)
 	o := L + 1 - n
 	if L == 0 || o != 0 && o != 1 {

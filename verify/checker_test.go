@@ -7,16 +7,17 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/sframesim/sframesim/emu"
-	"github.com/sframesim/sframesim/internal/corpus"
+	"github.com/sframesim/sframesim/internal/testcorpus"
+	"github.com/sframesim/sframesim/linux"
 	"github.com/sframesim/sframesim/sframe"
+	"github.com/sframesim/sframesim/shadow"
 )
 
 // TestCheckerEqualsCheck: the memoizing Checker gives exactly the result of
 // a full unwind at every instruction, on clean and fault-injected sections,
 // checking instruction by instruction and in batches (memory replayed).
 func TestCheckerEqualsCheck(t *testing.T) {
-	dir := corpus.Dir(t)
+	dir := testcorpus.Dir(t)
 	for _, prog := range []string{"v3/x86-64/nolibc-O0", "v3/aarch64/nolibc-O2-pac-standard", "v2/x86-64/setjmp-O2-static"} {
 		for _, mutate := range []bool{false, true} {
 			for _, batch := range []int{1, DefaultBatch} {
@@ -36,18 +37,18 @@ func TestCheckerEqualsCheck(t *testing.T) {
 							}
 						}
 					}
-					tg, err := newTarget(path, emu.Config{Args: []string{"x"}}, sec)
+					tg, err := OpenSection(path, sec, linux.Config{Args: []string{"x"}})
 					if err != nil {
 						t.Fatal(err)
 					}
-					defer tg.p.Close()
-					if err := tg.batch(batch); err != nil {
+					defer tg.Close()
+					if err := tg.Batch(batch); err != nil {
 						t.Fatal(err)
 					}
-					p, s, u, c := tg.p, tg.s, tg.u, tg.c
+					p, s, u, c := tg.Process, tg.Session, tg.Unwinder, tg.Checker
 					mem, regs := Memory{p.Engine}, EngineRegs(p.Engine)
 					n := 0
-					s.Observe(func(r emu.Record) bool {
+					s.Observe(func(r shadow.Record) bool {
 						want := Check(u, r, mem, s.Shadow.Frames(), regs)
 						got := c.CheckStack(r, s.Shadow)
 						if !reflect.DeepEqual(got, want) && n < 5 {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sframesim/sframesim/emu"
 	"github.com/sframesim/sframesim/sframe"
+	"github.com/sframesim/sframesim/shadow"
 	"github.com/sframesim/sframesim/unwind"
 )
 
@@ -39,11 +40,11 @@ type Result struct {
 
 // EngineRegs returns a DWARF register reader over an engine's current
 // state, for Check. While a batched session replays instructions that
-// already ran, the registers are unknown (see emu.Session.Batch).
+// already ran, the registers are unknown (see linux.Session.Batch).
 func EngineRegs(e *emu.Engine) func(sframe.Reg) (uint64, bool) {
 	return func(r sframe.Reg) (uint64, bool) {
-		id := e.Arch().DWARFReg(int(r))
-		if id < 0 || !e.Live() {
+		id := e.RegID(r)
+		if id == emu.NoRegID || !e.Live() {
 			return 0, false
 		}
 		v, err := e.Reg(id)
@@ -58,11 +59,11 @@ type Memory struct{ E *emu.Engine }
 func (m Memory) ReadUint64(addr uint64) (uint64, error) { return m.E.Read64(addr) }
 
 // Check unwinds from the state r and compares with the shadow frames
-// (outermost first, as emu.ShadowStack.Frames returns them). regs, if not
+// (outermost first, as shadow.Stack.Frames returns them). regs, if not
 // nil, reads any other register of the topmost frame by DWARF number (FLEX
 // rules may base the CFA on one). A Checker does the same for a sequence of
 // instructions, faster.
-func Check(u *unwind.Unwinder, r emu.Record, mem unwind.Memory, shadow []emu.Frame, regs func(sframe.Reg) (uint64, bool)) Result {
+func Check(u *unwind.Unwinder, r shadow.Record, mem unwind.Memory, shadow []shadow.Frame, regs func(sframe.Reg) (uint64, bool)) Result {
 	it := u.Walk(unwind.Registers{PC: r.PC, SP: r.SP, FP: r.FP, LR: r.RA, Get: regs}, mem)
 	var frames []unwind.Frame
 	for it.Next() {
@@ -73,7 +74,7 @@ func Check(u *unwind.Unwinder, r emu.Record, mem unwind.Memory, shadow []emu.Fra
 
 // compare matches unwound frames (topmost first; walkErr: the error that
 // ended the walk) with the shadow frames.
-func compare(frames []unwind.Frame, walkErr error, shadow []emu.Frame) Result {
+func compare(frames []unwind.Frame, walkErr error, shadow []shadow.Frame) Result {
 	if len(frames) == 0 {
 		return compare2(nil, nil, false, walkErr, shadow)
 	}
@@ -83,7 +84,7 @@ func compare(frames []unwind.Frame, walkErr error, shadow []emu.Frame) Result {
 // compare2 is compare over the topmost frame f0 (nil: none) and the
 // callers' frames, without joining them: tail holds frames 1, 2, ... in
 // that order, or (rev) outermost first.
-func compare2(f0 *unwind.Frame, tail []unwind.Frame, rev bool, walkErr error, shadow []emu.Frame) Result {
+func compare2(f0 *unwind.Frame, tail []unwind.Frame, rev bool, walkErr error, shadow []shadow.Frame) Result {
 	n := len(shadow)
 	res := Result{}
 	if f0 == nil {
@@ -143,7 +144,7 @@ func compare2(f0 *unwind.Frame, tail []unwind.Frame, rev bool, walkErr error, sh
 // frameMismatch compares an unwound frame with its true one: OK, or the
 // first value that differs (CFA, RA, caller FP) with the true and unwound
 // values.
-func frameMismatch(f *unwind.Frame, want *emu.Frame) (Kind, uint64, uint64) {
+func frameMismatch(f *unwind.Frame, want *shadow.Frame) (Kind, uint64, uint64) {
 	switch {
 	case f.CFA != want.CFA:
 		return MismatchCFA, want.CFA, f.CFA

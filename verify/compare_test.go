@@ -9,9 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sframesim/sframesim/emu"
-	"github.com/sframesim/sframesim/internal/corpus"
+	"github.com/sframesim/sframesim/internal/testcorpus"
+	"github.com/sframesim/sframesim/linux"
 	"github.com/sframesim/sframesim/sframe"
+	"github.com/sframesim/sframesim/shadow"
 )
 
 // TestNolibcCorpus checks the SFrame unwind at every executed instruction
@@ -19,8 +20,8 @@ import (
 // any version; V3 (which marks _start outermost) verifies every
 // instruction; V1 and V2 end "unterminated" at _start.
 func TestNolibcCorpus(t *testing.T) {
-	dir := corpus.Dir(t)
-	for _, e := range corpus.Entries(t) {
+	dir := testcorpus.Dir(t)
+	for _, e := range testcorpus.Entries(t) {
 		if e.Link != "nolibc" {
 			continue
 		}
@@ -32,15 +33,15 @@ func TestNolibcCorpus(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer sf.Close()
-			tg, err := newTarget(path, emu.Config{Args: []string{"nolibc"}}, sf.Section)
+			tg, err := OpenSection(path, sf.Section, linux.Config{Args: []string{"nolibc"}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer tg.p.Close()
-			p, s, checker := tg.p, tg.s, tg.c
+			defer tg.Close()
+			p, s, checker := tg.Process, tg.Session, tg.Checker
 			counts := map[Kind]int{}
 			first := map[Kind]string{}
-			s.Observe(func(r emu.Record) bool {
+			s.Observe(func(r shadow.Record) bool {
 				res := checker.Check(r, s.Shadow.Frames())
 				counts[res.Kind]++
 				if _, seen := first[res.Kind]; !seen && res.Kind != OK {
@@ -49,7 +50,7 @@ func TestNolibcCorpus(t *testing.T) {
 				return true
 			})
 			exit, err := p.Run()
-			if err != nil || exit.Reason != emu.StopExited {
+			if err != nil || exit.Reason != linux.StopExited {
 				t.Fatalf("run: %v %v", exit, err)
 			}
 			var kinds []string

@@ -10,9 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sframesim/sframesim/emu"
-	"github.com/sframesim/sframesim/internal/corpus"
+	"github.com/sframesim/sframesim/internal/testcorpus"
+	"github.com/sframesim/sframesim/linux"
 	"github.com/sframesim/sframesim/sframe"
+	"github.com/sframesim/sframesim/shadow"
 )
 
 // knownFinding is a genuine fault of the SFrame data of a dynamic corpus
@@ -20,29 +21,29 @@ import (
 // must report, not a false mismatch.
 type knownFinding struct {
 	why   string
-	match func(e *corpus.Entry, pr *Problem, pltGot [2]uint64) bool
+	match func(e *testcorpus.Entry, pr *Problem, pltGot [2]uint64) bool
 }
 
 var dynamicFindings = []knownFinding{
 	{"gas 2.40 keeps an SP-based CFA in asm_regcfa_call, whose CFA is on rbx / x19 (manifest note)",
-		func(e *corpus.Entry, pr *Problem, _ [2]uint64) bool {
+		func(e *testcorpus.Entry, pr *Problem, _ [2]uint64) bool {
 			return e.SFrameVersion == 1 && pr.Kind == "cfa" && strings.HasPrefix(pr.FrameSymbol, "asm_regcfa_call")
 		}},
 	{"V3 FLEX CFA on rbx in asm_regcfa_call cannot be recovered in a caller frame (limited)",
-		func(e *corpus.Entry, pr *Problem, _ [2]uint64) bool {
+		func(e *testcorpus.Entry, pr *Problem, _ [2]uint64) bool {
 			return e.SFrameVersion == 3 && e.Arch == "x86-64" && pr.Kind == "limited" && strings.HasPrefix(pr.FrameSymbol, "asm_regcfa_call")
 		}},
 	{"GCC 16's DRAP epilogue: the FP rule of drap's last rows is wrong",
-		func(e *corpus.Entry, pr *Problem, _ [2]uint64) bool {
+		func(e *testcorpus.Entry, pr *Problem, _ [2]uint64) bool {
 			return e.SFrameVersion == 3 && e.Arch == "x86-64" && pr.Kind == "fp" && strings.HasPrefix(pr.FrameSymbol, "drap")
 		}},
 	{"ld 2.44 and 2.47.50 give the .plt.got PCMASK FDE sp+16 (its .eh_frame says rsp+8: the stub is entered by a call and pushes nothing)",
-		func(e *corpus.Entry, pr *Problem, pltGot [2]uint64) bool {
+		func(e *testcorpus.Entry, pr *Problem, pltGot [2]uint64) bool {
 			return e.Arch == "x86-64" && e.SFrameVersion >= 2 && pr.Kind == "cfa" && pr.Depth == 0 &&
 				pltGot[0] <= pr.FramePC && pr.FramePC < pltGot[1] && strings.HasPrefix(strings.TrimSpace(pr.Row), "0000000000000000  sp+16 ")
 		}},
 	{"a call to noreturn _Unwind_Resume ends the hot part, so the return address is the first byte of the .cold partition's FDE: SFrame consumers look return addresses up unchanged (no pc-1) and get that FDE's CFA",
-		func(e *corpus.Entry, pr *Problem, _ [2]uint64) bool {
+		func(e *testcorpus.Entry, pr *Problem, _ [2]uint64) bool {
 			return e.Arch == "x86-64" && pr.Kind == "cfa" && pr.Depth > 0 && strings.HasSuffix(pr.FrameSymbol, ".cold") &&
 				pr.FRE == 0 && strings.HasPrefix(filepath.Base(e.Path), "except-O2")
 		}},
@@ -54,9 +55,9 @@ var dynamicFindings = []knownFinding{
 // reported is one of the known genuine findings above, and the .plt.got
 // finding is reported wherever the binary has that FDE and calls through it.
 func TestDynamicCorpus(t *testing.T) {
-	dir := corpus.Dir(t)
+	dir := testcorpus.Dir(t)
 	n := 0
-	for _, e := range corpus.Entries(t) {
+	for _, e := range testcorpus.Entries(t) {
 		if e.Link != "dynamic" {
 			continue
 		}
@@ -65,7 +66,7 @@ func TestDynamicCorpus(t *testing.T) {
 			t.Parallel()
 			path := filepath.Join(dir, e.Path)
 			var stdout, stderr bytes.Buffer
-			rep, err := Run(path, Options{Config: emu.Config{Sysroot: corpus.Sysroot(t, &e), Stdout: &stdout, Stderr: &stderr}})
+			rep, err := Run(path, Options{Config: linux.Config{Sysroot: testcorpus.Sysroot(t, &e), Stdout: &stdout, Stderr: &stderr}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -140,24 +141,24 @@ func sectionRange(t *testing.T, path, name string, rep *Report) [2]uint64 {
 // found them), without a problem, and in V1, PLT0's own ordinary FDE too. The report's FRE
 // coverage must count them.
 func TestPLTRows(t *testing.T) {
-	dir := corpus.Dir(t)
+	dir := testcorpus.Dir(t)
 	for _, rel := range []string{"v1/x86-64/recurse-O2-dynamic", "v2/x86-64/recurse-O0-dynamic", "v3/x86-64/except-O2-dynamic"} {
 		t.Run(rel, func(t *testing.T) {
-			e := corpus.Lookup(t, rel)
+			e := testcorpus.Lookup(t, rel)
 			path := filepath.Join(dir, rel)
 			sf, err := sframe.Open(path)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer sf.Close()
-			tg, err := newTarget(path, emu.Config{Args: []string{rel}, Sysroot: corpus.Sysroot(t, &e)}, sf.Section)
+			tg, err := OpenSection(path, sf.Section, linux.Config{Args: []string{rel}, Sysroot: testcorpus.Sysroot(t, &e)})
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer tg.p.Close()
+			defer tg.Close()
 			sec := sf.Section
-			plt := tg.p.ELF.Section(".plt")
-			pltStart := tg.p.Base + plt.Addr
+			plt := tg.Process.ELF.Section(".plt")
+			pltStart := tg.Process.Base + plt.Addr
 			var pcmask = -1
 			for i := range sec.FDEs {
 				if f := &sec.FDEs[i]; f.PCType() == sframe.PCMask && f.Start <= pltStart+16 && pltStart+16 < f.Start+uint64(f.Size) {
@@ -173,9 +174,9 @@ func TestPLTRows(t *testing.T) {
 			}
 			hits := map[[2]int]int{}
 			stubs := map[int]map[uint64]bool{} // PCMASK row → stubs where it was the topmost row
-			s := tg.s
-			s.Observe(func(r emu.Record) bool {
-				res := tg.c.Check(r, s.Shadow.Frames())
+			s := tg.Session
+			s.Observe(func(r shadow.Record) bool {
+				res := tg.Checker.Check(r, s.Shadow.Frames())
 				if res.TopSection != sec {
 					return true
 				}
@@ -191,8 +192,8 @@ func TestPLTRows(t *testing.T) {
 				}
 				return true
 			})
-			x, err := tg.p.Run()
-			if err != nil || x.Reason != emu.StopExited || x.Status != e.ExitStatus {
+			x, err := tg.Process.Run()
+			if err != nil || x.Reason != linux.StopExited || x.Status != e.ExitStatus {
 				t.Fatalf("run: %v %v", x, err)
 			}
 			if rep := sec.RepSize(fde); rep != 16 || len(fde.FREs) != 2 {
@@ -229,7 +230,7 @@ func TestPLTRows(t *testing.T) {
 			t.Logf(".plt FDE %d rows: %s", pcmask, fmt.Sprint(stubs))
 
 			// The report's FRE coverage counts them.
-			rep, err := Run(path, Options{Config: emu.Config{Sysroot: corpus.Sysroot(t, &e)}})
+			rep, err := Run(path, Options{Config: linux.Config{Sysroot: testcorpus.Sysroot(t, &e)}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -6,9 +6,10 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/sframesim/sframesim/emu"
-	"github.com/sframesim/sframesim/internal/corpus"
+	"github.com/sframesim/sframesim/internal/testcorpus"
+	"github.com/sframesim/sframesim/linux"
 	"github.com/sframesim/sframesim/sframe"
+	"github.com/sframesim/sframesim/shadow"
 )
 
 // trace runs a corpus program, checking every instruction against sec, and
@@ -23,14 +24,14 @@ type step struct {
 
 func trace(t *testing.T, path string, sec *sframe.Section) []step {
 	t.Helper()
-	tg, err := newTarget(path, emu.Config{Args: []string{"x"}}, sec)
+	tg, err := OpenSection(path, sec, linux.Config{Args: []string{"x"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tg.p.Close()
-	p, s, checker := tg.p, tg.s, tg.c
+	defer tg.Close()
+	p, s, checker := tg.Process, tg.Session, tg.Checker
 	var steps []step
-	s.Observe(func(r emu.Record) bool {
+	s.Observe(func(r shadow.Record) bool {
 		st := step{row: [2]int{-1, -1}, pc: r.PC}
 		if i, err := sec.FindFDE(r.PC); err == nil {
 			if j, err := sec.FindFRE(&sec.FDEs[i], r.PC); err == nil {
@@ -45,7 +46,7 @@ func trace(t *testing.T, path string, sec *sframe.Section) []step {
 		steps = append(steps, st)
 		return true
 	})
-	if exit, err := p.Run(); err != nil || exit.Reason != emu.StopExited {
+	if exit, err := p.Run(); err != nil || exit.Reason != linux.StopExited {
 		t.Fatalf("run: %v %v", exit, err)
 	}
 	return steps
@@ -57,7 +58,7 @@ func trace(t *testing.T, path string, sec *sframe.Section) []step {
 // instruction that ran with that row on top, and every reported failure is
 // attributed to the mutated row.
 func TestFaultInjection(t *testing.T) {
-	dir := corpus.Dir(t)
+	dir := testcorpus.Dir(t)
 	for _, prog := range []string{"v3/x86-64/nolibc-O2", "v3/aarch64/nolibc-O2", "v3/aarch64/nolibc-O2-pac-standard"} {
 		t.Run(prog, func(t *testing.T) {
 			t.Parallel()

@@ -7,34 +7,33 @@ import (
 	"io"
 	"path/filepath"
 
-	"github.com/sframesim/sframesim/emu"
+	"github.com/sframesim/sframesim/arch"
+	"github.com/sframesim/sframesim/linux"
 	"github.com/sframesim/sframesim/sframe"
+	"github.com/sframesim/sframesim/symbols"
 	"github.com/sframesim/sframesim/unwind"
 )
 
-// NewUnwinder returns an unwinder for the loaded program p with its SFrame
-// section sec: sec is relocated in place to where p runs (a PIE's load
-// base), so that whoever shares it sees run-time addresses too, and shared
-// objects with SFrame data of their own join the unwind as ld.so maps them
-// (before their code can run); the others end the SFrame chain, a coverage
-// gap. The unwinder caches lookups: it is not safe for concurrent use.
-func NewUnwinder(p *emu.Process, sec *sframe.Section) (*unwind.Unwinder, error) {
-	arch := unwind.ArchFor(sec.Header.ABI)
-	if arch == nil {
-		return nil, fmt.Errorf("%s: SFrame ABI %v is not one sframesim unwinds", p.Path, sec.Header.ABI)
-	}
+// newUnwinder returns an unwinder for the loaded program p (architecture
+// a) with its SFrame section sec: sec is relocated in place to where p
+// runs (a PIE's load base), so that whoever shares it sees run-time
+// addresses too, and shared objects with SFrame data of their own join the
+// unwind as ld.so maps them (before their code can run; added is called
+// after each); the others end the SFrame chain, a coverage gap. The
+// unwinder caches lookups: it is not safe for concurrent use.
+func newUnwinder(p *linux.Process, a *arch.Arch, sec *sframe.Section, added func()) (*unwind.Unwinder, error) {
 	if err := relocateSection(p, sec); err != nil {
 		return nil, err
 	}
-	u := unwind.New(arch, sec).WithCache()
-	addObjects(p, u)
+	u := unwind.New(a, sec).WithCache()
+	addObjects(p, u, added)
 	return u, nil
 }
 
 // relocateSection moves the program's section sec, decoded at its link-time
 // address, to where the program runs (p.Base, for a PIE), in place. A
 // section already at its run-time address is left alone.
-func relocateSection(p *emu.Process, sec *sframe.Section) error {
+func relocateSection(p *linux.Process, sec *sframe.Section) error {
 	if p.Base == 0 {
 		return nil
 	}
@@ -59,7 +58,7 @@ func relocateSection(p *emu.Process, sec *sframe.Section) error {
 
 // objectSection decodes the SFrame section of a shared object at its
 // load base: nil when it has none (or none that decodes).
-func objectSection(o *emu.Object) *sframe.Section {
+func objectSection(o *linux.Object) *sframe.Section {
 	raw, err := sframe.FindELF(o.ELF)
 	if err != nil {
 		return nil
@@ -72,14 +71,13 @@ func objectSection(o *emu.Object) *sframe.Section {
 }
 
 // addObjects gives u the SFrame section of every shared object p has
-// mapped or will map (the program's own section is already there).
-func addObjects(p *emu.Process, u *unwind.Unwinder) {
-	add := func(o *emu.Object) {
-		if sec := objectSection(o); sec != nil && unwind.ArchFor(sec.Header.ABI) == u.Arch() {
+// mapped or will map (the program's own section is already there), calling
+// added after each.
+func addObjects(p *linux.Process, u *unwind.Unwinder, added func()) {
+	add := func(o *linux.Object) {
+		if sec := objectSection(o); sec != nil && arch.ForABI(sec.Header.ABI) == u.Arch() {
 			u.Add(sec)
-			// Its FLEX functions must be handed over live too (batched
-			// checking).
-			p.Engine.SetLiveRanges(liveRanges(u))
+			added()
 		}
 	}
 	for _, o := range p.Objects()[1:] {
@@ -105,20 +103,20 @@ type ObjectStat struct {
 
 // objectStats aggregates per object for a report.
 type objectStats struct {
-	p     *emu.Process
-	syms  *emu.Symbols
-	stats map[*emu.Object]*ObjectStat
-	ends  map[*emu.Object]map[uint64]uint64 // chain ends by PC
-	last  *emu.Object                       // the object of the previous instruction
+	p     *linux.Process
+	syms  *symbols.Table
+	stats map[*linux.Object]*ObjectStat
+	ends  map[*linux.Object]map[uint64]uint64 // chain ends by PC
+	last  *linux.Object                       // the object of the previous instruction
 	lastS *ObjectStat
 	other ObjectStat // outside every object (vDSO-less: none expected)
 }
 
-func newObjectStats(p *emu.Process, syms *emu.Symbols) *objectStats {
-	return &objectStats{p: p, syms: syms, stats: map[*emu.Object]*ObjectStat{}, ends: map[*emu.Object]map[uint64]uint64{}}
+func newObjectStats(p *linux.Process, syms *symbols.Table) *objectStats {
+	return &objectStats{p: p, syms: syms, stats: map[*linux.Object]*ObjectStat{}, ends: map[*linux.Object]map[uint64]uint64{}}
 }
 
-func (o *objectStats) stat(pc uint64) (*emu.Object, *ObjectStat) {
+func (o *objectStats) stat(pc uint64) (*linux.Object, *ObjectStat) {
 	if obj := o.last; obj != nil && pc >= obj.Start && pc < obj.End {
 		return obj, o.lastS
 	}

@@ -8,15 +8,16 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sframesim/sframesim/emu"
+	"github.com/sframesim/sframesim/linux"
 	"github.com/sframesim/sframesim/sframe"
-	"github.com/sframesim/sframesim/unwind"
+	"github.com/sframesim/sframesim/shadow"
+	"github.com/sframesim/sframesim/symbols"
 )
 
 // Options configure Run.
 type Options struct {
 	Args     []string // the program's arguments (argv[1:])
-	Config   emu.Config
+	Config   linux.Config
 	MaxInsns uint64        // 0: no limit
 	Timeout  time.Duration // 0: no limit
 	// Interrupt, when it becomes non-zero, stops the run; the report
@@ -35,12 +36,14 @@ const DefaultBatch = 4096
 // Run loads path, runs it under emulation and checks the SFrame unwind
 // against the shadow stack before every instruction.
 func Run(path string, opt Options) (*Report, error) {
-	sf, err := sframe.Open(path)
-	if sf == nil {
+	cfg := opt.Config
+	cfg.Args = append([]string{path}, opt.Args...)
+	tg, err := Open(path, cfg)
+	if err != nil {
 		return nil, err
 	}
-	defer sf.Close()
-	return runSection(path, sf.Section, opt)
+	defer tg.Close()
+	return tg.run(opt)
 }
 
 // runSection is Run with the program's SFrame section already decoded (and
@@ -48,18 +51,24 @@ func Run(path string, opt Options) (*Report, error) {
 func runSection(path string, sec *sframe.Section, opt Options) (*Report, error) {
 	cfg := opt.Config
 	cfg.Args = append([]string{path}, opt.Args...)
-	tg, err := newTarget(path, cfg, sec)
+	tg, err := OpenSection(path, sec, cfg)
 	if err != nil {
 		return nil, err
 	}
-	defer tg.p.Close()
-	p, s, checker := tg.p, tg.s, tg.c
-	if err := tg.batch(opt.Batch); err != nil {
+	defer tg.Close()
+	return tg.run(opt)
+}
+
+// run checks every instruction of the target's run under opt.
+func (tg *Target) run(opt Options) (*Report, error) {
+	sec, s, checker := tg.Section, tg.Session, tg.Checker
+	if err := tg.Batch(opt.Batch); err != nil {
 		return nil, err
 	}
-	c := newCollector(path, sec, p, s)
+	c := newCollector(tg.Path, sec, tg.Process, s)
+	c.lines = tg.Lines
 	start := time.Now()
-	s.Observe(func(r emu.Record) bool {
+	s.Observe(func(r shadow.Record) bool {
 		if opt.Interrupt != nil && opt.Interrupt.Load() {
 			return false
 		}
@@ -82,7 +91,7 @@ func runSection(path string, sec *sframe.Section, opt Options) (*Report, error) 
 		c.rep.Stop = "emulator error: " + err.Error()
 	case exit != nil:
 		c.rep.Stop = exit.String()
-		c.rep.Exited = exit.Reason == emu.StopExited
+		c.rep.Exited = exit.Reason == linux.StopExited
 		c.rep.ExitStatus = exit.Status
 	case stopped && opt.Interrupt != nil && opt.Interrupt.Load():
 		c.rep.Stop = "interrupted"
@@ -92,89 +101,13 @@ func runSection(path string, sec *sframe.Section, opt Options) (*Report, error) 
 	return c.finish(), nil
 }
 
-// target is a program loaded for verification against one section: the
-// process, its stepping session and a Checker. Close the process.
-type target struct {
-	p *emu.Process
-	s *emu.Session
-	u *unwind.Unwinder
-	c *Checker
-}
-
-func newTarget(path string, cfg emu.Config, sec *sframe.Section) (*target, error) {
-	arch := unwind.ArchFor(sec.Header.ABI)
-	if arch == nil {
-		return nil, fmt.Errorf("%s: SFrame ABI %v is not one sframesim unwinds", path, sec.Header.ABI)
-	}
-	p, err := emu.Load(path, cfg)
-	if err != nil {
-		return nil, err
-	}
-	u, err := NewUnwinder(p, sec)
-	if err != nil {
-		p.Close()
-		return nil, err
-	}
-	return &target{p: p, s: emu.NewSession(p), u: u, c: NewChecker(u, Memory{p.Engine}, EngineRegs(p.Engine))}, nil
-}
-
-// batch sets up batched checking (Batch) for the target.
-func (tg *target) batch(n int) error { return Batch(tg.s, tg.u, tg.c, n) }
-
-// Batch has session s hand instructions to checker c (unwinding with u) in
-// batches of n (0: DefaultBatch), or one at a time before each runs (n =
-// 1). Batched, memory is replayed per instruction, c's memos watch the
-// emulator's store log, and the functions whose rules need registers a
-// record does not carry (V3 FLEX) are handed over live; a stop requested by
-// an observer takes effect at the end of its batch (emu.Session.Batch).
-func Batch(s *emu.Session, u *unwind.Unwinder, c *Checker, n int) error {
-	if n == 0 {
-		n = DefaultBatch
-	}
-	if err := s.Batch(n); err != nil {
-		return err
-	}
-	if n > 1 {
-		s.P.Engine.SetLiveRanges(liveRanges(u))
-		c.Watch = s.P.Engine
-	} else {
-		s.P.Engine.SetLiveRanges(nil)
-		c.Watch = nil
-	}
-	return nil
-}
-
-// liveRanges returns the code ranges of the functions with a rule based on
-// a register other than SP and FP (V3 FLEX rules): the unwinder reads that
-// register in the topmost frame, which a batched record does not carry.
-func liveRanges(u *unwind.Unwinder) [][2]uint64 {
-	var out [][2]uint64
-	for _, sec := range u.Sections() {
-		sp, fp, _, _ := sec.Header.ABI.Regs()
-		plain := func(r sframe.Rule) bool {
-			return r.Kind != sframe.RuleExpr || r.Reg == sp || r.Reg == fp || r.Reg == sframe.RegCFA
-		}
-		for i := range sec.FDEs {
-			f := &sec.FDEs[i]
-			for j := range f.FREs {
-				row, err := sec.Rules(i, j)
-				if err != nil || !plain(row.CFA) || !plain(row.RA) || !plain(row.FP) {
-					out = append(out, [2]uint64{f.Start, f.Start + uint64(f.Size)})
-					break
-				}
-			}
-		}
-	}
-	return out
-}
-
 // collector aggregates the results of every instruction.
 type collector struct {
 	rep      *Report
 	sec      *sframe.Section
-	p        *emu.Process
-	s        *emu.Session
-	lines    *lineTable
+	p        *linux.Process
+	s        *linux.Session
+	lines    *symbols.Lines
 	insns    uint64
 	stop     string
 	problems map[problemKey]*Problem
@@ -204,13 +137,12 @@ type problemKey struct {
 	depth    int
 }
 
-func newCollector(path string, sec *sframe.Section, p *emu.Process, s *emu.Session) *collector {
+func newCollector(path string, sec *sframe.Section, p *linux.Process, s *linux.Session) *collector {
 	return &collector{
 		rep:      &Report{Binary: path, Arch: p.Arch.Name, SFrameVersion: int(sec.Header.Version), Counts: map[string]uint64{}},
 		sec:      sec,
 		p:        p,
 		s:        s,
-		lines:    newLineTable(p.ELF, p.Base),
 		problems: map[problemKey]*Problem{},
 		pcs:      map[problemKey]map[uint64]bool{},
 		funcs:    map[string]*FuncStat{},
@@ -238,7 +170,7 @@ func (c *collector) funcStat(pc uint64) *FuncStat {
 	return fs
 }
 
-func (c *collector) add(r emu.Record, res *Result) {
+func (c *collector) add(r shadow.Record, res *Result) {
 	c.insns++
 	c.kinds[res.Kind]++
 	c.objs.add(r.PC, res)
@@ -268,8 +200,8 @@ func (c *collector) add(r emu.Record, res *Result) {
 	pr := c.problems[key]
 	if pr == nil {
 		pr = &Problem{
-			kind: res.Kind, Kind: res.Kind.String(), PC: r.PC, Symbol: c.s.Syms.Format(r.PC), Source: c.lines.lookup(r.PC),
-			Depth: res.Depth, FramePC: f.PC, FrameSymbol: c.s.Syms.Format(f.PC), FrameSource: c.lines.lookup(f.PC),
+			kind: res.Kind, Kind: res.Kind.String(), PC: r.PC, Symbol: c.s.Syms.Format(r.PC), Source: c.lines.Lookup(r.PC),
+			Depth: res.Depth, FramePC: f.PC, FrameSymbol: c.s.Syms.Format(f.PC), FrameSource: c.lines.Lookup(f.PC),
 			Want: res.Want, Got: res.Got, FDE: -1, FRE: -1,
 		}
 		pr.Insn, _ = c.s.Disasm(r.PC)

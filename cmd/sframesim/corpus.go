@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/sframesim/sframesim/batch"
+	"github.com/sframesim/sframesim/corpus"
 	"github.com/sframesim/sframesim/internal/atomicfile"
 )
 
@@ -35,7 +35,7 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 	sysroot := sysrootFlag(fs)
 	sysrootFor := map[string]string{}
 	fs.Func("sysroot-for", "read the ld.so and libraries of the dynamically linked binaries a manifest says `TOOLCHAIN/ARCH` built from DIR, as in sid/x86-64=DIR (repeatable; overrides --sysroot)", func(s string) error {
-		label, dir, err := batch.ParseSysrootFor(s)
+		label, dir, err := corpus.ParseSysrootFor(s)
 		if err == nil {
 			sysrootFor[label], err = filepath.Abs(dir)
 		}
@@ -105,18 +105,18 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 		return fail("--progress %q: want auto, bar, lines or none", *progress)
 	}
 
-	in, err := batch.Load(input)
+	in, err := corpus.Load(input)
 	if err != nil {
 		return fail("%v", err)
 	}
 	jobs := in.Jobs
-	sum := batch.Summary{Input: input, Skipped: in.Skipped}
+	sum := corpus.Summary{Input: input, Skipped: in.Skipped}
 	if *shard != "" {
-		i, n, err := batch.ParseShard(*shard)
+		i, n, err := corpus.ParseShard(*shard)
 		if err != nil {
 			return fail("%v", err)
 		}
-		jobs = batch.Shard(jobs, i, n)
+		jobs = corpus.Shard(jobs, i, n)
 		sum.Shard = *shard
 	}
 	if *runPattern != "" {
@@ -124,18 +124,18 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail("--run: %v", err)
 		}
-		jobs = batch.Filter(jobs, re)
+		jobs = corpus.Filter(jobs, re)
 	}
-	batch.ApplySysroots(jobs, sysrootFor)
+	corpus.ApplySysroots(jobs, sysrootFor)
 	if len(jobs) == 0 {
 		return fail("%s: no binary to verify (%d in the input, %d files skipped)", input, len(in.Jobs), len(in.Skipped))
 	}
-	exp := batch.NewExpectations()
+	exp := corpus.NewExpectations()
 	if *expectPath != "" {
 		if *update {
-			exp, err = batch.ReadOrNew(*expectPath)
+			exp, err = corpus.ReadOrNew(*expectPath)
 		} else {
-			exp, err = batch.ReadExpectations(*expectPath)
+			exp, err = corpus.ReadExpectations(*expectPath)
 		}
 		if err != nil {
 			return fail("%v", err)
@@ -162,25 +162,25 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 		}
 	}()
 
-	opt := batch.Options{Workers: *workers, MaxInsns: *maxInsns, Timeout: *timeout, Interrupt: &interrupted, Sysroot: *sysroot}
+	opt := corpus.Options{Workers: *workers, MaxInsns: *maxInsns, Timeout: *timeout, Interrupt: &interrupted, Sysroot: *sysroot}
 	if opt.Workers == 0 {
 		opt.Workers = runtime.NumCPU()
 	}
 	sum.Workers = opt.Workers
-	var prog *batch.Progress
+	var prog *corpus.Progress
 	if showBar || showLines {
-		prog = batch.NewProgress(stderr, len(jobs), showBar)
+		prog = corpus.NewProgress(stderr, len(jobs), showBar)
 		opt.Progress = prog.Update
 	}
 	start := time.Now()
-	results := batch.Run(jobs, exp, opt)
+	results := corpus.Run(jobs, exp, opt)
 	stopSignals()
 	if prog != nil {
 		prog.Finish()
 	}
 	sum.Seconds = time.Since(start).Seconds()
 	sum.Interrupted = interrupted.Load()
-	sum = batch.Summarize(sum, results)
+	sum = corpus.Summarize(sum, results)
 
 	status := exitOK
 	if *update {
@@ -204,19 +204,19 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 	} else {
 		sum.WriteText(stdout, results)
 		switch {
-		case sum.Interrupted || sum.Statuses[batch.StatusError] > 0:
+		case sum.Interrupted || sum.Statuses[corpus.StatusError] > 0:
 			status = exitFailed
 		case !sum.OK():
 			status = exitMalformed
 		}
 	}
 	if *jsonPath != "" {
-		if err := batch.WriteJSON(*jsonPath, sum, results); err != nil {
+		if err := corpus.WriteJSON(*jsonPath, sum, results); err != nil {
 			return fail("writing %s: %v", *jsonPath, err)
 		}
 	}
 	if *junitPath != "" {
-		data, err := batch.JUnit(sum, results)
+		data, err := corpus.JUnit(sum, results)
 		if err == nil {
 			err = atomicfile.Write(*junitPath, data)
 		}

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sframesim/sframesim/internal/corpus"
+	"github.com/sframesim/sframesim/internal/testcorpus"
 )
 
 // fixture is a small corpus in a temporary directory: links to three
@@ -36,8 +36,8 @@ const (
 
 func corpusFixture(t *testing.T) *fixture {
 	t.Helper()
-	src := corpus.Dir(t)
-	root, err := corpus.Root()
+	src := testcorpus.Dir(t)
+	root, err := testcorpus.Root()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,13 +50,13 @@ func corpusFixture(t *testing.T) *fixture {
 			t.Fatal(err)
 		}
 	}
-	for _, e := range corpus.Entries(t) {
+	for _, e := range testcorpus.Entries(t) {
 		switch e.Path {
 		case fxClean, fxGas, fxDynamic:
 			link(filepath.Join(src, e.Path), e.Path)
 			entry := map[string]any{"path": e.Path, "exit_status": e.ExitStatus, "stdout": e.Stdout, "toolchain": e.Toolchain, "arch": e.Arch}
 			if e.Link == "dynamic" {
-				fx.sysroot = corpus.Sysroot(t, &e)
+				fx.sysroot = testcorpus.Sysroot(t, &e)
 				entry["sysroot"] = fx.sysroot
 			}
 			fx.entries = append(fx.entries, entry)

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sframesim/sframesim/internal/corpus"
+	"github.com/sframesim/sframesim/internal/testcorpus"
 	"github.com/sframesim/sframesim/sframe"
 )
 
@@ -25,10 +25,10 @@ func runCmd(t *testing.T, dir string, args ...string) (stdout, stderr string, st
 }
 
 // oneOfEachVersion picks a corpus binary with SFrame V1, V2 and V3.
-func oneOfEachVersion(t *testing.T) []corpus.Entry {
-	var picked []corpus.Entry
+func oneOfEachVersion(t *testing.T) []testcorpus.Entry {
+	var picked []testcorpus.Entry
 	seen := map[int]bool{}
-	for _, e := range corpus.Entries(t) {
+	for _, e := range testcorpus.Entries(t) {
 		if !seen[e.SFrameVersion] && e.ObjdumpStatus == 0 {
 			seen[e.SFrameVersion] = true
 			picked = append(picked, e)
@@ -41,7 +41,7 @@ func oneOfEachVersion(t *testing.T) []corpus.Entry {
 }
 
 func TestDumpMatchesGolden(t *testing.T) {
-	dir := corpus.Dir(t)
+	dir := testcorpus.Dir(t)
 	for _, e := range oneOfEachVersion(t) {
 		t.Run(e.Path, func(t *testing.T) {
 			want, err := os.ReadFile(filepath.Join(dir, e.Golden()))
@@ -62,7 +62,7 @@ func TestDumpMatchesGolden(t *testing.T) {
 // TestDumpRawSection: a section written by objcopy --dump-section, with
 // --base, dumps as objdump does after its banner.
 func TestDumpRawSection(t *testing.T) {
-	dir := corpus.Dir(t)
+	dir := testcorpus.Dir(t)
 	for _, e := range oneOfEachVersion(t) {
 		t.Run(e.Path, func(t *testing.T) {
 			f, err := sframe.Open(filepath.Join(dir, e.Path))
@@ -88,9 +88,9 @@ func TestDumpRawSection(t *testing.T) {
 }
 
 // patched copies a corpus binary into a temp dir and lets f modify it.
-func patched(t *testing.T, e corpus.Entry, f func(data []byte, raw *sframe.RawSection, ef *elf.File)) string {
+func patched(t *testing.T, e testcorpus.Entry, f func(data []byte, raw *sframe.RawSection, ef *elf.File)) string {
 	t.Helper()
-	src := filepath.Join(corpus.Dir(t), e.Path)
+	src := filepath.Join(testcorpus.Dir(t), e.Path)
 	data, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +154,7 @@ func TestExitStatuses(t *testing.T) {
 		{"bad version", []string{"dump", badVersion}, exitMalformed, "", "offset 0x2: preamble.version: unknown SFrame version"},
 		{"truncated", []string{"dump", truncated}, exitMalformed, "Contents of the SFrame section .sframe:", "header.fre_len"},
 		{"validate truncated", []string{"validate", truncated}, exitMalformed, "header.fre_len", ""},
-		{"validate good", []string{"validate", filepath.Join(corpus.Dir(t), e.Path)}, exitOK, "0 errors", ""},
+		{"validate good", []string{"validate", filepath.Join(testcorpus.Dir(t), e.Path)}, exitOK, "0 errors", ""},
 		{"bad style", []string{"dump", "--style", "2.39", notELF}, exitFailed, "", "unknown dump style"},
 		{"bad base", []string{"dump", "--base", "zz", notELF}, exitFailed, "", "not an address"},
 	}
@@ -178,14 +178,14 @@ func trim(s string) string {
 // TestSample: the embedded sample is the corpus binary it claims to be, and
 // both commands work on it without a FILE.
 func TestSample(t *testing.T) {
-	want, err := os.ReadFile(filepath.Join(corpus.Dir(t), sampleCorpus))
+	want, err := os.ReadFile(filepath.Join(testcorpus.Dir(t), sampleCorpus))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(want, sampleELF) {
 		t.Fatalf("sample/%s differs from testdata/corpus/%s: copy it again", filepath.Base(sampleName), sampleCorpus)
 	}
-	golden, err := os.ReadFile(filepath.Join(corpus.Dir(t), sampleCorpus+".objdump"))
+	golden, err := os.ReadFile(filepath.Join(testcorpus.Dir(t), sampleCorpus+".objdump"))
 	if err != nil {
 		t.Fatal(err)
 	}

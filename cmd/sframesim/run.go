@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sframesim/sframesim/emu"
+	"github.com/sframesim/sframesim/linux"
 )
 
 const runUsage = "run [--sysroot DIR] [--max-insns N] [--timeout D] [--max-mem SIZE] [--allow-read PATH]... [--env NAME=VALUE]... BINARY [-- ARGS]"
@@ -65,7 +65,7 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	binary, guestArgs := programArgs(fs)
-	p, err := emu.Load(binary, emu.Config{
+	p, err := linux.Load(binary, linux.Config{
 		Args:      append([]string{binary}, guestArgs...),
 		Env:       env,
 		Stdin:     os.Stdin,
@@ -88,9 +88,9 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	switch x.Reason {
-	case emu.StopExited:
+	case linux.StopExited:
 		return x.Status
-	case emu.StopSignaled:
+	case linux.StopSignaled:
 		fmt.Fprintf(stderr, "sframesim run: %s: %s\n", binary, x.Detail)
 		return x.Status
 	}

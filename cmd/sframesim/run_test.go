@@ -6,13 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sframesim/sframesim/internal/corpus"
+	"github.com/sframesim/sframesim/internal/testcorpus"
 )
 
 func TestRun(t *testing.T) {
-	dir := corpus.Dir(t)
-	want := map[string]corpus.Entry{}
-	for _, e := range corpus.Entries(t) {
+	dir := testcorpus.Dir(t)
+	want := map[string]testcorpus.Entry{}
+	for _, e := range testcorpus.Entries(t) {
 		want[e.Path] = e
 	}
 	// The program's output and exit status pass through; dynamically
@@ -23,7 +23,7 @@ func TestRun(t *testing.T) {
 		e := want[path]
 		args := []string{"run", path}
 		if e.Toolchain != "bookworm" {
-			args = []string{"run", "--sysroot", corpus.Sysroot(t, &e), path}
+			args = []string{"run", "--sysroot", testcorpus.Sysroot(t, &e), path}
 		}
 		out, errOut, status := runCmd(t, dir, args...)
 		if out != e.Stdout || status != e.ExitStatus || errOut != "" {

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	tea "charm.land/bubbletea/v2"
+
 	"github.com/sframesim/sframesim/tui"
 )
 

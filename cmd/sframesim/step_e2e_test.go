@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sframesim/sframesim/internal/corpus"
+	"github.com/sframesim/sframesim/internal/testcorpus"
 )
 
 // TestStepInTmux drives the real sframesim binary in a tmux terminal of
@@ -30,7 +30,7 @@ func TestStepInTmux(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	bad := filepath.Join(dir, "bad")
-	src := filepath.Join(corpus.Dir(t), "v3/x86-64/nolibc-O2")
+	src := filepath.Join(testcorpus.Dir(t), "v3/x86-64/nolibc-O2")
 	if out, err := exec.Command(bin, "mutate", "--fde", "5", "--fre", "1", "--field", "cfa", "--delta", "8", "-o", bad, src).CombinedOutput(); err != nil {
 		t.Fatalf("mutate: %v\n%s", err, out)
 	}

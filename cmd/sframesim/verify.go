@@ -10,7 +10,7 @@ import (
 	"os/signal"
 	"sync/atomic"
 
-	"github.com/sframesim/sframesim/emu"
+	"github.com/sframesim/sframesim/linux"
 	"github.com/sframesim/sframesim/verify"
 )
 
@@ -60,7 +60,7 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 			interrupted.Store(true)
 		}
 	}()
-	opt := verify.Options{Args: progArgs, Config: emu.Config{Sysroot: *sysroot},
+	opt := verify.Options{Args: progArgs, Config: linux.Config{Sysroot: *sysroot},
 		MaxInsns: *maxInsns, Timeout: *timeout, Interrupt: &interrupted}
 	if *exact {
 		opt.Batch = 1

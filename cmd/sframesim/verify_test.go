@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sframesim/sframesim/internal/corpus"
+	"github.com/sframesim/sframesim/internal/testcorpus"
 )
 
 func TestVerifyCommand(t *testing.T) {
-	dir := corpus.Dir(t)
+	dir := testcorpus.Dir(t)
 	jsonPath := filepath.Join(t.TempDir(), "report.json")
 	tests := []struct {
 		name   string
@@ -70,7 +70,7 @@ func TestVerifyCommand(t *testing.T) {
 
 // TestMutateThenVerify: a fault injected with mutate is what verify reports.
 func TestMutateThenVerify(t *testing.T) {
-	dir := corpus.Dir(t)
+	dir := testcorpus.Dir(t)
 	src := filepath.Join(dir, "v3/x86-64/nolibc-O2")
 	out := filepath.Join(t.TempDir(), "mutated")
 	o, e, status := runCmd(t, "", "mutate", "--pc", "0x401020", "--field", "cfa", "--delta", "16", "-o", out, src)
@@ -100,6 +100,6 @@ func TestMutateThenVerify(t *testing.T) {
 
 // sysroot returns the sysroot of a dynamic corpus binary.
 func sysroot(t *testing.T, rel string) string {
-	e := corpus.Lookup(t, rel)
-	return corpus.Sysroot(t, &e)
+	e := testcorpus.Lookup(t, rel)
+	return testcorpus.Sysroot(t, &e)
 }

@@ -1,0 +1,135 @@
+// Package arch holds what sframesim knows about each guest architecture,
+// one file per architecture (x86_64.go, aarch64.go): the registers by DWARF
+// number and their names, which of them are the program counter, stack
+// pointer, frame pointer and link register, the SFrame ABIs, how a
+// pointer-authentication code is stripped, how instructions are classified
+// for the shadow call stack, and how they are disassembled.
+//
+// It is pure Go: the emulator binding (emu) maps these registers to its
+// own ids, the Linux layer (linux) adds the kernel's ABI, and the unwinder
+// (unwind) and the shadow stack (shadow) use it without cgo.
+package arch
+
+import (
+	"debug/elf"
+	"strconv"
+
+	"github.com/sframesim/sframesim/sframe"
+)
+
+// Reg is a register by its DWARF number in the architecture's psABI
+// (x86-64: 0–16 rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8–r15, rip;
+// AArch64: 0–30 x0–x30, 31 sp, 32 pc).
+type Reg = sframe.Reg
+
+// Arch describes one guest architecture.
+type Arch struct {
+	Name    string // "x86-64", "aarch64"
+	Machine elf.Machine
+	PtrSize int
+	// ABIs are the SFrame ABIs of the architecture.
+	ABIs []sframe.ABI
+	// PC, SP and FP are the program counter, stack pointer and frame
+	// pointer. LR is the link register, NoReg where the return address
+	// lives on the stack (x86-64).
+	PC, SP, FP, LR Reg
+	// PACMask clears a pointer-authentication code from a user-space code
+	// address (0: the architecture has none).
+	PACMask uint64
+
+	// Registers lists the general registers in the order a debugger shows
+	// them, PC last.
+	Registers []Reg
+
+	names    map[Reg]string
+	classify func(code []byte) (Flow, int)
+	disasm   func(code []byte, pc uint64, sym func(uint64) (string, uint64)) (string, int)
+}
+
+// NoReg is the Reg of a register an architecture does not have.
+const NoReg Reg = -2
+
+// All lists the supported architectures.
+var All = []*Arch{AMD64, ARM64}
+
+// ForMachine returns the Arch of an ELF machine, or nil.
+func ForMachine(m elf.Machine) *Arch {
+	for _, a := range All {
+		if a.Machine == m {
+			return a
+		}
+	}
+	return nil
+}
+
+// ForABI returns the Arch whose SFrame data has ABI abi, or nil.
+func ForABI(abi sframe.ABI) *Arch {
+	for _, a := range All {
+		for _, x := range a.ABIs {
+			if x == abi {
+				return a
+			}
+		}
+	}
+	return nil
+}
+
+// HasLinkRegister reports whether a call leaves the return address in a
+// register (AArch64 x30) rather than on the stack.
+func (a *Arch) HasLinkRegister() bool { return a.LR != NoReg }
+
+// RegName names register r ("cfa" for sframe.RegCFA, "r<n>" for a number
+// the architecture does not name).
+func (a *Arch) RegName(r Reg) string {
+	if r == sframe.RegCFA {
+		return "cfa"
+	}
+	if n, ok := a.names[r]; ok {
+		return n
+	}
+	return "r" + strconv.Itoa(int(r))
+}
+
+// StripPAC removes a pointer-authentication code from a code address.
+func (a *Arch) StripPAC(addr uint64) uint64 {
+	if a.PACMask == 0 {
+		return addr
+	}
+	return addr & a.PACMask
+}
+
+// Classify returns what the instruction at the start of code does to the
+// call stack, and its length (0 with FlowBad when it does not decode).
+func (a *Arch) Classify(code []byte) (Flow, int) { return a.classify(code) }
+
+// Disasm formats the instruction at the start of code, at address pc, in
+// GNU syntax, with symbolic branch targets from sym (may be nil).
+func (a *Arch) Disasm(code []byte, pc uint64, sym func(uint64) (string, uint64)) (text string, size int) {
+	return a.disasm(code, pc, sym)
+}
+
+// Flow is what an instruction does to the call stack.
+type Flow uint8
+
+// Control-flow classes the shadow stack cares about.
+const (
+	FlowOther Flow = iota // falls through or jumps within the frame
+	FlowCall              // x86-64 call; AArch64 bl, blr, blraa, blrab, blraaz, blrabz
+	FlowRet               // x86-64 ret; AArch64 ret, retaa, retab
+	FlowBad               // undecodable bytes
+	FlowJump              // AArch64 indirect branch: br, braa, brab, braaz, brabz
+)
+
+func (f Flow) String() string {
+	switch f {
+	case FlowCall:
+		return "call"
+	case FlowRet:
+		return "ret"
+	case FlowBad:
+		return "bad"
+	case FlowJump:
+		return "jump"
+	}
+	return "other"
+}

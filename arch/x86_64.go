@@ -1,0 +1,56 @@
+package arch
+
+import (
+	"debug/elf"
+
+	"golang.org/x/arch/x86/x86asm"
+
+	"github.com/sframesim/sframesim/sframe"
+)
+
+// AMD64 is x86-64 in 64-bit mode. A call pushes the return address, so
+// there is no link register; the return address of a frame is at CFA-8.
+var AMD64 = &Arch{
+	Name: "x86-64", Machine: elf.EM_X86_64, PtrSize: 8,
+	ABIs: []sframe.ABI{sframe.ABIAMD64LE},
+	PC:   16, SP: 7, FP: 6, LR: NoReg,
+	// In the usual order: rax rbx rcx rdx rsi rdi rbp rsp r8–r15 rip.
+	Registers: []Reg{0, 3, 2, 1, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16},
+	names:     amd64Names(),
+	classify:  classifyAMD64,
+	disasm:    disasmAMD64,
+}
+
+// amd64DWARF names the DWARF registers 0–16 of the x86-64 psABI.
+var amd64DWARF = [...]string{"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp",
+	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip"}
+
+func amd64Names() map[Reg]string {
+	m := make(map[Reg]string, len(amd64DWARF))
+	for i, n := range amd64DWARF {
+		m[Reg(i)] = n
+	}
+	return m
+}
+
+func classifyAMD64(code []byte) (Flow, int) {
+	inst, err := x86asm.Decode(code, 64)
+	if err != nil {
+		return FlowBad, 0
+	}
+	switch inst.Op {
+	case x86asm.CALL:
+		return FlowCall, inst.Len
+	case x86asm.RET:
+		return FlowRet, inst.Len
+	}
+	return FlowOther, inst.Len
+}
+
+func disasmAMD64(code []byte, pc uint64, sym func(uint64) (string, uint64)) (string, int) {
+	inst, err := x86asm.Decode(code, 64)
+	if err != nil {
+		return "(bad)", 1
+	}
+	return x86asm.GNUSyntax(inst, pc, sym), inst.Len
+}

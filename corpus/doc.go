@@ -1,0 +1,30 @@
+// Package batch verifies a whole corpus of binaries at once, for CI: the
+// engine behind `sframesim corpus`.
+//
+// The input is a directory (every ELF executable with SFrame data under it;
+// other files are listed as skipped, with the reason) or a manifest: a JSON
+// array of objects naming each binary ("path", relative to the manifest),
+// optionally its arguments ("args") and what a correct run prints and
+// returns ("stdout", "exit_status"). The committed corpus's
+// testdata/corpus/manifest.json is such a manifest; other keys are ignored.
+//
+// Each binary runs through [verify.Run] in a pool of workers (one emulator
+// each, in separate goroutines: the emulator keeps no shared mutable state
+// but its lock-free engine-slot table). Its outcome is then judged against
+// an expectations file (see [Expectations]): a binary not listed there must
+// verify clean; a listed one must show exactly its known problems — by kind,
+// function and FRE row, each with a reason — or be unsupported for the
+// stated reason. A problem that was not expected is a failure, and so is an
+// expected problem that did not show up (the baseline has to stay honest).
+// [Expectations.Update] rewrites the baseline from observed outcomes,
+// keeping the reasons of entries that still hold.
+//
+// Work is split over machines with [Shard]: binaries sorted by their key
+// (the path relative to the input) are dealt round-robin, which gives the
+// same split on every machine.
+//
+// Results are written as a text summary, JSON (everything, including each
+// binary's full verify report) and JUnit XML (one testcase per binary).
+// Malformed manifests and expectations files give errors naming the file
+// and the byte offset or entry; nothing here panics on bad input.
+package corpus

@@ -1,0 +1,130 @@
+//go:build cgo
+
+package corpus
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sframesim/sframesim/linux"
+	"github.com/sframesim/sframesim/verify"
+)
+
+// Options configure Run.
+type Options struct {
+	Workers  int           // binaries verified at once; 0: one per CPU
+	MaxInsns uint64        // per binary; 0: no limit
+	Timeout  time.Duration // per binary, wall-clock; 0: no limit
+	// Sysroot is where dynamically linked binaries without a Job.Sysroot
+	// find ld.so and their libraries ("": emu's default for the arch).
+	Sysroot string
+	// Interrupt, when it becomes true, stops the running binaries (their
+	// results are StatusInterrupted) and starts no more.
+	Interrupt *atomic.Bool
+	// Progress, when set, is called after each binary with the number of
+	// binaries done, from one goroutine at a time.
+	Progress func(done int, r *Result)
+}
+
+// maxStdout bounds the program output kept for the comparison with the
+// manifest.
+const maxStdout = 1 << 20
+
+// Run verifies jobs on a pool of workers, each with its own emulator, and
+// judges each outcome against exp. The results are in the order of jobs.
+func Run(jobs []Job, exp *Expectations, opt Options) []Result {
+	workers := opt.Workers
+	if workers <= 0 {
+		workers = runtime.NumCPU()
+	}
+	interrupt := opt.Interrupt
+	if interrupt == nil {
+		interrupt = new(atomic.Bool)
+	}
+	results := make([]Result, len(jobs))
+	next := make(chan int)
+	var (
+		mu   sync.Mutex
+		done int
+		wg   sync.WaitGroup
+	)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				results[i] = runOne(jobs[i], exp.Lookup(jobs[i].Key), opt, interrupt)
+				mu.Lock()
+				done++
+				if opt.Progress != nil {
+					opt.Progress(done, &results[i])
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return results
+}
+
+// runOne verifies one binary and judges the outcome.
+func runOne(job Job, exp *Expect, opt Options, interrupt *atomic.Bool) Result {
+	if interrupt.Load() {
+		return Result{Key: job.Key, Path: job.Path, Arch: job.Arch, SFrameVersion: job.SFrameVersion,
+			Status: StatusInterrupted, Incomplete: "not run: interrupted"}
+	}
+	out := &limitedBuffer{max: maxStdout}
+	sysroot := job.Sysroot
+	if sysroot == "" {
+		sysroot = opt.Sysroot
+	}
+	start := time.Now()
+	rep, err := verify.Run(job.Path, verify.Options{
+		Args:      job.Args,
+		Config:    linux.Config{Stdout: out, Sysroot: sysroot},
+		MaxInsns:  opt.MaxInsns,
+		Timeout:   opt.Timeout,
+		Interrupt: interrupt,
+	})
+	o := Outcome{Report: rep, Err: err, Timeout: opt.Timeout}
+	if rep == nil {
+		r := Judge(job, o, exp)
+		r.Seconds = time.Since(start).Seconds()
+		return r
+	}
+	o.Stdout = string(out.buf)
+	if out.over {
+		o.Stdout += "\n[more than 1 MiB of output: cut]"
+	}
+	// How the run ended, from the options and the report's numbers (not
+	// from its Stop text, which is for people).
+	stopped := !rep.Exited && rep.ExitStatus <= 128
+	o.Interrupted = stopped && interrupt.Load()
+	o.Budget = stopped && !o.Interrupted && opt.MaxInsns > 0 && rep.Instructions >= opt.MaxInsns
+	o.TimedOut = stopped && !o.Budget && opt.Timeout > 0 && rep.Seconds >= opt.Timeout.Seconds()
+	return Judge(job, o, exp)
+}
+
+// limitedBuffer keeps the first max bytes written to it.
+type limitedBuffer struct {
+	buf  []byte
+	max  int
+	over bool
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	room := b.max - len(b.buf)
+	if len(p) > room {
+		b.over = true
+		b.buf = append(b.buf, p[:room]...)
+	} else {
+		b.buf = append(b.buf, p...)
+	}
+	return len(p), nil
+}

@@ -1,0 +1,144 @@
+//go:build cgo
+
+package linux
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/sframesim/sframesim/emu"
+	"github.com/sframesim/sframesim/shadow"
+)
+
+// A Checkpoint is the complete state of a Session between two
+// instructions: the engine's (CPU context, guest memory: emu.Snapshot),
+// the memory map and the Linux layer's state (brk, files, signal actions,
+// clocks, random stream, exit) and the shadow stack. Restoring it puts the
+// session back exactly there, so that running on repeats the same
+// instructions (the guest is deterministic).
+//
+// Memory pages unchanged since the previous checkpoint are shared with it
+// (emu.Snapshot), so a series of checkpoints costs the pages that changed
+// between them. Not covered: what the guest read from Config.Stdin and
+// wrote to Config.Stdout and Config.Stderr (the caller's readers and
+// writers).
+type Checkpoint struct {
+	engine *emu.Snapshot
+	vmas   []vma
+	total  uint64
+	brk    uint64
+	rng    []byte
+	fds    map[int]*openFile
+	sig    sigState
+	sleep  time.Duration
+	exit   *Exit
+	stalls int
+	shadow shadow.State
+	cur    shadow.Record
+}
+
+// Insns returns the instruction count the checkpoint was taken at.
+func (c *Checkpoint) Insns() uint64 { return c.engine.Insns() }
+
+// OwnBytes returns the memory the checkpoint holds beyond what it shares
+// with the checkpoint it was taken after: its own pages and CPU context.
+func (c *Checkpoint) OwnBytes() int { return c.engine.OwnBytes() }
+
+// Checkpoint captures the session's state. prev, if not nil, is an
+// earlier checkpoint of the same session whose unchanged pages are shared.
+// It must be called between runs (not from an observer).
+func (s *Session) Checkpoint(prev *Checkpoint) (*Checkpoint, error) {
+	p := s.P
+	var prevSnap *emu.Snapshot
+	if prev != nil {
+		prevSnap = prev.engine
+	}
+	snap, err := p.Engine.Snapshot(prevSnap)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint: %w", err)
+	}
+	c := &Checkpoint{
+		engine: snap, vmas: append([]vma(nil), p.vm.vmas...), total: p.vm.total,
+		brk: p.brk, sig: p.sig, sleep: p.sleep, stalls: p.stalls, cur: s.cur,
+		fds: copyFiles(p.fds), shadow: s.Shadow.Save(),
+	}
+	if c.rng, err = p.rng.c.MarshalBinary(); err != nil {
+		return nil, fmt.Errorf("checkpoint: random stream: %w", err)
+	}
+	if p.exit != nil {
+		x := *p.exit
+		c.exit = &x
+	}
+	return c, nil
+}
+
+// Restore puts the session back into the state of c, a checkpoint of this
+// session. Breakpoints and the observer stay as they are.
+func (s *Session) Restore(c *Checkpoint) error {
+	p, e := s.P, s.P.Engine
+	if err := e.Restore(c.engine); err != nil {
+		return err
+	}
+	if !sameVMAs(p.vm.vmas, c.vmas) {
+		// Backed ranges outside the checkpoint's mappings are inaccessible,
+		// as munmap leaves them.
+		for _, b := range p.vm.backed {
+			if err := e.Protect(b[0], b[1]-b[0], 0); err != nil {
+				return fmt.Errorf("restore: %w", err)
+			}
+		}
+		for _, v := range c.vmas {
+			if err := e.Protect(v.start, v.end-v.start, v.prot); err != nil {
+				return fmt.Errorf("restore: %w", err)
+			}
+		}
+		p.vm.vmas = append(p.vm.vmas[:0], c.vmas...)
+	}
+	p.vm.total = c.total
+	p.brk, p.sig, p.sleep, p.stalls = c.brk, c.sig, c.sleep, c.stalls
+	rng := rand.NewChaCha8([32]byte{})
+	if err := rng.UnmarshalBinary(c.rng); err != nil {
+		return fmt.Errorf("restore: random stream: %w", err)
+	}
+	p.rng.c = rng
+	p.fds = copyFiles(c.fds)
+	p.exit = nil
+	if c.exit != nil {
+		x := *c.exit
+		p.exit = &x
+	}
+	p.lastErr = nil
+	s.Shadow.Restore(c.shadow)
+	s.cur, s.stopped = c.cur, false
+	return nil
+}
+
+// copyFiles copies a descriptor table, keeping descriptors that share a
+// file (dup) sharing its copy. File contents are never written: shared.
+func copyFiles(fds map[int]*openFile) map[int]*openFile {
+	out := make(map[int]*openFile, len(fds))
+	seen := make(map[*openFile]*openFile, len(fds))
+	for fd, f := range fds {
+		c := seen[f]
+		if c == nil {
+			x := *f
+			c = &x
+			seen[f] = c
+		}
+		out[fd] = c
+	}
+	return out
+}
+
+func sameVMAs(a, b []vma) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

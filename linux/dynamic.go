@@ -1,0 +1,233 @@
+//go:build cgo
+
+package linux
+
+import (
+	"bytes"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/sframesim/sframesim/arch"
+)
+
+// Dynamically linked programs. Load maps the program and, as Linux does,
+// its program interpreter (PT_INTERP: ld.so), read from the sysroot, and
+// starts at the interpreter's entry point with AT_BASE, AT_PHDR and
+// AT_ENTRY describing both. ld.so then does the rest with ordinary system
+// calls: it opens the shared libraries (openat, read, pread64, fstat), maps
+// them (mmap of MAP_PRIVATE file mappings, MAP_FIXED segments, mprotect)
+// and relocates them. Every path the guest names is resolved inside the
+// sysroot, read-only, symbolic links included (an absolute link target is
+// relative to the sysroot, as in a chroot).
+//
+// Each ELF file mapped into the guest is an Object: the program, the
+// interpreter, and each shared library, registered when ld.so maps the
+// file's first page. Their symbols join Process.Symbols.
+
+// DefaultSysroot returns the directory the shared libraries of a
+// dynamically linked program for arch are read from when Config.Sysroot is
+// empty: "/" for x86-64 (the host's own libraries, on an x86-64 host) and
+// "/usr/aarch64-linux-gnu" for AArch64 (Debian's libc6-arm64-cross layout,
+// which qemu-aarch64 -L also uses).
+func DefaultSysroot(a *arch.Arch) string {
+	if a == arch.ARM64 {
+		return "/usr/aarch64-linux-gnu"
+	}
+	return "/"
+}
+
+// Objects returns the ELF files mapped so far: the program first, then
+// the interpreter and the shared libraries in the order they were mapped.
+func (p *Process) Objects() []*Object { return append([]*Object(nil), p.objects...) }
+
+// ObjectAt returns the object whose segments contain addr, or nil.
+func (p *Process) ObjectAt(addr uint64) *Object {
+	for _, o := range p.objects {
+		if o.Start <= addr && addr < o.End {
+			return o
+		}
+	}
+	return nil
+}
+
+// OnObject sets a function called for every object mapped from now on
+// (as ld.so maps a library's first page, before its other segments). The
+// objects mapped already are in Objects.
+func (p *Process) OnObject(fn func(*Object)) { p.onObject = fn }
+
+// Sysroot returns the directory guest paths are resolved in ("" for a
+// static program run without Config.Sysroot: no files but
+// Config.ReadAllow).
+func (p *Process) Sysroot() string { return p.sysroot }
+
+// addObject records o, adds its symbols and tells the OnObject function.
+func (p *Process) addObject(o *Object) {
+	p.objects = append(p.objects, o)
+	if p.syms != nil {
+		p.syms.AddObject(o.Name, o.ELF, o.Base, o.Start, o.End)
+	}
+	if p.onObject != nil {
+		p.onObject(o)
+	}
+}
+
+// loadInterp loads the program interpreter named by PT_INTERP from the
+// sysroot, where Linux puts it (the top of the mmap area), and makes its
+// entry point the first instruction.
+func (p *Process) loadInterp(name string) error {
+	if p.sysroot == "" {
+		return fmt.Errorf("%s: needs the program interpreter %s: %w", p.Path, name, ErrNoSysroot)
+	}
+	host, e := sysrootPath(p.sysroot, name, true)
+	if e != 0 {
+		return fmt.Errorf("%s: program interpreter %s is not in the sysroot %s (%v; see --sysroot): %w",
+			p.Path, name, p.sysroot, syscall.Errno(e), ErrNoSysroot)
+	}
+	data, err := os.ReadFile(host)
+	if err != nil {
+		return fmt.Errorf("%s: program interpreter: %w", p.Path, err)
+	}
+	f, err := elf.NewFile(bytes.NewReader(data))
+	if err != nil {
+		return fmt.Errorf("%s: program interpreter %s: %w", p.Path, host, err)
+	}
+	if f.Machine != p.ELF.Machine || f.Class != elf.ELFCLASS64 || f.Type != elf.ET_DYN {
+		return fmt.Errorf("%s: program interpreter %s is %v %v %v, not a 64-bit %v shared object", p.Path, host, f.Class, f.Type, f.Machine, p.ELF.Machine)
+	}
+	loads, align, err := loadSegments(host, f)
+	if err != nil {
+		return err
+	}
+	lo := pageDown(loads[0].Vaddr)
+	last := loads[len(loads)-1]
+	span := pageUp(last.Vaddr+last.Memsz) - lo
+	free := p.vm.findFree(span+align, max(p.brkStart, mmapMin), p.abi.mmapTop)
+	if free == 0 {
+		return fmt.Errorf("%s: no room for the program interpreter (%d bytes)", p.Path, span)
+	}
+	start := (free + align) &^ (align - 1) // the highest aligned start in the free range
+	base := start - lo
+	if _, err := p.mapImage(host, loads, base, int64(len(data))); err != nil {
+		return err
+	}
+	p.interpBase = base
+	p.start = base + f.Entry
+	p.addObject(&Object{Name: name, Path: host, Base: base, Start: start, End: start + span, ELF: f})
+	return nil
+}
+
+// mappedFile registers the ELF file f (a snapshot opened by the guest) as
+// an object when the guest maps its first page at start, as ld.so does
+// when it loads a shared library.
+func (p *Process) mappedFile(f *openFile, start uint64) {
+	if len(f.data) < 4 || string(f.data[:4]) != elf.ELFMAG {
+		return
+	}
+	for _, o := range p.objects {
+		if o.Start == start && o.Path == f.host {
+			return
+		}
+	}
+	ef, err := elf.NewFile(bytes.NewReader(f.data))
+	if err != nil || ef.Type != elf.ET_DYN || ef.Machine != p.ELF.Machine {
+		return
+	}
+	var first, last *elf.Prog
+	for _, ph := range ef.Progs {
+		if ph.Type != elf.PT_LOAD || ph.Memsz == 0 {
+			continue
+		}
+		if first == nil {
+			first = ph
+		}
+		last = ph
+	}
+	if first == nil || pageDown(first.Off) != 0 {
+		return
+	}
+	base := start - pageDown(first.Vaddr)
+	end := pageUp(base + last.Vaddr + last.Memsz)
+	p.addObject(&Object{Name: f.path, Path: f.host, Base: base, Start: start, End: end, ELF: ef})
+}
+
+// maxSymlinks is how many symbolic links one path lookup follows
+// (Linux's MAXSYMLINKS) before ELOOP.
+const maxSymlinks = 40
+
+const eLOOP = 40
+
+// sysrootPath resolves the absolute guest path guest inside the host
+// directory root as if root were the file system's root: ".." stops at
+// root, and symbolic links are followed (an absolute target starts again
+// at root; followLast says whether a link in the last component is too).
+// It returns the host path, or an errno (ENOENT, ENOTDIR, ELOOP).
+func sysrootPath(root, guest string, followLast bool) (string, int) {
+	if !strings.HasPrefix(guest, "/") {
+		return "", eNOENT
+	}
+	todo := strings.Split(guest, "/")
+	var done []string // resolved components below root
+	links := 0
+	for len(todo) > 0 {
+		c := todo[0]
+		todo = todo[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			if len(done) > 0 {
+				done = done[:len(done)-1]
+			}
+			continue
+		}
+		host := filepath.Join(root, filepath.Join(done...), c)
+		fi, err := os.Lstat(host)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return "", eNOENT
+			}
+			if errors.Is(err, syscall.ENOTDIR) {
+				return "", eNOTDIR
+			}
+			return "", eACCES
+		}
+		last := len(todo) == 0 || strings.Trim(strings.Join(todo, "/"), "/.") == ""
+		if fi.Mode()&fs.ModeSymlink != 0 && (followLast || !last) {
+			if links++; links > maxSymlinks {
+				return "", eLOOP
+			}
+			target, err := os.Readlink(host)
+			if err != nil {
+				return "", eNOENT
+			}
+			if strings.HasPrefix(target, "/") {
+				done = done[:0]
+			}
+			todo = append(strings.Split(target, "/"), todo...)
+			continue
+		}
+		if !last && !fi.IsDir() {
+			return "", eNOTDIR
+		}
+		done = append(done, c)
+	}
+	return filepath.Join(root, filepath.Join(done...)), 0
+}
+
+// hostPath maps an absolute guest path to the host file the guest may
+// read: a Config.ReadAllow file, or a file in the sysroot.
+func (p *Process) hostPath(abs string, followLast bool) (string, int) {
+	if p.allow[abs] {
+		return abs, 0
+	}
+	if p.sysroot == "" {
+		return "", eNOENT
+	}
+	return sysrootPath(p.sysroot, abs, followLast)
+}

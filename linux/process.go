@@ -1,0 +1,490 @@
+//go:build cgo
+
+package linux
+
+import (
+	"debug/elf"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sframesim/sframesim/arch"
+	"github.com/sframesim/sframesim/emu"
+	"github.com/sframesim/sframesim/symbols"
+)
+
+// This file is the Linux user-mode layer: it loads a Linux ELF program
+// (ET_EXEC, static PIE, or a dynamically linked one with its program
+// interpreter: dynamic.go) into an emu.Engine with the stack, auxiliary vector
+// and registers Linux would give it, and runs it with its system calls
+// emulated (syscalls.go), in chunks of instructions, until it exits or a
+// limit stops it.
+//
+// The guest never touches the host: its writes to stdout and stderr go to
+// Config.Stdout and Config.Stderr, it reads only the files listed in
+// Config.ReadAllow and the files of its sysroot (snapshotted when opened),
+// and it cannot exec, fork, create threads or use the network. Time, process ids and random bytes are
+// fixed or derived from the instruction count, so every run of a program
+// is the same.
+
+// Config describes one run of a guest program.
+type Config struct {
+	// Args is argv, argv[0] included; empty means just the program's path.
+	Args []string
+	// Env is the environment ("NAME=value"); nil means an empty one.
+	Env []string
+	// Stdin feeds reads from fd 0; nil means end of file.
+	Stdin io.Reader
+	// Stdout and Stderr receive what the guest writes to fds 1 and 2 (nil:
+	// discarded).
+	Stdout, Stderr io.Writer
+	// ReadAllow lists the host files the guest may open (read-only). Paths
+	// are compared after filepath.Abs; everything else is ENOENT, except
+	// in the sysroot.
+	ReadAllow []string
+	// Sysroot is the host directory a dynamically linked program's
+	// interpreter and shared libraries are read from: every other absolute
+	// path the guest opens is resolved inside it, read-only, as in a
+	// chroot. Empty: DefaultSysroot of the program's architecture for a
+	// dynamically linked program, none for a static one.
+	Sysroot string
+	// MaxInsns stops the run after that many instructions (0: no limit).
+	MaxInsns uint64
+	// Timeout stops the run after that much wall-clock time (0: no limit).
+	Timeout time.Duration
+	// MaxMem caps the guest's mapped memory: segments, stack, brk heap and
+	// mmap regions together (0: DefaultMaxMem).
+	MaxMem uint64
+}
+
+// DefaultMaxMem is the guest memory cap when Config.MaxMem is 0.
+const DefaultMaxMem = 1 << 30
+
+// RunChunk is how many instructions Run lets the engine run per
+// emu.Engine.Start; the limits are checked between chunks (the budget is
+// exact, the timeout also interrupts a chunk).
+const RunChunk = 4 << 20
+
+// StopReason says why a run ended.
+type StopReason int
+
+// Reasons a run ends.
+const (
+	StopExited      StopReason = iota // the program called exit or exit_group
+	StopSignaled                      // killed by a signal it sent itself (abort)
+	StopBudget                        // Config.MaxInsns instructions ran
+	StopTimeout                       // Config.Timeout passed
+	StopMemory                        // a mapping would exceed Config.MaxMem
+	StopUnsupported                   // a system call (or use of one) the layer does not emulate
+	StopFault                         // a CPU fault: bad memory access, illegal instruction, trap
+	StopDeadlock                      // the single thread waits for something that cannot happen
+)
+
+var stopNames = [...]string{"exited", "signaled", "budget", "timeout", "memory", "unsupported", "fault", "deadlock"}
+
+func (r StopReason) String() string {
+	if int(r) < len(stopNames) {
+		return stopNames[r]
+	}
+	return fmt.Sprintf("StopReason(%d)", int(r))
+}
+
+// Exit is how a run ended.
+type Exit struct {
+	Reason StopReason
+	// Status is the exit status for StopExited, 128+Signal for
+	// StopSignaled (as a shell reports it), and 0 otherwise.
+	Status int
+	Signal int // StopSignaled, and StopFault when it maps to a signal
+	// Detail says what happened, with the PC and its symbol.
+	Detail string
+	PC     uint64 // where the run stopped
+	Insns  uint64 // instructions executed
+}
+
+func (x *Exit) String() string {
+	if x.Reason == StopExited {
+		return fmt.Sprintf("exited with status %d", x.Status)
+	}
+	return x.Detail
+}
+
+// Process is a guest program loaded into an engine.
+type Process struct {
+	Engine *emu.Engine
+	Arch   *arch.Arch
+	ELF    *elf.File
+	Path   string // the program, as given to Load
+	Base   uint64 // load bias: 0 for ET_EXEC
+	Entry  uint64 // the program's entry point (bias applied): AT_ENTRY
+	SP     uint64 // initial stack pointer (points at argc)
+
+	cfg        Config
+	abi        *sysABI
+	start      uint64 // the first instruction: Entry, or the interpreter's entry
+	interpBase uint64 // the interpreter's load bias (AT_BASE), 0 without one
+	sysroot    string
+	objects    []*Object
+	onObject   func(*Object)
+	inodes     map[string]uint64 // host file → guest inode number
+	file       *os.File
+	vm         addrSpace
+	phdr       uint64
+	brkStart   uint64
+	brk        uint64
+	rng        detRNG
+	allow      map[string]bool
+	fds        map[int]*openFile
+	sig        sigState
+	sleep      time.Duration // time the guest slept (added to the fake clocks)
+	sysPC      uint64        // the system call instruction being handled
+	exit       *Exit
+	timedOut   atomic.Bool
+	lastErr    error // an internal error raised inside a hook
+	stalls     int   // chunks in a row that ran no instruction
+	syms       *symbols.Table
+	symsOnce   sync.Once
+}
+
+// Load reads an ELF program, maps it (and, for a dynamically linked one,
+// its program interpreter from the sysroot) into a new engine and prepares
+// the initial stack and registers. Close releases it.
+func Load(path string, cfg Config) (*Process, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := elf.NewFile(file)
+	if err != nil {
+		file.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	a := arch.ForMachine(f.Machine)
+	if a == nil {
+		file.Close()
+		return nil, fmt.Errorf("%s: unsupported machine %v", path, f.Machine)
+	}
+	if cfg.MaxMem == 0 {
+		cfg.MaxMem = DefaultMaxMem
+	}
+	if cfg.Stdout == nil {
+		cfg.Stdout = io.Discard
+	}
+	if cfg.Stderr == nil {
+		cfg.Stderr = io.Discard
+	}
+	p := &Process{Arch: a, ELF: f, Path: path, cfg: cfg, file: file, abi: abiFor(a), sysroot: cfg.Sysroot}
+	if p.sysroot == "" && isDynamic(f) {
+		p.sysroot = DefaultSysroot(a)
+	}
+	if p.sysroot != "" {
+		fi, err := os.Stat(p.sysroot)
+		if err != nil || !fi.IsDir() {
+			file.Close()
+			return nil, fmt.Errorf("%s: sysroot %s is not a directory (choose one with --sysroot): %w", path, p.sysroot, ErrNoSysroot)
+		}
+		if p.sysroot, err = filepath.Abs(p.sysroot); err != nil {
+			file.Close()
+			return nil, err
+		}
+	}
+	p.rng.init()
+	if err := p.initFiles(); err != nil {
+		file.Close()
+		return nil, err
+	}
+	e, err := emu.NewEngine(a)
+	if err != nil {
+		file.Close()
+		return nil, err
+	}
+	p.Engine = e
+	p.vm = addrSpace{e: e, max: cfg.MaxMem}
+	if err := p.load(); err != nil {
+		p.Close()
+		if errors.Is(err, errMemCap) {
+			return nil, fmt.Errorf("%s: loading needs more than the memory cap of %d bytes", path, cfg.MaxMem)
+		}
+		return nil, err
+	}
+	if err := p.abi.start(p); err != nil {
+		p.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// Close releases the engine and the ELF file.
+func (p *Process) Close() error {
+	var err error
+	if p.Engine != nil {
+		err = p.Engine.Close()
+	}
+	if p.file != nil {
+		p.file.Close()
+		p.file = nil
+	}
+	return err
+}
+
+// Exited returns how the run ended, or nil while it can continue.
+func (p *Process) Exited() *Exit { return p.exit }
+
+// untilNever is the "until" address given to emu.Engine.Start: one no program
+// reaches (not canonical on x86-64, beyond the VA range on AArch64).
+const untilNever = 0xdead_0000_0000_0000
+
+// Run runs the program until it exits or a limit of its Config stops it.
+// The error is for failures of the emulator itself; whatever the guest
+// does ends in an Exit.
+func (p *Process) Run() (*Exit, error) {
+	start := time.Now()
+	if p.cfg.Timeout > 0 && p.exit == nil {
+		done := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go p.watchdog(p.cfg.Timeout, done, &wg)
+		defer func() { close(done); wg.Wait() }()
+	}
+	for {
+		if p.exit != nil {
+			return p.exit, nil
+		}
+		if p.timedOut.Load() || (p.cfg.Timeout > 0 && time.Since(start) >= p.cfg.Timeout) {
+			p.stop(StopTimeout, 0, fmt.Sprintf("timeout: %v of wall-clock time passed", p.cfg.Timeout))
+			continue
+		}
+		n := uint64(RunChunk)
+		if p.cfg.MaxInsns > 0 {
+			done := p.Engine.Executed()
+			if done >= p.cfg.MaxInsns {
+				p.stop(StopBudget, 0, fmt.Sprintf("instruction budget of %d exhausted", p.cfg.MaxInsns))
+				continue
+			}
+			n = min(n, p.cfg.MaxInsns-done)
+		}
+		if _, err := p.Continue(n); err != nil {
+			return p.exit, err
+		}
+	}
+}
+
+// watchdog stops the engine once the timeout passes, and keeps stopping it
+// (a stop between two chunks is lost) until Run is done.
+func (p *Process) watchdog(d time.Duration, done <-chan struct{}, wg *sync.WaitGroup) {
+	defer wg.Done()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return
+	case <-t.C:
+	}
+	p.timedOut.Store(true)
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		p.Engine.Stop()
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// Continue runs at most n (> 0) more instructions from the current PC. It
+// returns the Exit if the program ended (or had ended), nil if it can go
+// on. Run is a loop around it; a stepper can call it directly.
+func (p *Process) Continue(n uint64) (*Exit, error) {
+	if p.exit != nil {
+		return p.exit, nil
+	}
+	if n == 0 {
+		return nil, errors.New("Continue: need a positive instruction count")
+	}
+	pc, err := p.Engine.PC()
+	if err != nil {
+		return nil, err
+	}
+	before := p.Engine.Executed()
+	err = p.Engine.Start(pc, untilNever, 0, n)
+	if p.lastErr != nil {
+		err, p.lastErr = p.lastErr, nil
+		return p.exit, err
+	}
+	if p.exit != nil {
+		return p.exit, nil
+	}
+	if err != nil {
+		p.fault(err)
+		return p.exit, nil
+	}
+	// A stop nobody asked for (the watchdog's, or a stale one) is harmless
+	// once; an engine that keeps returning without running anything would
+	// make Run spin. (The PC is compared too: without the code hook,
+	// Executed does not count.)
+	if now, _ := p.Engine.PC(); now == pc && p.Engine.Executed() == before && !p.timedOut.Load() {
+		if p.stalls++; p.stalls >= 3 {
+			p.stop(StopFault, 0, "the emulator stopped making progress")
+			return p.exit, nil
+		}
+	} else {
+		p.stalls = 0
+	}
+	return nil, nil
+}
+
+// stop ends the run: it records the Exit (with the current PC) and stops
+// the engine. The first stop wins.
+func (p *Process) stop(reason StopReason, status int, detail string) {
+	if p.exit != nil {
+		return
+	}
+	pc, _ := p.Engine.PC()
+	p.stopAt(reason, status, pc, detail)
+}
+
+// stopAt is stop at a given PC; it reports whether this stop was the first.
+func (p *Process) stopAt(reason StopReason, status int, pc uint64, detail string) bool {
+	if p.exit != nil {
+		return false
+	}
+	x := &Exit{Reason: reason, Status: status, PC: pc, Insns: p.Engine.Executed()}
+	if reason != StopExited {
+		x.Detail = fmt.Sprintf("%s at pc %#x%s", detail, pc, p.symbolSuffix(pc))
+	}
+	if reason == StopSignaled {
+		x.Signal = status - 128
+	}
+	p.exit = x
+	p.Engine.Stop()
+	return true
+}
+
+// signalFault ends the run with a CPU fault that Linux would turn into
+// signal sig, at pc (or, if pc is 0, the current PC).
+func (p *Process) signalFault(sig int, pc uint64, detail string) {
+	if pc == 0 {
+		pc, _ = p.Engine.PC()
+	}
+	if p.stopAt(StopFault, 0, pc, detail) {
+		p.exit.Signal = sig
+	}
+}
+
+// fault turns an error from emu.Engine.Start into a StopFault exit.
+func (p *Process) fault(err error) {
+	var ue emu.Error
+	if !errors.As(err, &ue) {
+		p.stop(StopFault, 0, fmt.Sprintf("emulator error: %v", err))
+		return
+	}
+	switch ue {
+	case emu.ErrReadUnmapped, emu.ErrWriteUnmapped, emu.ErrFetchUnmapped, emu.ErrReadProt, emu.ErrWriteProt, emu.ErrFetchProt:
+		f, ok := p.Engine.LastFault()
+		if !ok {
+			break
+		}
+		what := "unmapped"
+		if ue == emu.ErrReadProt || ue == emu.ErrWriteProt || ue == emu.ErrFetchProt {
+			what = "protected"
+		}
+		pc := f.PC
+		if f.Kind == "fetch" {
+			pc = f.Addr
+		}
+		p.signalFault(11, pc, fmt.Sprintf("SIGSEGV: %s of %d bytes at %s address %#x", f.Kind, f.Size, what, f.Addr))
+		return
+	case emu.ErrInsnInvalid:
+		p.signalFault(4, 0, "SIGILL: invalid instruction")
+		return
+	case emu.ErrReadUnaligned, emu.ErrWriteUnaligned, emu.ErrFetchUnaligned:
+		p.signalFault(7, 0, fmt.Sprintf("SIGBUS: %v", ue))
+		return
+	}
+	if ue == emu.ErrException && p.Arch == arch.AMD64 {
+		// Unicorn stops on x86 interrupts (there is no hook for them) with
+		// the PC after the instruction: name the usual ones.
+		pc, _ := p.Engine.PC()
+		var b [2]byte
+		if p.Engine.ReadMem(pc-2, b[:]) == nil {
+			switch {
+			case b[1] == 0xcc:
+				p.signalFault(5, pc-1, "SIGTRAP: int3")
+				return
+			case b[0] == 0xcd && b[1] == 0x80:
+				p.stopAt(StopUnsupported, 0, pc-2, "int 0x80: 32-bit system calls are not supported")
+				return
+			case b[0] == 0xcd:
+				p.signalFault(11, pc-2, fmt.Sprintf("SIGSEGV: int %#x", b[1]))
+				return
+			}
+		}
+	}
+	p.stop(StopFault, 0, fmt.Sprintf("CPU exception: %v", ue))
+}
+
+// detRNG is the guest's source of "random" bytes (AT_RANDOM, getrandom):
+// a ChaCha8 stream with a fixed seed, so runs are reproducible.
+type detRNG struct{ c *rand.ChaCha8 }
+
+func (r *detRNG) init() {
+	r.c = rand.NewChaCha8([32]byte{'s', 'f', 'r', 'a', 'm', 'e', 's', 'i', 'm'})
+}
+
+func (r *detRNG) bytes(n int) []byte {
+	b := make([]byte, n)
+	r.c.Read(b)
+	return b
+}
+
+// symbols.Table returns the code symbols of the program and of the shared
+// objects it has mapped, read once; symbols of objects mapped later are
+// added to the same table.
+func (p *Process) Symbols() *symbols.Table {
+	p.symsOnce.Do(func() {
+		s := symbols.New(p.ELF, p.Base)
+		for i, o := range p.objects {
+			if i == 0 {
+				s.AddRange(o.Name, o.Base, o.Start, o.End, false)
+				continue
+			}
+			s.AddObject(o.Name, o.ELF, o.Base, o.Start, o.End)
+		}
+		p.syms = s
+	})
+	return p.syms
+}
+
+// isDynamic reports whether f has a program interpreter.
+func isDynamic(f *elf.File) bool {
+	for _, ph := range f.Progs {
+		if ph.Type == elf.PT_INTERP {
+			return true
+		}
+	}
+	return false
+}
+
+// symbolAt returns "name+0xoff" for the symbol containing pc (or the
+// nearest one below it), or "" when the binary has no symbols there.
+func (p *Process) symbolAt(pc uint64) string {
+	if _, _, ok := p.Symbols().Lookup(pc); !ok {
+		return ""
+	}
+	return p.Symbols().Format(pc)
+}
+
+func (p *Process) symbolSuffix(pc uint64) string {
+	if s := p.symbolAt(pc); s != "" {
+		return " (" + s + ")"
+	}
+	return ""
+}

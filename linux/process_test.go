@@ -1,0 +1,536 @@
+//go:build cgo
+
+package linux
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sframesim/sframesim/arch"
+	"github.com/sframesim/sframesim/emu"
+	"github.com/sframesim/sframesim/internal/testcorpus"
+)
+
+// Test programs: the machine code of tiny assembly programs (source in the
+// comments), wrapped by testELF into static executables. All are position
+// independent, so they also run as static PIEs.
+var testCode = map[string]map[*arch.Arch]string{
+	// write(1, "hi\n", 3); exit_group(3)
+	"hello": {
+		// mov edi,1; lea rsi,[rip+msg]; mov edx,3; mov eax,1; syscall;
+		// mov edi,3; mov eax,231; syscall; msg: .ascii "hi\n"
+		arch.AMD64: "bf01000000488d3518000000ba03000000b8010000000f05bf03000000b8e70000000f0568690a",
+		// mov x0,#1; adr x1,msg; mov x2,#3; mov x8,#64; svc #0;
+		// mov x0,#3; mov x8,#94; svc #0; msg: .ascii "hi\n"
+		arch.ARM64: "200080d2e1000010620080d2080880d2010000d4600080d2c80b80d2010000d468690a",
+	},
+	// 1: jmp 1b
+	"loop": {arch.AMD64: "ebfe", arch.ARM64: "00000014"},
+	// socket(2, 1, 0) (unsupported); exit_group
+	"socket": {
+		// mov edi,2; mov esi,1; xor edx,edx; mov eax,41; syscall (at +0x11);
+		// mov eax,231; syscall
+		arch.AMD64: "bf02000000be0100000031d2b8290000000f05b8e70000000f05",
+		// mov x0,#2; mov x1,#1; mov x2,#0; mov x8,#198; svc #0 (at +0x10);
+		// mov x8,#94; svc #0
+		arch.ARM64: "400080d2210080d2020080d2c81880d2010000d4c80b80d2010000d4",
+	},
+	// tgkill(getpid(), getpid(), SIGABRT); exit_group(0)
+	"abort": {
+		// mov eax,39; syscall; mov edi,eax; mov esi,eax; mov edx,6; mov eax,234;
+		// syscall; xor edi,edi; mov eax,231; syscall
+		arch.AMD64: "b8270000000f0589c789c6ba06000000b8ea0000000f0531ffb8e70000000f05",
+		// mov x8,#172; svc #0; mov x1,x0; mov x2,#6; mov x8,#131; svc #0;
+		// mov x0,#0; mov x8,#94; svc #0
+		arch.ARM64: "881580d2010000d4e10300aac20080d2681080d2010000d4000080d2c80b80d2010000d4",
+	},
+	// p = mmap(0, 64 MiB, RW, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0); *p = 1; exit_group(0)
+	"mmap": {
+		// xor edi,edi; mov esi,0x4000000; mov edx,3; mov r10d,0x22; mov r8,-1;
+		// xor r9d,r9d; mov eax,9; syscall; mov byte ptr [rax],1; xor edi,edi;
+		// mov eax,231; syscall
+		arch.AMD64: "31ffbe00000004ba0300000041ba2200000049c7c0ffffffff4531c9b8090000000f05c6000131ffb8e70000000f05",
+		// mov x0,#0; mov x1,#0x4000000; mov x2,#3; mov x3,#0x22; mov x4,#-1;
+		// mov x5,#0; mov x8,#222; svc #0; mov w1,#1; strb w1,[x0]; mov x0,#0;
+		// mov x8,#94; svc #0
+		arch.ARM64: "000080d20180a0d2620080d2430480d204008092050080d2c81b80d2010000d42100805201000039000080d2c80b80d2010000d4",
+	},
+	// fd = openat(AT_FDCWD, argv[1], O_RDONLY); if fd < 0: exit_group(errno);
+	// n = read(fd, buf, 256); write(1, buf, n); exit_group(0)
+	"cat": {
+		// mov rsi,[rsp+16]; mov edi,-100; xor edx,edx; mov eax,257; syscall;
+		// test rax,rax; js 1f; mov edi,eax; sub rsp,256; mov rsi,rsp;
+		// mov edx,256; xor eax,eax; syscall; mov edx,eax; mov edi,1;
+		// mov rsi,rsp; mov eax,1; syscall; xor edi,edi; mov eax,231; syscall;
+		// 1: neg eax; mov edi,eax; mov eax,231; syscall
+		arch.AMD64: "488b742410bf9cffffff31d2b8010100000f054885c0782f89c74881ec000100004889e6ba0001000031c00f0589c2bf010000004889e6b8010000000f0531ffb8e70000000f05f7d889c7b8e70000000f05",
+		// ldr x1,[sp,#16]; mov x0,#-100; mov x2,#0; mov x8,#56; svc #0;
+		// tbnz x0,#63,1f; sub sp,sp,#256; mov x1,sp; mov x2,#256; mov x8,#63;
+		// svc #0; mov x2,x0; mov x0,#1; mov x1,sp; mov x8,#64; svc #0;
+		// mov x0,#0; mov x8,#94; svc #0; 1: neg x0,x0; mov x8,#94; svc #0
+		arch.ARM64: "e10b40f9600c8092020080d2080780d2010000d4c001f8b7ff0304d1e1030091022080d2e80780d2010000d4e20300aa200080d2e1030091080880d2010000d4000080d2c80b80d2010000d4e00300cbc80b80d2010000d4",
+	},
+	// a load from address 8
+	"fault": {
+		arch.AMD64: "488b042508000000", // mov rax,[8]
+		arch.ARM64: "000180d2010040f9", // mov x0,#8; ldr x1,[x0]
+	},
+}
+
+// testELF writes a minimal static ELF executable (ET_EXEC at 0x400000, or
+// ET_DYN at 0) running program name: one R+X PT_LOAD holding the headers
+// and the code, and a symbol table naming the code "_start".
+func testELF(t *testing.T, a *arch.Arch, typ elf.Type, name string) (path string, entry uint64) {
+	t.Helper()
+	code, err := hex.DecodeString(testCode[name][a])
+	if err != nil || len(code) == 0 {
+		t.Fatalf("test program %s for %s: %v", name, a.Name, err)
+	}
+	var base uint64
+	if typ == elf.ET_EXEC {
+		base = 0x400000
+	}
+	const ehsize, phsize, symsize, shsize = 64, 56, 24, 64
+	codeOff := uint64(ehsize + phsize)
+	entry = base + codeOff
+	strtab := []byte("\x00_start\x00")
+	shstrtab := []byte("\x00.text\x00.symtab\x00.strtab\x00.shstrtab\x00")
+	symOff := (codeOff + uint64(len(code)) + 7) &^ 7
+	strOff := symOff + 2*symsize
+	shstrOff := strOff + uint64(len(strtab))
+	shOff := (shstrOff + uint64(len(shstrtab)) + 7) &^ 7
+
+	var b bytes.Buffer
+	le := binary.LittleEndian
+	hdr := elf.Header64{
+		Type: uint16(typ), Machine: uint16(a.Machine), Version: 1, Entry: entry,
+		Phoff: ehsize, Shoff: shOff, Ehsize: ehsize, Phentsize: phsize, Phnum: 1,
+		Shentsize: shsize, Shnum: 5, Shstrndx: 4,
+	}
+	copy(hdr.Ident[:], "\x7fELF\x02\x01\x01")
+	binary.Write(&b, le, hdr)
+	binary.Write(&b, le, elf.Prog64{
+		Type: uint32(elf.PT_LOAD), Flags: uint32(elf.PF_R | elf.PF_X), Vaddr: base, Paddr: base,
+		Filesz: codeOff + uint64(len(code)), Memsz: codeOff + uint64(len(code)), Align: emu.PageSize,
+	})
+	b.Write(code)
+	b.Write(make([]byte, symOff-uint64(b.Len())))
+	binary.Write(&b, le, elf.Sym64{})
+	binary.Write(&b, le, elf.Sym64{Name: 1, Info: elf.ST_INFO(elf.STB_GLOBAL, elf.STT_FUNC), Shndx: 1, Value: entry, Size: uint64(len(code))})
+	b.Write(strtab)
+	b.Write(shstrtab)
+	b.Write(make([]byte, shOff-uint64(b.Len())))
+	for _, s := range []elf.Section64{
+		{},
+		{Name: 1, Type: uint32(elf.SHT_PROGBITS), Flags: uint64(elf.SHF_ALLOC | elf.SHF_EXECINSTR), Addr: entry, Off: codeOff, Size: uint64(len(code)), Addralign: 4},
+		{Name: 7, Type: uint32(elf.SHT_SYMTAB), Off: symOff, Size: 2 * symsize, Link: 3, Info: 1, Addralign: 8, Entsize: symsize},
+		{Name: 15, Type: uint32(elf.SHT_STRTAB), Off: strOff, Size: uint64(len(strtab)), Addralign: 1},
+		{Name: 23, Type: uint32(elf.SHT_STRTAB), Off: shstrOff, Size: uint64(len(shstrtab)), Addralign: 1},
+	} {
+		binary.Write(&b, le, s)
+	}
+	path = filepath.Join(t.TempDir(), fmt.Sprintf("%s-%s-%v", name, a.Name, typ))
+	if err := os.WriteFile(path, b.Bytes(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path, entry
+}
+
+var testArches = []*arch.Arch{arch.AMD64, arch.ARM64}
+
+// runTest loads and runs a program, failing the test on errors.
+func runTest(t *testing.T, path string, cfg Config) (*Process, *Exit) {
+	t.Helper()
+	p, err := Load(path, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	x, err := p.Run()
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return p, x
+}
+
+// TestHello runs the smallest program as ET_EXEC and as a static PIE.
+func TestHello(t *testing.T) {
+	for _, a := range testArches {
+		for _, typ := range []elf.Type{elf.ET_EXEC, elf.ET_DYN} {
+			t.Run(fmt.Sprintf("%s/%v", a.Name, typ), func(t *testing.T) {
+				path, entry := testELF(t, a, typ, "hello")
+				var out bytes.Buffer
+				p, x := runTest(t, path, Config{Stdout: &out})
+				if x.Reason != StopExited || x.Status != 3 || out.String() != "hi\n" {
+					t.Errorf("exit %+v, stdout %q; want status 3, \"hi\\n\"", x, out.String())
+				}
+				if x.Insns != 8 {
+					t.Errorf("%d instructions, want 8", x.Insns)
+				}
+				if typ == elf.ET_DYN && (p.Base == 0 || p.Base%emu.PageSize != 0) {
+					t.Errorf("static PIE loaded at %#x", p.Base)
+				}
+				if p.Entry != p.Base+entry {
+					t.Errorf("Entry %#x, want %#x", p.Entry, p.Base+entry)
+				}
+			})
+		}
+	}
+}
+
+// TestInitialStack reads argc, argv, envp and the auxiliary vector back
+// from guest memory, for a corpus binary of each arch.
+func TestInitialStack(t *testing.T) {
+	dir := testcorpus.Dir(t)
+	for _, rel := range []string{"v3/x86-64/recurse-O2-static", "v3/aarch64/recurse-O2-static"} {
+		t.Run(rel, func(t *testing.T) {
+			path := filepath.Join(dir, rel)
+			args := []string{"prog", "one", "", "three"}
+			env := []string{"A=1", "LONGER=" + strings.Repeat("x", 100)}
+			p, err := Load(path, Config{Args: args, Env: env})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			e := p.Engine
+			sp, _ := e.ReadDWARF(p.Arch.SP)
+			pc, _ := e.PC()
+			if sp != p.SP || sp%16 != 0 || pc != p.Entry || pc != p.ELF.Entry {
+				t.Fatalf("sp %#x (SP %#x), pc %#x (Entry %#x, ELF %#x)", sp, p.SP, pc, p.Entry, p.ELF.Entry)
+			}
+			word := func(addr uint64) uint64 {
+				v, err := e.Read64(addr)
+				if err != nil {
+					t.Fatalf("reading %#x: %v", addr, err)
+				}
+				return v
+			}
+			str := func(addr uint64) string {
+				var s []byte
+				for b := make([]byte, 1); ; addr++ {
+					if err := e.ReadMem(addr, b); err != nil {
+						t.Fatalf("reading string at %#x: %v", addr, err)
+					}
+					if b[0] == 0 {
+						return string(s)
+					}
+					s = append(s, b[0])
+				}
+			}
+			at := sp
+			next := func() uint64 { v := word(at); at += 8; return v }
+			if argc := next(); argc != uint64(len(args)) {
+				t.Fatalf("argc %d", argc)
+			}
+			for i, want := range args {
+				if got := str(next()); got != want {
+					t.Errorf("argv[%d] = %q, want %q", i, got, want)
+				}
+			}
+			if next() != 0 {
+				t.Fatal("argv not NULL-terminated")
+			}
+			for i, want := range env {
+				if got := str(next()); got != want {
+					t.Errorf("envp[%d] = %q, want %q", i, got, want)
+				}
+			}
+			if next() != 0 {
+				t.Fatal("envp not NULL-terminated")
+			}
+			aux := map[uint64]uint64{}
+			for {
+				k, v := next(), next()
+				if k == AT_NULL {
+					break
+				}
+				if _, dup := aux[k]; dup {
+					t.Errorf("auxv tag %d twice", k)
+				}
+				aux[k] = v
+			}
+			for k, want := range map[uint64]uint64{
+				AT_PHENT: 56, AT_PHNUM: uint64(len(p.ELF.Progs)), AT_PAGESZ: 4096, AT_ENTRY: p.ELF.Entry,
+				AT_SECURE: 0, AT_BASE: 0, AT_UID: guestUID, AT_EUID: guestUID, AT_GID: guestGID, AT_EGID: guestGID, AT_CLKTCK: 100,
+			} {
+				if got, ok := aux[k]; !ok || got != want {
+					t.Errorf("auxv[%d] = %#x (present %v), want %#x", k, got, ok, want)
+				}
+			}
+			if aux[AT_HWCAP] == 0 {
+				t.Error("AT_HWCAP is 0")
+			}
+			t.Logf("AT_HWCAP %#x, AT_HWCAP2 %#x", aux[AT_HWCAP], aux[AT_HWCAP2])
+			// AT_PHDR points at the program headers, as in the file.
+			raw, _ := os.ReadFile(path)
+			phoff := binary.LittleEndian.Uint64(raw[32:])
+			want := raw[phoff : phoff+56*uint64(len(p.ELF.Progs))]
+			got := make([]byte, len(want))
+			if err := e.ReadMem(aux[AT_PHDR], got); err != nil || !bytes.Equal(got, want) {
+				t.Errorf("AT_PHDR %#x does not hold the program headers (%v)", aux[AT_PHDR], err)
+			}
+			if got := str(aux[AT_EXECFN]); got != path {
+				t.Errorf("AT_EXECFN %q, want %q", got, path)
+			}
+			if got, want := str(aux[AT_PLATFORM]), map[*arch.Arch]string{arch.AMD64: "x86_64", arch.ARM64: "aarch64"}[p.Arch]; got != want {
+				t.Errorf("AT_PLATFORM %q, want %q", got, want)
+			}
+			rnd := make([]byte, 16)
+			if err := e.ReadMem(aux[AT_RANDOM], rnd); err != nil || bytes.Equal(rnd, make([]byte, 16)) {
+				t.Errorf("AT_RANDOM %#x: %x, %v", aux[AT_RANDOM], rnd, err)
+			}
+			// The strings sit above the vectors, below the top of the stack.
+			for _, a := range []uint64{aux[AT_RANDOM], aux[AT_EXECFN], aux[AT_PLATFORM]} {
+				if a < at || a >= p.abi.stackTop {
+					t.Errorf("string at %#x outside [%#x, %#x)", a, at, p.abi.stackTop)
+				}
+			}
+			// The program still runs with these arguments.
+			var out bytes.Buffer
+			p.cfg.Stdout = &out
+			x, err := p.Run()
+			if err != nil || x.Reason != StopExited || x.Status != 3 {
+				t.Errorf("run: %v, %v", x, err)
+			}
+		})
+	}
+}
+
+// TestBudget stops runs after an exact number of instructions, and steps
+// with Continue.
+func TestBudget(t *testing.T) {
+	except := filepath.Join(testcorpus.Dir(t), "v3/x86-64/except-O2-static")
+	loop, _ := testELF(t, arch.ARM64, elf.ET_EXEC, "loop")
+	for _, c := range []struct {
+		path   string
+		budget uint64
+	}{{except, 1}, {except, 1000}, {except, 345678}, {loop, 2*RunChunk + 12345}} {
+		path, budget := c.path, c.budget
+		p, x := runTest(t, path, Config{MaxInsns: budget})
+		if x.Reason != StopBudget || x.Insns != budget || p.Engine.Executed() != budget {
+			t.Errorf("budget %d: %+v, executed %d", budget, x, p.Engine.Executed())
+		}
+		if !strings.Contains(x.Detail, fmt.Sprintf("instruction budget of %d exhausted at pc %#x", budget, x.PC)) {
+			t.Errorf("detail %q", x.Detail)
+		}
+	}
+	for _, a := range testArches {
+		path, entry := testELF(t, a, elf.ET_EXEC, "hello")
+		p, err := Load(path, Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		var x *Exit
+		for i := uint64(1); x == nil; i++ {
+			if x, err = p.Continue(1); err != nil {
+				t.Fatal(err)
+			}
+			if p.Engine.Executed() != i {
+				t.Fatalf("%s: step %d: executed %d", a.Name, i, p.Engine.Executed())
+			}
+			if pc, _ := p.Engine.PC(); x == nil && i == 1 && pc != entry+5 && pc != entry+4 {
+				t.Errorf("%s: pc %#x after one step", a.Name, pc)
+			}
+		}
+		if x.Reason != StopExited || x.Insns != 8 {
+			t.Errorf("%s: stepping ended with %+v", a.Name, x)
+		}
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	for _, a := range testArches {
+		path, _ := testELF(t, a, elf.ET_EXEC, "loop")
+		start := time.Now()
+		_, x := runTest(t, path, Config{Timeout: 300 * time.Millisecond})
+		wall := time.Since(start)
+		if x.Reason != StopTimeout || !strings.Contains(x.Detail, "timeout: 300ms") || !strings.Contains(x.Detail, "(_start)") {
+			t.Errorf("%s: %+v", a.Name, x)
+		}
+		if wall < 300*time.Millisecond || wall > 3*time.Second {
+			t.Errorf("%s: stopped after %v", a.Name, wall)
+		}
+		t.Logf("%s: %d instructions in %v", a.Name, x.Insns, wall)
+	}
+}
+
+func TestUnsupportedSyscall(t *testing.T) {
+	for _, c := range []struct {
+		a   *arch.Arch
+		nr  int
+		off uint64
+	}{{arch.AMD64, 41, 0x11}, {arch.ARM64, 198, 0x10}} {
+		for _, typ := range []elf.Type{elf.ET_EXEC, elf.ET_DYN} {
+			path, entry := testELF(t, c.a, typ, "socket")
+			p, x := runTest(t, path, Config{})
+			pc := p.Base + entry + c.off
+			want := fmt.Sprintf("unsupported system call %d (socket) at pc %#x (_start+%#x)", c.nr, pc, c.off)
+			if x.Reason != StopUnsupported || x.Detail != want || x.PC != pc {
+				t.Errorf("%s %v: %+v\nwant detail %q", c.a.Name, typ, x, want)
+			}
+		}
+	}
+}
+
+func TestMemoryCap(t *testing.T) {
+	for _, a := range testArches {
+		path, _ := testELF(t, a, elf.ET_EXEC, "mmap")
+		_, x := runTest(t, path, Config{MaxMem: 32 << 20})
+		if x.Reason != StopMemory || !strings.Contains(x.Detail, "guest memory cap of 33554432 bytes reached: mmap of 67108864 bytes") {
+			t.Errorf("%s: %+v", a.Name, x)
+		}
+		// Within the cap the program runs (and writes to the mapping).
+		_, x = runTest(t, path, Config{MaxMem: 128 << 20})
+		if x.Reason != StopExited || x.Status != 0 {
+			t.Errorf("%s: %+v", a.Name, x)
+		}
+		if _, err := Load(path, Config{MaxMem: 1 << 20}); err == nil || !strings.Contains(err.Error(), "memory cap") {
+			t.Errorf("%s: Load with a 1 MiB cap: %v", a.Name, err)
+		}
+	}
+}
+
+func TestSignalAndFault(t *testing.T) {
+	for _, a := range testArches {
+		path, _ := testELF(t, a, elf.ET_EXEC, "abort")
+		_, x := runTest(t, path, Config{})
+		if x.Reason != StopSignaled || x.Signal != 6 || x.Status != 134 || !strings.Contains(x.Detail, "killed by signal 6 (SIGABRT)") {
+			t.Errorf("%s abort: %+v", a.Name, x)
+		}
+		path, entry := testELF(t, a, elf.ET_EXEC, "fault")
+		_, x = runTest(t, path, Config{})
+		pc := entry
+		if a == arch.ARM64 {
+			pc += 4
+		}
+		if x.Reason != StopFault || x.Signal != 11 || x.PC != pc || !strings.Contains(x.Detail, "SIGSEGV: read of 8 bytes at unmapped address 0x8") {
+			t.Errorf("%s fault: %+v (want pc %#x)", a.Name, x, pc)
+		}
+	}
+}
+
+// TestReadAllow: the guest opens only allow-listed files.
+func TestReadAllow(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "data.txt")
+	if err := os.WriteFile(secret, []byte("allowed content\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range testArches {
+		path, _ := testELF(t, a, elf.ET_EXEC, "cat")
+		var out bytes.Buffer
+		_, x := runTest(t, path, Config{Args: []string{"cat", secret}, Stdout: &out})
+		if x.Reason != StopExited || x.Status != eNOENT || out.Len() != 0 {
+			t.Errorf("%s without allow-list: %v, %q", a.Name, x, out.String())
+		}
+		out.Reset()
+		_, x = runTest(t, path, Config{Args: []string{"cat", secret}, Stdout: &out, ReadAllow: []string{secret}})
+		if x.Reason != StopExited || x.Status != 0 || out.String() != "allowed content\n" {
+			t.Errorf("%s allowed: %v, %q", a.Name, x, out.String())
+		}
+	}
+}
+
+// TestLoadNoInterpreter: a dynamically linked program whose sysroot has
+// no program interpreter (or is not a directory) is refused with a message
+// naming the interpreter and the sysroot.
+func TestLoadNoInterpreter(t *testing.T) {
+	dir := testcorpus.Dir(t)
+	empty := t.TempDir()
+	for _, c := range []struct{ rel, sysroot, want string }{
+		{"v1/x86-64/recurse-O2-dynamic", empty, "program interpreter /lib64/ld-linux-x86-64.so.2 is not in the sysroot " + empty},
+		{"v3/aarch64/recurse-O2-dynamic", empty, "program interpreter /lib/ld-linux-aarch64.so.1 is not in the sysroot " + empty},
+		{"v3/aarch64/recurse-O2-dynamic", filepath.Join(empty, "missing"), "sysroot " + filepath.Join(empty, "missing") + " is not a directory"},
+	} {
+		_, err := Load(filepath.Join(dir, c.rel), Config{Sysroot: c.sysroot})
+		if !errors.Is(err, ErrNoSysroot) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.rel, err, c.want)
+		}
+	}
+}
+
+func TestSyscallNames(t *testing.T) {
+	for _, c := range []struct {
+		a    *arch.Arch
+		nr   uint64
+		name string
+	}{
+		{arch.AMD64, 0, "read"}, {arch.AMD64, 231, "exit_group"}, {arch.AMD64, 158, "arch_prctl"}, {arch.AMD64, 334, "rseq"}, {arch.AMD64, 435, "clone3"},
+		{arch.ARM64, 63, "read"}, {arch.ARM64, 94, "exit_group"}, {arch.ARM64, 79, "newfstatat"}, {arch.ARM64, 293, "rseq"}, {arch.ARM64, 462, "mseal"},
+		{arch.ARM64, 1000, ""},
+	} {
+		if got := SyscallName(c.a, c.nr); got != c.name {
+			t.Errorf("%s %d: %q, want %q", c.a.Name, c.nr, got, c.name)
+		}
+	}
+}
+
+// TestVM checks the guest memory map: reuse of unmapped pages (zeroed),
+// permissions, the free-range search and the cap's accounting.
+func TestVM(t *testing.T) {
+	e, err := emu.NewEngine(arch.AMD64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	m := addrSpace{e: e, max: 16 * emu.PageSize}
+	const a = 0x100000
+	if err := m.mmap(a, a+4*emu.PageSize, emu.ProtRead|emu.ProtWrite, "a"); err != nil {
+		t.Fatal(err)
+	}
+	e.WriteMem(a, bytes.Repeat([]byte{7}, 4*emu.PageSize))
+	if err := m.munmap(a+emu.PageSize, a+2*emu.PageSize); err != nil {
+		t.Fatal(err)
+	}
+	if m.total != 3*emu.PageSize || m.covered(a, a+2*emu.PageSize) || !m.covered(a+2*emu.PageSize, a+4*emu.PageSize) || !m.free(a+emu.PageSize, a+2*emu.PageSize) {
+		t.Fatalf("after munmap: total %#x, vmas %+v", m.total, m.vmas)
+	}
+	// Mapping over the hole and a mapped page: both read as zero again.
+	if err := m.mmap(a+emu.PageSize, a+3*emu.PageSize, emu.ProtRead, "b"); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4*emu.PageSize)
+	e.ReadMem(a, buf)
+	if buf[0] != 7 || buf[emu.PageSize] != 0 || buf[2*emu.PageSize] != 0 || buf[3*emu.PageSize] != 7 {
+		t.Errorf("contents after remapping: %d %d %d %d", buf[0], buf[emu.PageSize], buf[2*emu.PageSize], buf[3*emu.PageSize])
+	}
+	if m.total != 4*emu.PageSize || len(m.vmas) != 3 || !m.allows(a+emu.PageSize, a+3*emu.PageSize, emu.ProtRead) || m.allows(a, a+2*emu.PageSize, emu.ProtWrite) {
+		t.Errorf("vmas %+v, total %#x", m.vmas, m.total)
+	}
+	if err := m.protect(a, a+4*emu.PageSize, emu.ProtRead|emu.ProtWrite); err != nil || !m.allows(a, a+4*emu.PageSize, emu.ProtWrite) {
+		t.Errorf("protect: %v, %+v", err, m.vmas)
+	}
+	if err := m.protect(a, a+5*emu.PageSize, emu.ProtRead); err == nil {
+		t.Error("protect of unmapped pages succeeded")
+	}
+	// Top-down search for free space.
+	if got := m.findFree(2*emu.PageSize, 0x10000, a+4*emu.PageSize); got != a-2*emu.PageSize {
+		t.Errorf("findFree below the mapping: %#x", got)
+	}
+	if got := m.findFree(2*emu.PageSize, 0x10000, a+8*emu.PageSize); got != a+6*emu.PageSize {
+		t.Errorf("findFree above the mapping: %#x", got)
+	}
+	if got := m.findFree(2*emu.PageSize, a, a+5*emu.PageSize); got != 0 {
+		t.Errorf("findFree with no room: %#x", got)
+	}
+	// The cap counts mappings, not what the engine keeps backed.
+	if err := m.mmap(0x200000, 0x200000+12*emu.PageSize, emu.ProtRead, "c"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.mmap(0x300000, 0x300000+emu.PageSize, emu.ProtRead, "d"); !errors.Is(err, errMemCap) {
+		t.Errorf("mapping beyond the cap: %v", err)
+	}
+	m.munmap(0x200000, 0x200000+12*emu.PageSize)
+	if err := m.mmap(0x300000, 0x300000+emu.PageSize, emu.ProtRead, "d"); err != nil {
+		t.Errorf("mapping after unmapping: %v", err)
+	}
+}

@@ -1,0 +1,169 @@
+//go:build cgo
+
+package linux
+
+import (
+	"fmt"
+
+	"github.com/sframesim/sframesim/emu"
+	"github.com/sframesim/sframesim/shadow"
+	"github.com/sframesim/sframesim/symbols"
+)
+
+// Session steps a Process instruction by instruction while keeping its
+// shadow call stack exact: the stepping API of the verifier and the TUI.
+//
+// Every instruction is observed in C and handed to Go before it runs, with
+// the registers of that moment (shadow.Record); an observer sees memory as that
+// instruction sees it. Stops requested by an observer or a predicate
+// happen before the instruction, which then runs first when the session
+// continues. Batch trades exact stops for speed.
+type Session struct {
+	P      *Process
+	Shadow *shadow.Stack
+	Syms   *symbols.Table
+
+	observer func(shadow.Record) bool
+	pred     func(shadow.Record) bool
+	stopped  bool
+	batch    bool // records arrive in batches (Batch)
+	cur      shadow.Record
+}
+
+// NewSession prepares stepping p from its current state (normally its entry
+// point). It takes over p's engine observer.
+func NewSession(p *Process) *Session {
+	s := &Session{
+		P:      p,
+		Shadow: shadow.New(p.Arch, p.Engine.ReadMem),
+		Syms:   p.Symbols(),
+	}
+	s.Shadow.SameFunction = s.Syms.SameFunction
+	p.Engine.ObserveHistory(1, s.hook)
+	s.sync()
+	return s
+}
+
+// Batch has the engine pass instructions to the session in batches of n
+// (n > 1) instead of one at a time, several times faster: the C hooks
+// record each instruction's registers and every guest store, and the
+// observer still sees each instruction with its own registers and the
+// memory it saw. Registers beyond a shadow.Record's (emu.Engine.Reg) are only those
+// of the instruction when emu.Engine.Live says so (see SetLiveRanges). A stop
+// requested by the observer or a predicate takes effect at
+// the end of the batch: the instructions after it in the batch have run
+// (the observer is not called for them; the shadow stack follows them).
+// n = 1 restores exact stops.
+func (s *Session) Batch(n int) error {
+	if n < 1 {
+		return fmt.Errorf("batch size %d", n)
+	}
+	s.batch = n > 1
+	return s.P.Engine.ObserveHistory(n, s.hook)
+}
+
+// Observe sets a function called before every instruction, after the shadow
+// stack has been brought up to that point. Returning false stops before
+// the instruction. nil removes it.
+func (s *Session) Observe(fn func(r shadow.Record) bool) { s.observer = fn }
+
+func (s *Session) hook(er emu.Record, live bool) {
+	r := shadow.Record(er)
+	s.Shadow.Observe(r)
+	if s.stopped {
+		// A batch goes on after a stop (Batch): the shadow stack follows.
+		if live {
+			s.Shadow.Unobserve()
+			s.P.Engine.StopBefore()
+		}
+		return
+	}
+	stop := (s.observer != nil && !s.observer(r)) || (s.pred != nil && s.pred(r))
+	if !stop {
+		return
+	}
+	s.stopped = true
+	if live {
+		s.Shadow.Unobserve()
+		s.P.Engine.StopBefore()
+	} else if s.batch {
+		s.P.Engine.Stop()
+	}
+}
+
+// sync reads the registers after a stop and settles the shadow stack.
+func (s *Session) sync() {
+	r, err := s.P.Engine.FrameState()
+	if err != nil {
+		return
+	}
+	s.cur = shadow.Record(r)
+	s.Shadow.Sync(s.cur)
+}
+
+// State returns the registers before the next instruction.
+func (s *Session) State() shadow.Record { return s.cur }
+
+// Executed returns the number of instructions executed so far.
+func (s *Session) Executed() uint64 { return s.P.Engine.Executed() }
+
+// Step executes one instruction.
+func (s *Session) Step() (*Exit, error) {
+	exit, _, err := s.run(1, nil)
+	return exit, err
+}
+
+// RunUntil runs until pred is true before an instruction (which does not
+// run), the observer stops it, the program ends, or max instructions ran (0: no
+// limit). It reports whether a stop condition matched.
+func (s *Session) RunUntil(pred func(shadow.Record) bool, max uint64) (exit *Exit, stopped bool, err error) {
+	return s.run(max, pred)
+}
+
+func (s *Session) readCode(pc uint64, buf []byte) (int, error) {
+	for n := len(buf); n > 0; n-- {
+		if err := s.P.Engine.ReadMem(pc, buf[:n]); err == nil {
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("no code at %#x", pc)
+}
+
+// chunk bounds one Continue so a long run can be interrupted.
+const chunk = 1 << 20
+
+func (s *Session) run(max uint64, pred func(shadow.Record) bool) (*Exit, bool, error) {
+	s.pred, s.stopped = pred, false
+	defer func() { s.pred = nil }()
+	var done uint64
+	for max == 0 || done < max {
+		n := uint64(chunk)
+		if max > 0 {
+			n = min(n, max-done)
+		}
+		before := s.P.Engine.Executed()
+		exit, err := s.P.Continue(n)
+		done += s.P.Engine.Executed() - before
+		s.sync()
+		if err != nil || exit != nil {
+			return exit, false, err
+		}
+		if s.stopped {
+			return nil, true, nil
+		}
+		if s.P.Engine.Executed() == before {
+			return nil, false, fmt.Errorf("no progress at %s", s.Syms.Format(s.cur.PC))
+		}
+	}
+	return nil, false, nil
+}
+
+// Disasm disassembles the instruction at pc.
+func (s *Session) Disasm(pc uint64) (text string, size int) {
+	code := make([]byte, 16)
+	n, err := s.readCode(pc, code)
+	if err != nil {
+		return "(unmapped)", 0
+	}
+	return s.P.Arch.Disasm(code[:n], pc, s.Syms.Resolver())
+}

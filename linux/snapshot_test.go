@@ -1,0 +1,122 @@
+//go:build cgo
+
+package linux
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/sframesim/sframesim/emu"
+	"github.com/sframesim/sframesim/internal/testcorpus"
+)
+
+// checkpointsEqual compares two checkpoints field by field, pages by
+// content.
+func checkpointsEqual(a, b *Checkpoint) error {
+	if err := a.engine.Diff(b.engine); err != nil {
+		return err
+	}
+	switch {
+	case !reflect.DeepEqual(a.shadow, b.shadow):
+		return fmt.Errorf("shadow stacks differ:\n%+v\n%+v", a.shadow, b.shadow)
+	case a.cur != b.cur:
+		return fmt.Errorf("state %+v, %+v", a.cur, b.cur)
+	case !reflect.DeepEqual(a.vmas, b.vmas) || a.brk != b.brk || a.total != b.total:
+		return fmt.Errorf("memory maps differ")
+	case !bytes.Equal(a.rng, b.rng) || a.sleep != b.sleep || a.sig != b.sig:
+		return fmt.Errorf("Linux layer state differs")
+	case !reflect.DeepEqual(a.fds, b.fds):
+		return fmt.Errorf("descriptor tables differ")
+	}
+	return nil
+}
+
+// TestCheckpointRestore runs static glibc programs (system calls, brk and
+// mmap, RELRO mprotect, C++ exceptions) to two points, checkpointing at
+// each, then restores the first checkpoint, replays to the second and to
+// the end: every byte of the state, the output and the exit must be the
+// same as in the straight run. Restoring a finished program brings it back
+// to life.
+func TestCheckpointRestore(t *testing.T) {
+	dir := testcorpus.Dir(t)
+	for _, name := range []string{"v3/x86-64/except-O2-static", "v3/aarch64/except-O2-static", "v2/x86-64/setjmp-O0-static"} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(dir, name)
+			var out bytes.Buffer
+			p, err := Load(path, Config{Stdout: &out, Stderr: &out})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			s := NewSession(p)
+			runTo := func(n uint64) {
+				t.Helper()
+				if now := s.Executed(); n > now {
+					if exit, _, err := s.RunUntil(nil, n-now); err != nil || exit != nil {
+						t.Fatalf("run to %d: exit %v, err %v", n, exit, err)
+					}
+				}
+				if s.Executed() != n {
+					t.Fatalf("at %d, want %d", s.Executed(), n)
+				}
+			}
+			// Run once to the end to learn the length.
+			c0, err := s.Checkpoint(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			exit, _, err := s.RunUntil(nil, 0)
+			if err != nil || exit == nil {
+				t.Fatalf("run: exit %v, err %v", exit, err)
+			}
+			total, wantOut, wantExit := s.Executed(), out.String(), *exit
+			a, b := total/3, total*2/3
+			if err := s.Restore(c0); err != nil {
+				t.Fatal(err)
+			}
+			out.Reset()
+			runTo(a)
+			ca, err := s.Checkpoint(c0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			outA := out.Len()
+			runTo(b)
+			cb, err := s.Checkpoint(ca)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The second checkpoint shares the pages that did not change.
+			if ca.OwnBytes() <= emu.PageSize || cb.OwnBytes() <= 0 || cb.OwnBytes() >= ca.OwnBytes() {
+				t.Errorf("own bytes %d, %d", ca.OwnBytes(), cb.OwnBytes())
+			}
+			exit, _, err = s.RunUntil(nil, 0)
+			if err != nil || exit == nil || *exit != wantExit || out.String() != wantOut {
+				t.Fatalf("second run: exit %v (want %v), err %v, output %q", exit, wantExit, err, out.String())
+			}
+			// Back from the end to a, replay to b: the same state.
+			if err := s.Restore(ca); err != nil {
+				t.Fatal(err)
+			}
+			out.Truncate(outA)
+			if p.Exited() != nil || s.State() != ca.cur {
+				t.Fatalf("after restore: exited %v, state %+v", p.Exited(), s.State())
+			}
+			runTo(b)
+			cb2, err := s.Checkpoint(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := checkpointsEqual(cb, cb2); err != nil {
+				t.Fatalf("replayed state at %d: %v", b, err)
+			}
+			exit, _, err = s.RunUntil(nil, 0)
+			if err != nil || exit == nil || *exit != wantExit || out.String() != wantOut || s.Executed() != total {
+				t.Fatalf("replay: exit %v (want %v) after %d (want %d), err %v, output %q", exit, wantExit, s.Executed(), total, err, out.String())
+			}
+		})
+	}
+}

@@ -1,0 +1,324 @@
+// Package shadow keeps the true call stack of a guest program by watching
+// every instruction it executes: the ground truth SFrame unwinds are
+// compared with. It is pure Go; the emulator feeds it one Record per
+// instruction.
+//
+// A [Frame] is pushed at every call instruction (x86-64 call; AArch64 bl,
+// blr, blraa, blrab, blraaz, blrabz) and popped at the return that comes
+// back to it (x86-64 ret; AArch64 ret, retaa, retab). For a frame created
+// by a call instruction at address S of length L, executed with stack
+// pointer SP and frame pointer FP (rbp / x29) before it ran:
+//
+//   - Return address (RA) = S + L: where the callee returns. On x86-64 it is
+//     the value the call pushed at CFA-8; on AArch64 the value the call put
+//     in x30 (the callee may sign it; the truth is the unsigned address).
+//   - CFA (canonical frame address) = SP before the call. On x86-64 that is
+//     the address just above the pushed return address (the callee's SP at
+//     entry is CFA-8); on AArch64 the callee's SP at entry equals the CFA.
+//     This is the DWARF/SFrame CFA of the callee, and the caller's SP after
+//     the callee returns.
+//   - Caller's FP = FP before the call: the value the callee must restore
+//     (the "FP" an unwinder recovers for the caller's frame).
+//
+// Returns to another frame's return address (skipping frames) and returns
+// to an address no frame expects are reported as [Anomaly] values, never a
+// crash. Frames the stack pointer has left without a return (longjmp, C++
+// exception unwinding) are dropped: on x86-64 when SP >= CFA; on AArch64
+// when SP > CFA, or — right after an indirect branch (br, as longjmp ends
+// and libgcc enters a landing pad) or an unexpected return, with SP at the
+// top frame's CFA — when the branch lands in the function a frame returns
+// to (that frame and those above it are dropped; with symbols; without
+// them, when x30, PAC stripped, no longer holds the frame's return
+// address). A tail call keeps its caller's frame, as the machine state does.
+package shadow
+
+import (
+	"fmt"
+
+	"github.com/sframesim/sframesim/arch"
+)
+
+// Record is one instruction about to execute: its address and size and the
+// stack pointer, frame pointer and (AArch64) link register before it runs.
+// It has the layout of emu.Record, so one converts to the other.
+type Record struct {
+	PC, SP, FP, RA uint64
+	Size           uint32
+}
+
+// Frame is one activation on the shadow call stack, recorded by watching
+// the call that created it. See the package documentation for the exact
+// definitions of CFA, return address and FP.
+type Frame struct {
+	CallSite   uint64 // address of the call instruction
+	ReturnAddr uint64 // address the callee returns to (call site + its length)
+	CFA        uint64 // the callee's canonical frame address
+	CallerFP   uint64 // the caller's frame pointer (rbp / x29) at the call
+	Entry      uint64 // first instruction executed in the callee
+	Insn       uint64 // instruction count when the callee started
+}
+
+// Anomaly is a departure from strict call/return nesting.
+type Anomaly struct {
+	Insn   uint64 // instruction count
+	PC     uint64 // where execution went
+	Kind   string // "unexpected-return", "return-skipped-frames"
+	Detail string
+}
+
+// Stack keeps the true call stack of a guest by watching every
+// instruction: a call pushes a frame, a return pops the frame it returns
+// to, and frames whose CFA lies below the stack pointer are dropped, as
+// they are when longjmp or C++ exception unwinding abandons them. A tail
+// call keeps its caller's frame, which is what the machine state shows too.
+//
+// Observe must see every executed instruction, in order, with the
+// registers before it ran (a Record, as the C hook collects them).
+type Stack struct {
+	// SameFunction, when set, tells whether two code addresses belong to
+	// the same function (cold partitions included). It resolves the
+	// AArch64 ambiguity of SP == CFA after an indirect jump: landing in the
+	// function a frame returns to means that frame and those above it were
+	// abandoned (a C++ landing pad, a longjmp); landing where no frame
+	// returns is a tail call. Without it, the link register decides.
+	SameFunction func(a, b uint64) bool
+
+	arch      *arch.Arch
+	readCode  func(addr uint64, buf []byte) error
+	frames    []Frame
+	anomalies []Anomaly
+	// Flow classes per 4 KiB page of code (flowUnknown where not yet
+	// classified), with the last page used at hand: a slice index instead
+	// of a map lookup for nearly every instruction.
+	pages    map[uint64][]arch.Flow
+	lastPage uint64
+	last     []arch.Flow
+	prev     Record
+	prevFlow arch.Flow
+	havePrev bool
+	insn     uint64
+	unwound  uint64 // frames dropped by the SP rule
+	version  uint64 // changes whenever frames does
+	code     [16]byte
+}
+
+// New returns an empty shadow stack for a program of architecture a whose
+// code readCode reads: the frame of the entry point is the outermost one
+// and has no record.
+func New(a *arch.Arch, readCode func(addr uint64, buf []byte) error) *Stack {
+	return &Stack{arch: a, readCode: readCode, pages: make(map[uint64][]arch.Flow)}
+}
+
+// Observe updates the stack for the instruction about to run at r.PC.
+func (s *Stack) Observe(r Record) {
+	s.insn++
+	s.settle(r)
+	s.prev, s.havePrev = r, true
+	s.prevFlow = s.flow(r.PC, r.Size)
+}
+
+// Unobserve takes back the last Observe when that instruction did not run
+// after all (the observer stopped the engine before it). Its record will
+// be observed again when execution resumes.
+func (s *Stack) Unobserve() {
+	if s.havePrev {
+		s.insn--
+		s.havePrev = false
+	}
+}
+
+// Sync brings the stack up to date with the machine state r at a stop,
+// where the next instruction has not been observed yet (emulation ended
+// right after a call or return). Observing that instruction later, when
+// execution resumes, does not apply the call or return twice.
+func (s *Stack) Sync(r Record) {
+	s.settle(r)
+	s.havePrev = false
+}
+
+// settle applies the effect of the previous instruction, now that r shows
+// where it led, and drops abandoned frames.
+func (s *Stack) settle(r Record) {
+	n0, called := len(s.frames), s.havePrev && s.prevFlow == arch.FlowCall
+	jumped := false // control arrived by an indirect jump or a return to an unexpected place
+	if s.havePrev {
+		p := &s.prev
+		switch s.prevFlow {
+		case arch.FlowCall:
+			// A call leaves the caller's SP (before the call) as the
+			// callee's CFA on both architectures: x86-64 pushes the return
+			// address just below it; AArch64 leaves SP alone.
+			s.frames = append(s.frames, Frame{
+				CallSite:   p.PC,
+				ReturnAddr: p.PC + uint64(p.Size),
+				CFA:        p.SP,
+				CallerFP:   p.FP,
+				Entry:      r.PC,
+				Insn:       s.insn,
+			})
+		case arch.FlowRet:
+			jumped = !s.pop(r)
+		case arch.FlowJump:
+			jumped = true
+		}
+	}
+	// Frames the stack pointer has left are gone (longjmp, exception
+	// unwinding).
+	for n := len(s.frames); n > 0 && s.abandoned(&s.frames[n-1], r, jumped); n-- {
+		s.frames = s.frames[:n-1]
+		s.unwound++
+	}
+	// After an indirect jump on AArch64 with SP at the top frame's CFA, the
+	// landing function tells which frames are left: a landing pad or a
+	// longjmp target lies in the function a frame returns to (that frame
+	// and those above it are gone); a tail call lands where no frame
+	// returns.
+	if jumped && s.SameFunction != nil && s.arch.HasLinkRegister() {
+		if n := len(s.frames); n > 0 && r.SP == s.frames[n-1].CFA {
+			for k := n - 1; k >= 0; k-- {
+				// The call site, not the return address: a call to a
+				// noreturn function (__cxa_throw) may be a function's last
+				// instruction, its return address already in the next one.
+				if s.SameFunction(s.frames[k].CallSite, r.PC) {
+					s.unwound += uint64(n - k)
+					s.frames = s.frames[:k]
+					break
+				}
+			}
+		}
+	}
+	if called || len(s.frames) != n0 {
+		s.version++
+	}
+}
+
+// abandoned reports whether the machine state r shows that frame f is no
+// longer live. On x86-64 a live callee keeps its return address at CFA-8,
+// so SP stays below the CFA. On AArch64 SP reaches the CFA in the callee
+// itself (at entry, and after the epilogue, before ret), so there SP == CFA
+// means "abandoned" only right after an indirect branch or a return no
+// frame expected (jumped: longjmp ends with br, libgcc enters a landing pad
+// with ret) that left the link register without the frame's return
+// address (pointer authentication code stripped): a longjmp back to the
+// caller restores the caller's own x30. Elsewhere x30 may legitimately
+// hold something else for a while, as in glibc's __sigsetjmp, which parks
+// it in x13 around a call.
+func (s *Stack) abandoned(f *Frame, r Record, jumped bool) bool {
+	switch {
+	case r.SP > f.CFA:
+		return true
+	case r.SP < f.CFA:
+		return false
+	case !s.arch.HasLinkRegister():
+		return true
+	}
+	if !jumped || s.SameFunction != nil {
+		return false // with SameFunction, settle decided already
+	}
+	return s.arch.StripPAC(r.RA) != f.ReturnAddr
+}
+
+// pop handles a return that landed at r.PC; false if no frame expected it.
+func (s *Stack) pop(r Record) bool {
+	n := len(s.frames)
+	for i := n - 1; i >= 0; i-- {
+		if s.frames[i].ReturnAddr == r.PC {
+			if i != n-1 {
+				s.anomalies = append(s.anomalies, Anomaly{Insn: s.insn, PC: r.PC, Kind: "return-skipped-frames",
+					Detail: fmt.Sprintf("return from %#x to %#x skipped %d frame(s)", s.prev.PC, r.PC, n-1-i)})
+			}
+			s.frames = s.frames[:i]
+			return true
+		}
+	}
+	detail := fmt.Sprintf("return from %#x to %#x", s.prev.PC, r.PC)
+	if n > 0 {
+		detail += fmt.Sprintf(", expected %#x", s.frames[n-1].ReturnAddr)
+		s.frames = s.frames[:n-1]
+	} else {
+		detail += " with no frame on the shadow stack"
+	}
+	s.anomalies = append(s.anomalies, Anomaly{Insn: s.insn, PC: r.PC, Kind: "unexpected-return", Detail: detail})
+	return false
+}
+
+const flowUnknown = arch.Flow(0xff)
+
+// flow classifies the instruction at pc, once per address.
+func (s *Stack) flow(pc uint64, size uint32) arch.Flow {
+	page := pc >> 12
+	if s.last == nil || page != s.lastPage {
+		p, ok := s.pages[page]
+		if !ok {
+			p = make([]arch.Flow, 1<<12)
+			for i := range p {
+				p[i] = flowUnknown
+			}
+			s.pages[page] = p
+		}
+		s.lastPage, s.last = page, p
+	}
+	f := s.last[pc&(1<<12-1)]
+	if f == flowUnknown {
+		f = s.classifyAt(pc, size)
+		s.last[pc&(1<<12-1)] = f
+	}
+	return f
+}
+
+// classifyAt reads and classifies the instruction at pc.
+func (s *Stack) classifyAt(pc uint64, size uint32) arch.Flow {
+	n := int(size)
+	if n <= 0 || n > len(s.code) {
+		n = len(s.code)
+	}
+	f := arch.FlowBad
+	if err := s.readCode(pc, s.code[:n]); err == nil {
+		f, _ = s.arch.Classify(s.code[:n])
+	}
+	return f
+}
+
+// Frames returns the frames, outermost first. The slice is the stack's
+// own: copy it to keep it.
+func (s *Stack) Frames() []Frame { return s.frames }
+
+// Version returns a number that changes whenever the frames do.
+func (s *Stack) Version() uint64 { return s.version }
+
+// Depth returns the number of frames above the outermost function.
+func (s *Stack) Depth() int { return len(s.frames) }
+
+// Anomalies returns the departures from call/return nesting seen so far.
+func (s *Stack) Anomalies() []Anomaly { return s.anomalies }
+
+// Unwound returns how many frames were dropped because the stack pointer
+// moved above them without a return (longjmp, exception unwinding).
+func (s *Stack) Unwound() uint64 { return s.unwound }
+
+// State is what a Stack knows at one point of a run, for checkpoints.
+type State struct {
+	frames    []Frame
+	anomalies int
+	prev      Record
+	prevFlow  arch.Flow
+	havePrev  bool
+	insn      uint64
+	unwound   uint64
+}
+
+// Save returns the stack's state.
+func (s *Stack) Save() State {
+	return State{frames: append([]Frame(nil), s.frames...), anomalies: len(s.anomalies),
+		prev: s.prev, prevFlow: s.prevFlow, havePrev: s.havePrev, insn: s.insn, unwound: s.unwound}
+}
+
+// Restore puts the stack back into st, a state Save returned earlier in the
+// same run. Version changes, as the frames did under any memo of them.
+func (s *Stack) Restore(st State) {
+	s.frames = append(s.frames[:0], st.frames...)
+	s.anomalies = s.anomalies[:min(len(s.anomalies), st.anomalies)]
+	s.prev, s.prevFlow, s.havePrev = st.prev, st.prevFlow, st.havePrev
+	s.insn, s.unwound = st.insn, st.unwound
+	s.version++
+}

@@ -1,0 +1,142 @@
+//go:build cgo
+
+package verify
+
+import (
+	"fmt"
+
+	"github.com/sframesim/sframesim/arch"
+	"github.com/sframesim/sframesim/linux"
+	"github.com/sframesim/sframesim/sframe"
+	"github.com/sframesim/sframesim/symbols"
+	"github.com/sframesim/sframesim/unwind"
+)
+
+// A Target is a program opened for checking: everything verify, the TUI
+// and corpus runs need to run it and compare its SFrame unwind with the
+// truth at each instruction. Close releases it.
+type Target struct {
+	Path string
+	// Section is the program's SFrame section, relocated to where the
+	// program runs.
+	Section  *sframe.Section
+	Process  *linux.Process
+	Session  *linux.Session // steps Process, keeping its shadow stack
+	Unwinder *unwind.Unwinder
+	Checker  *Checker
+	Symbols  *symbols.Table
+	Lines    *symbols.Lines
+
+	file    *sframe.File // nil for OpenSection
+	batched bool
+}
+
+// Open reads path's SFrame section and loads the program (cfg.Args is its
+// argv) for checking. A section that does not decode is an error: there
+// is nothing to check against.
+func Open(path string, cfg linux.Config) (*Target, error) {
+	sf, err := sframe.Open(path)
+	if sf == nil {
+		return nil, err
+	}
+	if err != nil {
+		sf.Close()
+		return nil, err
+	}
+	tg, err := OpenSection(path, sf.Section, cfg)
+	if err != nil {
+		sf.Close()
+		return nil, err
+	}
+	tg.file = sf
+	return tg, nil
+}
+
+// OpenSection is Open with the program's SFrame section already decoded
+// (and possibly changed, as fault injection does). sec is relocated in
+// place to the program's load base.
+func OpenSection(path string, sec *sframe.Section, cfg linux.Config) (*Target, error) {
+	a := arch.ForABI(sec.Header.ABI)
+	if a == nil {
+		return nil, fmt.Errorf("%s: SFrame ABI %v is not one sframesim unwinds", path, sec.Header.ABI)
+	}
+	p, err := linux.Load(path, cfg)
+	if err != nil {
+		return nil, err
+	}
+	tg := &Target{Path: path, Section: sec, Process: p}
+	// A library's FLEX functions must be handed over live too when
+	// checking in batches.
+	tg.Unwinder, err = newUnwinder(p, a, sec, func() {
+		if tg.batched {
+			p.Engine.SetLiveRanges(liveRanges(tg.Unwinder))
+		}
+	})
+	if err != nil {
+		p.Close()
+		return nil, err
+	}
+	tg.Session = linux.NewSession(p)
+	tg.Checker = NewChecker(tg.Unwinder, Memory{p.Engine}, EngineRegs(p.Engine))
+	tg.Symbols = tg.Session.Syms
+	tg.Lines = symbols.NewLines(p.ELF, p.Base)
+	return tg, nil
+}
+
+// Close releases the program and its file.
+func (tg *Target) Close() error {
+	if tg.file != nil {
+		tg.file.Close()
+	}
+	return tg.Process.Close()
+}
+
+// Batch has the target's session hand instructions to its checker in
+// batches of n (0: DefaultBatch), or one at a time before each runs (n =
+// 1). Batched, memory is replayed per instruction, the checker's memos
+// watch the emulator's store log, and the functions whose rules need
+// registers a record does not carry (V3 FLEX) are handed over live; a stop
+// requested by an observer takes effect at the end of its batch
+// (linux.Session.Batch).
+func (tg *Target) Batch(n int) error {
+	if n == 0 {
+		n = DefaultBatch
+	}
+	s := tg.Session
+	if err := s.Batch(n); err != nil {
+		return err
+	}
+	tg.batched = n > 1
+	if n > 1 {
+		s.P.Engine.SetLiveRanges(liveRanges(tg.Unwinder))
+		tg.Checker.Watch = s.P.Engine
+	} else {
+		s.P.Engine.SetLiveRanges(nil)
+		tg.Checker.Watch = nil
+	}
+	return nil
+}
+
+// liveRanges returns the code ranges of the functions with a rule based on
+// a register other than SP and FP (V3 FLEX rules): the unwinder reads that
+// register in the topmost frame, which a batched record does not carry.
+func liveRanges(u *unwind.Unwinder) [][2]uint64 {
+	var out [][2]uint64
+	for _, sec := range u.Sections() {
+		sp, fp, _, _ := sec.Header.ABI.Regs()
+		plain := func(r sframe.Rule) bool {
+			return r.Kind != sframe.RuleExpr || r.Reg == sp || r.Reg == fp || r.Reg == sframe.RegCFA
+		}
+		for i := range sec.FDEs {
+			f := &sec.FDEs[i]
+			for j := range f.FREs {
+				row, err := sec.Rules(i, j)
+				if err != nil || !plain(row.CFA) || !plain(row.RA) || !plain(row.FP) {
+					out = append(out, [2]uint64{f.Start, f.Start + uint64(f.Size)})
+					break
+				}
+			}
+		}
+	}
+	return out
+}
