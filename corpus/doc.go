@@ -1,4 +1,4 @@
-// Package batch verifies a whole corpus of binaries at once, for CI: the
+// Package corpus verifies a whole corpus of binaries at once, for CI: the
 // engine behind `sframesim corpus`.
 //
 // The input is a directory (every ELF executable with SFrame data under it;

@@ -19,19 +19,7 @@ import (
 	"github.com/sframesim/sframesim/symbols"
 )
 
-// This file is the Linux user-mode layer: it loads a Linux ELF program
-// (ET_EXEC, static PIE, or a dynamically linked one with its program
-// interpreter: dynamic.go) into an emu.Engine with the stack, auxiliary vector
-// and registers Linux would give it, and runs it with its system calls
-// emulated (syscalls.go), in chunks of instructions, until it exits or a
-// limit stops it.
-//
-// The guest never touches the host: its writes to stdout and stderr go to
-// Config.Stdout and Config.Stderr, it reads only the files listed in
-// Config.ReadAllow and the files of its sysroot (snapshotted when opened),
-// and it cannot exec, fork, create threads or use the network. Time, process ids and random bytes are
-// fixed or derived from the instruction count, so every run of a program
-// is the same.
+// This file holds a Process and its run loop; see doc.go for the package.
 
 // Config describes one run of a guest program.
 type Config struct {
