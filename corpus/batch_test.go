@@ -154,7 +154,7 @@ func TestReadExpectations(t *testing.T) {
 		{`{"binaries": {"a": {"unsupported": "is not one sframesim unwinds"}}}`, ""},
 		{`{"binaries": {"a": {}}}`, `binary a: lists neither "unsupported" nor "problems"`},
 		{`{"binaries": {"a": {"unsupported": "ABI", "problems": [{"kind": "cfa"}]}}}`, "lists both"},
-		{`{"binaries": {"a": {"problems": [{"kind": "ok"}]}}}`, `problem 0: kind "ok" is not one of cfa, fp, limited, ra, too-short, unterminated, unwind-error`},
+		{`{"binaries": {"a": {"problems": [{"kind": "ok"}]}}}`, `problem 0: kind "ok" is not one of cfa, ended-early, fp, limited, ra, too-short, unterminated, unwind-error`},
 		{`{"binaries": {"a": {"problem": []}}}`, `unknown field "problem"`},
 		{`{"binaries": {"a": {"problems": [{"kind": 1}]}}}`, "offset"},
 	} {

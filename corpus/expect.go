@@ -34,7 +34,7 @@ import (
 //	}
 //
 // An expected problem names a problem kind as verify reports it (cfa, ra,
-// fp, unwind-error, too-short, limited, unterminated), the function whose
+// fp, unwind-error, too-short, limited, unterminated, ended-early), the function whose
 // FRE row gave it and that row as objdump --sframe prints it. An empty
 // function or row matches any. An unsupported binary is one verify cannot
 // run; the entry gives a piece of verify's error message and the reason.

@@ -192,6 +192,8 @@ func verdict(r verify.Result) string {
 		return fmt.Sprintf("limited at frame %d: %v", r.Depth, r.Err)
 	case verify.Unterminated:
 		return fmt.Sprintf("unterminated: frames right, but frame %d's row does not mark the end", r.Depth)
+	case verify.EndedEarly:
+		return fmt.Sprintf("ENDED EARLY at frame %d: no SFrame row for its return address %#x, though its function has SFrame data", r.Depth, r.Frame.PC)
 	}
 	return r.Kind.String()
 }

@@ -32,9 +32,10 @@ import (
 // emulator in history mode, which sees every store) says nothing stored
 // there; otherwise they are re-read, which costs no cgo call.
 type Checker struct {
-	u    *unwind.Unwinder
-	mem  unwind.Memory
-	regs func(sframe.Reg) (uint64, bool)
+	u       *unwind.Unwinder
+	covered func(pc uint64) bool // the unwinder has a row for pc
+	mem     unwind.Memory
+	regs    func(sframe.Reg) (uint64, bool)
 
 	// Watch, when set, tells whether memory under the last walk's reads
 	// may have changed, so they need not be read again (emu.Engine in
@@ -108,7 +109,7 @@ func (r *recorder) ReadUint64(addr uint64) (uint64, error) {
 // NewChecker returns a Checker over u, reading memory through mem and the
 // topmost frame's other registers through regs (may be nil).
 func NewChecker(u *unwind.Unwinder, mem unwind.Memory, regs func(sframe.Reg) (uint64, bool)) *Checker {
-	c := &Checker{u: u, mem: mem, regs: regs}
+	c := &Checker{u: u, mem: mem, regs: regs, covered: covers(u)}
 	c.rec0 = &recorder{mem: mem, reads: &c.reads0}
 	c.rec = &recorder{mem: mem, reads: &c.newReads}
 	return c
@@ -183,7 +184,7 @@ func (c *Checker) Check(r shadow.Record, shadow []shadow.Frame) Result {
 	it.Reset(c.u, unwind.Registers{PC: r.PC, SP: r.SP, FP: r.FP, LR: r.RA, Get: c.regs}, c.rec0)
 	c.frames = c.frames[:0]
 	if !it.Next() {
-		return compare(c.frames, it.Err(), shadow)
+		return compare(c.frames, it.Err(), shadow, c.covered)
 	}
 	c.frames = append(c.frames, it.Frame())
 	f0 := &c.frames[0]
@@ -192,7 +193,7 @@ func (c *Checker) Check(r shadow.Record, shadow []shadow.Frame) Result {
 		if c.Watch != nil {
 			c.watch()
 		}
-		return compare(c.frames, it.Err(), shadow)
+		return compare(c.frames, it.Err(), shadow, c.covered)
 	}
 	key := [3]uint64{f0.RA, f0.CFA, f0.CallerFP}
 	if c.valid && key == c.key && (c.Watch != nil && !c.Watch.Touched() || unchanged(c.mem, c.reads)) {
@@ -298,7 +299,7 @@ func (c *Checker) compare(f0 *unwind.Frame, shadow []shadow.Frame) Result {
 	o := L + 1 - n
 	if L == 0 || o != 0 && o != 1 {
 		c.okN = 0
-		return compare2(f0, c.tail, true, c.tailErr, shadow)
+		return compare2(f0, c.tail, true, c.tailErr, shadow, c.covered)
 	}
 	if o != c.okOff {
 		c.okN, c.okOff = 0, o
@@ -307,9 +308,9 @@ func (c *Checker) compare(f0 *unwind.Frame, shadow []shadow.Frame) Result {
 	if f0.HasRow {
 		res.Top, res.TopSection = [2]int{f0.Row.FDE, f0.Row.FRE}, f0.Section
 	}
-	if _, done := judge(0, f0, n); done {
+	if _, done := judge(0, f0, shadow, c.covered); done {
 		// Frame 0 ends the walk (cannot happen with a tail; kept exact).
-		return compare2(f0, c.tail, true, c.tailErr, shadow)
+		return compare2(f0, c.tail, true, c.tailErr, shadow, c.covered)
 	} else if kind, w, g := frameMismatch(f0, &shadow[n-1]); kind != OK {
 		res.Kind, res.Frame, res.Want, res.Got = kind, *f0, w, g
 		return res
@@ -322,11 +323,11 @@ func (c *Checker) compare(f0 *unwind.Frame, shadow []shadow.Frame) Result {
 	for i := L - 1; i >= c.okN; i-- {
 		k := L - i
 		f := &c.tail[i]
-		if kind, done := judge(k, f, n); done {
+		if kind, done := judge(k, f, shadow, c.covered); done {
 			if kind == OK && i == 0 {
 				break
 			}
-			return compare2(f0, c.tail, true, c.tailErr, shadow)
+			return compare2(f0, c.tail, true, c.tailErr, shadow, c.covered)
 		}
 		if kind, w, g := frameMismatch(f, &shadow[i-o]); kind != OK {
 			res.Kind, res.Depth, res.Frame, res.Want, res.Got, res.Checked = kind, k, *f, w, g, checked
@@ -347,7 +348,10 @@ func (c *Checker) compare(f0 *unwind.Frame, shadow []shadow.Frame) Result {
 		c.okN = L
 	}
 	res.Depth, res.Frame = L, c.tail[0]
-	if _, done := judge(L, &c.tail[0], n); done {
+	if kind, done := judge(L, &c.tail[0], shadow, c.covered); done {
+		if kind != OK {
+			return compare2(f0, c.tail, true, c.tailErr, shadow, c.covered)
+		}
 		res.Checked = L
 	} else {
 		res.Checked = L + 1

@@ -69,22 +69,31 @@ func Check(u *unwind.Unwinder, r shadow.Record, mem unwind.Memory, shadow []shad
 	for it.Next() {
 		frames = append(frames, it.Frame())
 	}
-	return compare(frames, it.Err(), shadow)
+	return compare(frames, it.Err(), shadow, covers(u))
+}
+
+// covers returns whether u has SFrame data (a row) for a PC.
+func covers(u *unwind.Unwinder) func(pc uint64) bool {
+	return func(pc uint64) bool {
+		_, _, err := u.Lookup(pc)
+		return err == nil
+	}
 }
 
 // compare matches unwound frames (topmost first; walkErr: the error that
-// ended the walk) with the shadow frames.
-func compare(frames []unwind.Frame, walkErr error, shadow []shadow.Frame) Result {
+// ended the walk) with the shadow frames. covered tells whether the SFrame
+// data covers a PC (see judge).
+func compare(frames []unwind.Frame, walkErr error, shadow []shadow.Frame, covered func(uint64) bool) Result {
 	if len(frames) == 0 {
-		return compare2(nil, nil, false, walkErr, shadow)
+		return compare2(nil, nil, false, walkErr, shadow, covered)
 	}
-	return compare2(&frames[0], frames[1:], false, walkErr, shadow)
+	return compare2(&frames[0], frames[1:], false, walkErr, shadow, covered)
 }
 
 // compare2 is compare over the topmost frame f0 (nil: none) and the
 // callers' frames, without joining them: tail holds frames 1, 2, ... in
 // that order, or (rev) outermost first.
-func compare2(f0 *unwind.Frame, tail []unwind.Frame, rev bool, walkErr error, shadow []shadow.Frame) Result {
+func compare2(f0 *unwind.Frame, tail []unwind.Frame, rev bool, walkErr error, shadow []shadow.Frame, covered func(uint64) bool) Result {
 	n := len(shadow)
 	res := Result{}
 	if f0 == nil {
@@ -104,7 +113,7 @@ func compare2(f0 *unwind.Frame, tail []unwind.Frame, rev bool, walkErr error, sh
 		case k > 0:
 			f = &tail[k-1]
 		}
-		if kind, done := judge(k, f, n); done {
+		if kind, done := judge(k, f, shadow, covered); done {
 			res.Kind, res.Depth, res.Frame = kind, k, *f
 			switch kind {
 			case Unterminated:
@@ -158,8 +167,15 @@ func frameMismatch(f *unwind.Frame, want *shadow.Frame) (Kind, uint64, uint64) {
 
 // judge decides frame k when the comparison ends there (done): no truth
 // beyond the true outermost frame, no data, unwinding failures, an early
-// end.
-func judge(k int, f *unwind.Frame, n int) (Kind, bool) {
+// end. A caller frame (k > 0) without SFrame data for its PC ends the chain
+// as a coverage gap when its function has no SFrame data at all; when the
+// SFrame data covers the call that made frame k-1 (the true caller's call
+// site, per covered) but not the return address it left, the chain ended
+// early (EndedEarly): a consumer looking the return address up, as
+// libsframe, glibc and the kernel do, loses the stack there — as after a
+// noreturn call that ends a function, whose return address lies in padding.
+func judge(k int, f *unwind.Frame, shadow []shadow.Frame, covered func(uint64) bool) (Kind, bool) {
+	n := len(shadow)
 	if k >= n && k > 0 {
 		// The true outermost function: no truth beyond it.
 		if f.Outermost || f.Err != nil && unwind.NoData(f.Err) {
@@ -171,6 +187,9 @@ func judge(k int, f *unwind.Frame, n int) (Kind, bool) {
 	case f.Err != nil && unwind.NoData(f.Err):
 		if k == 0 {
 			return NoFDE, true
+		}
+		if covered != nil && covered(shadow[n-k].CallSite) {
+			return EndedEarly, true
 		}
 		return OK, true
 	case f.Err != nil && errors.Is(f.Err, unwind.ErrRegister):

@@ -23,9 +23,16 @@ const (
 	// the unwind goes on past it with a made-up return address (Got, when
 	// one was read). GNU as 2.40 and 2.44 (SFrame V1, V2) cannot mark it.
 	Unterminated
+	// EndedEarly: the unwind found every frame right up to a return
+	// address that no SFrame row covers, while the function it returns to
+	// has SFrame data (its call site is covered): the chain ends there for
+	// every consumer that looks return addresses up as they are (libsframe,
+	// glibc, the kernel). Typically a noreturn call that is the last
+	// instruction of its function: the return address lies in padding.
+	EndedEarly
 )
 
-var kindNames = [...]string{"ok", "no-fde", "cfa", "ra", "fp", "unwind-error", "too-short", "limited", "unterminated"}
+var kindNames = [...]string{"ok", "no-fde", "cfa", "ra", "fp", "unwind-error", "too-short", "limited", "unterminated", "ended-early"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -39,7 +46,7 @@ func (k Kind) String() string {
 // chain that ends too early.
 func (k Kind) Failure() bool {
 	switch k {
-	case MismatchCFA, MismatchRA, MismatchFP, UnwindError, TooShort:
+	case MismatchCFA, MismatchRA, MismatchFP, UnwindError, TooShort, EndedEarly:
 		return true
 	}
 	return false
