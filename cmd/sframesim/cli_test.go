@@ -70,7 +70,7 @@ func TestTopLevelUsage(t *testing.T) {
 	}
 }
 
-// usageError is a command line that must fail with exitUsage and a short
+// A usageErrorCase is a command line that must fail with exitUsage and a short
 // message: what is wrong, and which help to read.
 type usageErrorCase struct {
 	args   []string
