@@ -3,7 +3,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -18,79 +17,73 @@ import (
 	"github.com/sframesim/sframesim/internal/atomicfile"
 )
 
-const corpusUsage = "corpus [-j N] [--shard i/n] [--expect FILE [--update]] [--json FILE] [--junit FILE] [--timeout D] [--max-insns N] [--run REGEXP] [--sysroot DIR] [--sysroot-for TOOLCHAIN/ARCH=DIR]... [--progress P] DIR|MANIFEST"
-
 func runCorpus(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("corpus", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	workers := fs.Int("j", 0, "verify `N` binaries at once (0: one per CPU)")
-	shard := fs.String("shard", "", "verify only shard `i/n` (1 <= i <= n): binaries sorted by path, dealt round-robin")
-	expectPath := fs.String("expect", "", "expected outcomes `FILE` (binaries not listed must verify clean)")
-	update := fs.Bool("update", false, "write the observed outcomes to the --expect file as the new baseline (reasons are kept)")
-	jsonPath := fs.String("json", "", "write the summary and every report as JSON to `FILE`")
-	junitPath := fs.String("junit", "", "write JUnit XML (one testcase per binary) to `FILE`")
-	timeout := fs.Duration("timeout", 10*time.Minute, "per-binary wall-clock limit `D` (0: none); a binary that hits it fails")
-	maxInsns := fs.Uint64("max-insns", 0, "stop each binary after `N` instructions (0: no limit); such runs are judged only for new problems")
-	runPattern := fs.String("run", "", "verify only binaries whose path matches `REGEXP`")
-	sysroot := sysrootFlag(fs)
+	cl := newCommandLine("corpus", "Verifies many binaries in parallel, each as `sframesim verify` does, and judges\n"+
+		"each outcome against the expectations: known problems (by kind, function and\n"+
+		"FRE row, with a reason) and unsupported binaries pass; a new problem, an\n"+
+		"expected problem that no longer occurs, or (with a manifest) a wrong exit\n"+
+		"status or output fails.\n\n"+
+		"DIR: every ELF executable with a .sframe section under it. MANIFEST: a JSON\n"+
+		"array of {\"path\", \"args\", \"exit_status\", \"stdout\", \"sysroot\", \"expect\"},\n"+
+		"such as testdata/corpus/manifest.json; \"expect\" is an entry of the --expect\n"+
+		"file, which overrides it. Dynamically linked binaries read ld.so and their\n"+
+		"libraries from their \"sysroot\", else --sysroot-for by the manifest's\n"+
+		"\"toolchain\" and \"arch\", else --sysroot.\n\n"+
+		"Prints a summary table on stdout, or on stderr when --json - or --junit -\n"+
+		"writes to stdout. Ctrl-C stops and still writes what was done.\n\n"+
+		"Exit status: 0 every binary as expected, 1 unexpected outcomes (or stale\n"+
+		"expectations), 2 could not run (usage, input, a binary that could not be\n"+
+		"verified, or interrupted).\n\n")
+	workers := cl.Int("j", 0, "verify `N` binaries at once (0: one per CPU)")
+	shard := cl.String("shard", "", "verify only shard `i/n` (1 <= i <= n): binaries sorted by path, dealt round-robin")
+	expectPath := cl.String("expect", "", "expected outcomes `FILE` (binaries not listed must verify clean)")
+	update := cl.Bool("update", false, "write the observed outcomes to the --expect file as the new baseline (reasons are kept)")
+	jsonPath := cl.String("json", "", "write the summary and every report as JSON to `FILE` (- for stdout)")
+	junitPath := cl.String("junit", "", "write JUnit XML (one testcase per binary) to `FILE` (- for stdout)")
+	timeout := cl.Duration("timeout", 10*time.Minute, "per-binary wall-clock limit `D` (0: none); a binary that hits it fails")
+	maxInsns := cl.Uint64("max-insns", 0, "stop each binary after `N` instructions (0: no limit); such runs are judged only for new problems")
+	runPattern := cl.String("run", "", "verify only binaries whose path matches `REGEXP`")
+	sysroot := sysrootFlag(cl.FlagSet)
 	sysrootFor := map[string]string{}
-	fs.Func("sysroot-for", "read the ld.so and libraries of the dynamically linked binaries a manifest says `TOOLCHAIN/ARCH` built from DIR, as in sid/x86-64=DIR (repeatable; overrides --sysroot)", func(s string) error {
+	cl.Func("sysroot-for", "read the ld.so and libraries of the dynamically linked binaries a manifest says `TOOLCHAIN/ARCH` built from DIR, as in sid/x86-64=DIR (repeatable; overrides --sysroot)", func(s string) error {
 		label, dir, err := corpus.ParseSysrootFor(s)
 		if err == nil {
 			sysrootFor[label], err = filepath.Abs(dir)
 		}
 		return err
 	})
-	progress := fs.String("progress", "auto", "progress on stderr: `P` is bar, lines, none, or auto (a bar on a terminal, lines otherwise)")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: sframesim %s\n\n"+
-			"Verifies many binaries in parallel, each as `sframesim verify` does, and judges\n"+
-			"each outcome against the expectations: known problems (by kind, function and\n"+
-			"FRE row, with a reason) and unsupported binaries pass; a new problem, an\n"+
-			"expected problem that no longer occurs, or (with a manifest) a wrong exit\n"+
-			"status or output fails.\n\n"+
-			"DIR: every ELF executable with a .sframe section under it. MANIFEST: a JSON\n"+
-			"array of {\"path\", \"args\", \"exit_status\", \"stdout\", \"sysroot\", \"expect\"},\n"+
-			"such as testdata/corpus/manifest.json; \"expect\" is an entry of the --expect\n"+
-			"file, which overrides it. Dynamically linked binaries read ld.so and their\n"+
-			"libraries from their \"sysroot\", else --sysroot-for by the manifest's\n"+
-			"\"toolchain\" and \"arch\", else --sysroot.\n\n"+
-			"Prints a summary table on stdout. Ctrl-C stops and still writes what was done.\n\n"+
-			"Exit status: 0 every binary as expected, 1 unexpected outcomes (or stale\n"+
-			"expectations), 2 could not run (usage, input, a binary that could not be\n"+
-			"verified, or interrupted).\n\n", corpusUsage)
-		fs.PrintDefaults()
-	}
+	progress := cl.String("progress", "auto", "progress on stderr: `P` is bar, lines, none, or auto (a bar on a terminal, lines otherwise)")
 	// Flags may follow the input too (corpus DIR -j 2).
 	var inputs []string
 	for rest := args; ; {
-		if err := fs.Parse(rest); err != nil {
-			return exitFailed
+		if status, done := cl.parse(rest, stdout, stderr); done {
+			return status
 		}
-		if fs.NArg() == 0 {
+		if cl.NArg() == 0 {
 			break
 		}
-		inputs = append(inputs, fs.Arg(0))
-		rest = fs.Args()[1:]
+		inputs = append(inputs, cl.Arg(0))
+		rest = cl.Args()[1:]
 	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "sframesim corpus: "+format+"\n", a...)
-		return exitFailed
+		return exitError
 	}
-	if len(inputs) != 1 {
-		fs.Usage()
-		return exitFailed
+	switch {
+	case len(inputs) == 0:
+		return cl.usageError(stderr, "no DIR or MANIFEST given")
+	case len(inputs) > 1:
+		return cl.usageError(stderr, "too many arguments: want one DIR or MANIFEST, got %d", len(inputs))
+	case *update && *expectPath == "":
+		return cl.usageError(stderr, "--update needs --expect FILE: the file to write")
+	case *update && *maxInsns > 0:
+		return cl.usageError(stderr, "--update needs complete runs: drop --max-insns")
+	case *workers < 0:
+		return cl.usageError(stderr, "-j %d: want 0 (one per CPU) or more", *workers)
+	case *jsonPath == "-" && *junitPath == "-":
+		return cl.usageError(stderr, "--json and --junit cannot both write to stdout")
 	}
 	input := inputs[0]
-	if *update && *expectPath == "" {
-		return fail("--update needs --expect FILE: the file to write")
-	}
-	if *update && *maxInsns > 0 {
-		return fail("--update needs complete runs: drop --max-insns")
-	}
-	if *workers < 0 {
-		return fail("-j %d: want 0 (one per CPU) or more", *workers)
-	}
 	showBar, showLines := false, false
 	switch *progress {
 	case "auto":
@@ -102,7 +95,26 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 		showLines = true
 	case "none":
 	default:
-		return fail("--progress %q: want auto, bar, lines or none", *progress)
+		return cl.usageError(stderr, "--progress %q: want auto, bar, lines or none", *progress)
+	}
+	var shardI, shardN int
+	if *shard != "" {
+		var err error
+		if shardI, shardN, err = corpus.ParseShard(*shard); err != nil {
+			return cl.usageError(stderr, "%v", err)
+		}
+	}
+	var runRE *regexp.Regexp
+	if *runPattern != "" {
+		var err error
+		if runRE, err = regexp.Compile(*runPattern); err != nil {
+			return cl.usageError(stderr, "--run: %v", err)
+		}
+	}
+	// The human summary goes where the machine-readable output does not.
+	summary := stdout
+	if *jsonPath == "-" || *junitPath == "-" {
+		summary = stderr
 	}
 
 	in, err := corpus.Load(input)
@@ -112,19 +124,11 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 	jobs := in.Jobs
 	sum := corpus.Summary{Input: input, Skipped: in.Skipped}
 	if *shard != "" {
-		i, n, err := corpus.ParseShard(*shard)
-		if err != nil {
-			return fail("%v", err)
-		}
-		jobs = corpus.Shard(jobs, i, n)
+		jobs = corpus.Shard(jobs, shardI, shardN)
 		sum.Shard = *shard
 	}
-	if *runPattern != "" {
-		re, err := regexp.Compile(*runPattern)
-		if err != nil {
-			return fail("--run: %v", err)
-		}
-		jobs = corpus.Filter(jobs, re)
+	if runRE != nil {
+		jobs = corpus.Filter(jobs, runRE)
 	}
 	corpus.ApplySysroots(jobs, sysrootFor)
 	if len(jobs) == 0 {
@@ -188,36 +192,42 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 		if err := exp.Write(*expectPath); err != nil {
 			return fail("writing %s: %v", *expectPath, err)
 		}
-		fmt.Fprintf(stdout, "%s: %d binaries changed\n", *expectPath, len(changes))
+		fmt.Fprintf(summary, "%s: %d binaries changed\n", *expectPath, len(changes))
 		for _, c := range changes {
-			fmt.Fprintf(stdout, "  %s\n", c)
+			fmt.Fprintf(summary, "  %s\n", c)
 		}
 		for _, r := range refused {
-			fmt.Fprintf(stdout, "  not recorded: %s\n", r)
+			fmt.Fprintf(summary, "  not recorded: %s\n", r)
 		}
 		if n := exp.Unexplained(); n > 0 {
-			fmt.Fprintf(stdout, "%d expected problems have no reason: add one to each in %s\n", n, *expectPath)
+			fmt.Fprintf(summary, "%d expected problems have no reason: add one to each in %s\n", n, *expectPath)
 		}
 		if len(refused) > 0 {
-			status = exitFailed
+			status = exitError
 		}
 	} else {
-		sum.WriteText(stdout, results)
+		sum.WriteText(summary, results)
 		switch {
 		case sum.Interrupted || sum.Statuses[corpus.StatusError] > 0:
-			status = exitFailed
+			status = exitError
 		case !sum.OK():
-			status = exitMalformed
+			status = exitProblems
 		}
 	}
 	if *jsonPath != "" {
-		if err := corpus.WriteJSON(*jsonPath, sum, results); err != nil {
+		doc := corpus.Document{Summary: sum, Results: results}
+		writeFile := func(path string) error { return corpus.WriteJSON(path, sum, results) }
+		if err := writeJSONReport(stdout, *jsonPath, doc, writeFile); err != nil {
 			return fail("writing %s: %v", *jsonPath, err)
 		}
 	}
 	if *junitPath != "" {
 		data, err := corpus.JUnit(sum, results)
-		if err == nil {
+		switch {
+		case err != nil:
+		case *junitPath == "-":
+			_, err = stdout.Write(data)
+		default:
 			err = atomicfile.Write(*junitPath, data)
 		}
 		if err != nil {

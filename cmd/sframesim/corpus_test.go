@@ -116,9 +116,9 @@ func TestCorpusFaultInjected(t *testing.T) {
 	out, errOut, status = runCmd(t, "", "corpus", "--progress", "lines", "--expect", expect, "--junit", junit, "--json", jsonOut, manifest)
 	want := `v3/x86-64/nolibc-O2: unexpected cfa problem at 0x40101a sys_exit_group (start.S:39), frame 0 at 0x40101a sys_exit_group`
 	row := `func idx [2]: pc = 0x40101a, size = 8 bytes, row "000000000040101a  sp+24     u         f": expected `
-	if status != exitMalformed || !strings.Contains(out, want) || !strings.Contains(out, row) ||
+	if status != exitProblems || !strings.Contains(out, want) || !strings.Contains(out, row) ||
 		!strings.Contains(out, "FAIL: 1 with unexpected outcomes; 3 of 4 binaries as expected") {
-		t.Errorf("mutated corpus: status %d (want %d)\nstdout:\n%s\nwant lines with %q and %q", status, exitMalformed, out, want, row)
+		t.Errorf("mutated corpus: status %d (want %d)\nstdout:\n%s\nwant lines with %q and %q", status, exitProblems, out, want, row)
 	}
 	if !strings.Contains(errOut, "fail ") || !strings.Contains(errOut, want) {
 		t.Errorf("progress lines do not name the failure:\n%s", errOut)
@@ -221,15 +221,15 @@ func TestCorpusCommand(t *testing.T) {
 	}{
 		{"directory", []string{"corpus", "--progress", "none", "--expect", expect, "--sysroot", fx.sysroot, dir}, exitOK,
 			[]string{"OK: 4 of 4 binaries as expected (1 clean, 2 with known problems, 1 unsupported)", "skipped: 7 files\n  7 not an ELF file\n"}, ""},
-		{"no expectations", []string{"corpus", "--progress", "none", manifest}, exitFailed,
+		{"no expectations", []string{"corpus", "--progress", "none", manifest}, exitError,
 			[]string{fxGas + ": unexpected cfa problem at", "asm_regcfa_call+0xe", `row "000000000040183e  sp+16     u         u"`,
 				fxDynamic + ": unexpected cfa problem at", "__cxa_finalize@plt",
 				fxS390x + ": could not be verified: ", "SFrame ABI SFRAME_ABI_S390X_ENDIAN_BIG is not one sframesim unwinds",
 				"FAIL: 2 with unexpected outcomes, 1 could not be verified"}, ""},
-		{"missing and stale", []string{"corpus", "--progress", "none", "--expect", stale, manifest}, exitMalformed,
+		{"missing and stale", []string{"corpus", "--progress", "none", "--expect", stale, manifest}, exitProblems,
 			[]string{fxClean + ": expected fp problem (fib) did not occur: was wrong once",
 				"stale expectation: v9/removed is not in the input"}, ""},
-		{"stdout", []string{"corpus", "--progress", "none", wrongOut}, exitMalformed,
+		{"stdout", []string{"corpus", "--progress", "none", wrongOut}, exitProblems,
 			[]string{fxClean + `: stdout differs from the manifest's at byte 2 (line 1): got "nolibc: fib(20)=6765`}, ""},
 		{"shard", []string{"corpus", "--progress", "none", "--expect", expect, "--shard", "2/2", manifest}, exitOK,
 			[]string{"(shard 2/2): 2 binaries,", "OK: 2 of 2 binaries as expected (0 clean, 2 with known problems"}, ""},
@@ -241,14 +241,14 @@ func TestCorpusCommand(t *testing.T) {
 			[]string{"OK: 4 of 4 binaries as expected (1 clean, 2 with known problems, 1 unsupported)"}, ""},
 		{"inline expectations", []string{"corpus", "--progress", "none", inline}, exitOK,
 			[]string{"OK: 3 of 3 binaries as expected (0 clean, 2 with known problems, 1 unsupported)"}, ""},
-		{"expectations file overrides inline ones", []string{"corpus", "--progress", "none", "--expect", stale, inline}, exitMalformed,
+		{"expectations file overrides inline ones", []string{"corpus", "--progress", "none", "--expect", stale, inline}, exitProblems,
 			[]string{"stale expectation: v9/removed"}, ""},
-		{"bad shard", []string{"corpus", "--shard", "0/2", manifest}, exitFailed, nil, "shard \"0/2\": want i/n with 1 <= i <= n"},
-		{"bad expectations", []string{"corpus", "--expect", badExpect, manifest}, exitFailed, nil, badExpect + ": offset 51 (line 1, column 52)"},
-		{"missing input", []string{"corpus", filepath.Join(dir, "none")}, exitFailed, nil, "no such file or directory"},
-		{"nothing selected", []string{"corpus", "--run", "^x", manifest}, exitFailed, nil, "no binary to verify (4 in the input, 0 files skipped)"},
-		{"bad sysroot-for", []string{"corpus", "--sysroot-for", "sid=/x", manifest}, exitFailed, nil, `sysroot "sid=/x": want TOOLCHAIN/ARCH=DIR`},
-		{"update without file", []string{"corpus", "--update", manifest}, exitFailed, nil, "--update needs --expect FILE"},
+		{"bad shard", []string{"corpus", "--shard", "0/2", manifest}, exitUsage, nil, "shard \"0/2\": want i/n with 1 <= i <= n"},
+		{"bad expectations", []string{"corpus", "--expect", badExpect, manifest}, exitError, nil, badExpect + ": offset 51 (line 1, column 52)"},
+		{"missing input", []string{"corpus", filepath.Join(dir, "none")}, exitError, nil, "no such file or directory"},
+		{"nothing selected", []string{"corpus", "--run", "^x", manifest}, exitError, nil, "no binary to verify (4 in the input, 0 files skipped)"},
+		{"bad sysroot-for", []string{"corpus", "--sysroot-for", "sid=/x", manifest}, exitUsage, nil, `sysroot "sid=/x": want TOOLCHAIN/ARCH=DIR`},
+		{"update without file", []string{"corpus", "--update", manifest}, exitUsage, nil, "--update needs --expect FILE"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

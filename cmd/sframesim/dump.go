@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,30 +11,33 @@ import (
 )
 
 func runDump(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("dump", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	base := fs.String("base", "", "treat FILE as a raw .sframe section (as written by objcopy --dump-section) loaded at virtual address `ADDR`")
-	styleName := fs.String("style", "auto", "whose objdump output to reproduce: auto (by SFrame version), 2.40, 2.44 or latest")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: sframesim dump [--base ADDR] [--style S] [FILE]\n\n"+
-			"Prints FILE's .sframe section byte for byte as the objdump --sframe of the\n"+
-			"binutils that made it: 2.40 for V1, 2.44 for V2, 2.47 for V3.\n"+
-			"Without FILE, dumps the sample binary embedded in sframesim.\n\n")
-		fs.PrintDefaults()
+	cl := newCommandLine("dump", "Prints FILE's .sframe section byte for byte as the objdump --sframe of the\n"+
+		"binutils that made it: 2.40 for V1, 2.44 for V2, 2.47 for V3.\n"+
+		"Without FILE, dumps the sample binary embedded in sframesim.\n\n"+
+		"Exit status: 0 valid, 1 malformed (what could be read is printed, the\n"+
+		"problems go to stderr), 2 could not run, 3 no .sframe section.\n\n")
+	base := cl.String("base", "", "treat FILE as a raw .sframe section (as written by objcopy --dump-section) loaded at virtual address `ADDR`")
+	styleName := cl.String("style", "auto", "whose objdump output to reproduce: auto (by SFrame version), 2.40, 2.44 or latest")
+	if status, done := cl.parse(args, stdout, stderr); done {
+		return status
 	}
-	if err := fs.Parse(args); err != nil {
-		return exitFailed
-	}
-	if fs.NArg() > 1 || (fs.NArg() == 0 && *base != "") {
-		fs.Usage()
-		return exitFailed
+	switch {
+	case cl.NArg() > 1:
+		return cl.usageError(stderr, "too many arguments: want one FILE")
+	case cl.NArg() == 0 && *base != "":
+		return cl.usageError(stderr, "--base needs FILE: the raw section")
 	}
 	style, err := sframe.ParseDumpStyle(*styleName)
 	if err != nil {
-		fmt.Fprintf(stderr, "sframesim dump: %v\n", err)
-		return exitFailed
+		return cl.usageError(stderr, "%v", err)
 	}
-	name := fs.Arg(0)
+	var addr uint64
+	if *base != "" {
+		if addr, err = strconv.ParseUint(*base, 0, 64); err != nil {
+			return cl.usageError(stderr, "--base %q: not an address (use 0x... or decimal)", *base)
+		}
+	}
+	name := cl.Arg(0)
 	if name == "" {
 		name = sampleName
 	}
@@ -44,15 +46,10 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 	var decodeErr error
 	var file *sframe.File
 	if *base != "" {
-		addr, err := strconv.ParseUint(*base, 0, 64)
-		if err != nil {
-			fmt.Fprintf(stderr, "sframesim dump: --base %q: not an address (use 0x... or decimal)\n", *base)
-			return exitFailed
-		}
 		data, err := os.ReadFile(name)
 		if err != nil {
 			fmt.Fprintf(stderr, "sframesim dump: %v\n", err)
-			return exitFailed
+			return exitError
 		}
 		sec, decodeErr = sframe.Decode(data, addr)
 		if decodeErr != nil {
@@ -60,7 +57,7 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 		}
 	} else {
 		var f *sframe.File
-		if fs.NArg() == 0 {
+		if cl.NArg() == 0 {
 			f, err = openSample(stderr, "dump")
 		} else {
 			f, err = sframe.Open(name)
@@ -73,7 +70,7 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 	}
 	if sec == nil {
 		fmt.Fprintf(stderr, "sframesim dump: %v\n", decodeErr)
-		return exitMalformed
+		return exitProblems
 	}
 	if file != nil {
 		err = sframe.DumpFile(stdout, name, file, style)
@@ -82,11 +79,11 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "sframesim dump: %v\n", err)
-		return exitFailed
+		return exitError
 	}
 	if decodeErr != nil {
 		printProblems(stderr, "dump", sec.DecodeErrors())
-		return exitMalformed
+		return exitProblems
 	}
 	return exitOK
 }
@@ -99,13 +96,13 @@ func reportOpenError(stderr io.Writer, cmd string, err error) int {
 	case errors.Is(err, sframe.ErrNoSection):
 		return exitNoSFrame
 	case errors.Is(err, sframe.ErrNotELF):
-		return exitFailed
+		return exitError
 	}
 	var fe *sframe.FormatError
 	if errors.As(err, &fe) {
-		return exitMalformed
+		return exitProblems
 	}
-	return exitFailed
+	return exitError
 }
 
 // printProblems lists format errors one per line.

@@ -3,11 +3,10 @@
 //
 // Usage:
 //
-//	sframesim dump [--base ADDR] [--style S] [FILE]
-//	sframesim validate [--quiet] [FILE...]
-//	sframesim step [BINARY [-- ARGS]]
+//	sframesim COMMAND [ARGS]
 //
-// Run "sframesim help" for the commands and their exit statuses.
+// Run "sframesim help" for the commands and their exit statuses, and
+// "sframesim help COMMAND" for one command's flags and arguments.
 package main
 
 import (
@@ -16,52 +15,79 @@ import (
 	"os"
 )
 
-// Exit statuses shared by the commands.
+// Exit statuses shared by the commands ("run" exits with the program's own
+// status instead, or exitError).
 const (
-	exitOK        = 0 // done; the data is valid
-	exitMalformed = 1 // done, but the SFrame data is malformed (details on stderr)
-	exitFailed    = 2 // could not run: bad usage, unreadable file, not ELF
-	exitNoSFrame  = 3 // the file has no .sframe section
+	exitOK       = 0 // done, and nothing wrong was found
+	exitProblems = 1 // done, and problems were found: malformed SFrame data (dump, validate), unwind mismatches (verify), unexpected outcomes (corpus); details are printed
+	exitError    = 2 // could not do the job: unreadable file, not ELF, a program that could not be run
+	exitUsage    = 2 // bad command line (the status Go's flag package and the go command use)
+	exitNoSFrame = 3 // the file has no .sframe section (dump, validate, mutate)
 )
 
 type command struct {
-	name  string
-	usage string
-	help  string
-	run   func(args []string, stdout, stderr io.Writer) int
+	name     string
+	synopsis string // the arguments, after "sframesim NAME"
+	short    string // one line for the command list
+	run      func(args []string, stdout, stderr io.Writer) int
 }
 
 var commands []command
 
 func init() {
 	commands = []command{
-		{"dump", "dump [--base ADDR] [--style auto|2.40|2.44|latest] [FILE]",
+		{"dump", "[--base ADDR] [--style auto|2.40|2.44|latest] [FILE]",
 			"print the .sframe section exactly as GNU objdump --sframe does", runDump},
-		{"validate", "validate [--quiet] [FILE...]",
+		{"validate", "[--quiet] [FILE...]",
 			"check .sframe sections against every rule of the SFrame format", runValidate},
-		{"verify", "verify [--json FILE] [--max-insns N] [--timeout D] [BINARY [-- ARGS]]",
+		{"verify", "[--sysroot DIR] [--json FILE|-] [--max-insns N] [--timeout D] [--problems N] [--exact] [BINARY [-- ARGS]]",
 			"check the SFrame unwind at every executed instruction against the true stack", runVerify},
-		{"corpus", "corpus [-j N] [--shard i/n] [--expect F] DIR|MANIFEST",
-			"verify many binaries in parallel against expected outcomes, for CI (see corpus -h)", runCorpus},
-		{"mutate", "mutate (--pc ADDR | --fde N [--fre J]) [--field F] [--delta D] -o OUT BINARY",
+		{"run", "[--sysroot DIR] [--max-insns N] [--timeout D] [--max-mem SIZE] [--allow-read PATH]... [--env NAME=VALUE]... BINARY [-- ARGS]",
+			"run a Linux program under emulation, like qemu-user; exits with its status", runProgram},
+		{"mutate", "(--pc ADDR | --fde N [--fre J]) [--field cfa|ra|fp|base|start] [--delta D] -o OUT BINARY",
 			"write a copy of BINARY with one SFrame row changed (fault injection)", runMutate},
-		{"step", "step [BINARY [-- ARGS]]",
+		{"step", "[--sysroot DIR] [BINARY [-- ARGS]]",
 			"step through a program in a terminal UI: FRE row, CFA/RA/FP, unwound and true stacks", runStep},
-		{"run", "run [FLAGS] BINARY [-- ARGS]", "run a static Linux program under emulation; exits with its status (2: stopped; see run -h)", runProgram},
+		{"corpus", "[-j N] [--shard i/n] [--expect FILE [--update]] [--json FILE|-] [--junit FILE|-] [--timeout D] [--max-insns N] [--run REGEXP] [--sysroot DIR] [--sysroot-for TOOLCHAIN/ARCH=DIR]... [--progress auto|bar|lines|none] DIR|MANIFEST",
+			"verify many binaries in parallel against expected outcomes, for CI", runCorpus},
+		{"help", "[COMMAND]",
+			"print the usage of sframesim or of one command", runHelp},
+		{"version", "",
+			"print the versions of sframesim, Go and the linked libunicorn", runVersion},
 	}
 }
 
+// lookup returns the command called name, or nil.
+func lookup(name string) *command {
+	for i := range commands {
+		if commands[i].name == name {
+			return &commands[i]
+		}
+	}
+	return nil
+}
+
+// usage prints the top-level usage: every command, one line each, and the
+// exit statuses.
 func usage(w io.Writer) {
-	fmt.Fprintf(w, "usage: sframesim COMMAND [ARGS]\n\ncommands:\n")
+	fmt.Fprintf(w, "sframesim checks the SFrame stack-trace data (.sframe) of Linux ELF binaries.\n\n"+
+		"usage: sframesim COMMAND [ARGS]\n\ncommands:\n")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-60s %s\n", c.usage, c.help)
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.short)
 	}
 	fmt.Fprintf(w, `
+Run 'sframesim help COMMAND' (or 'sframesim COMMAND -h') for a command's
+flags and arguments.
+
 exit status:
-  0  success (the SFrame data is valid)
-  1  the SFrame data is malformed: what could be read was printed, problems on stderr
-  2  could not run: bad usage, unreadable file, not an ELF file
+  0  success: the SFrame data is valid, the unwind matched, the corpus is as expected
+  1  problems found: the SFrame data is malformed (dump, validate: what could be
+     read was printed, problems on stderr), unwind mismatches (verify),
+     unexpected outcomes (corpus)
+  2  could not run: bad usage, unreadable file, not an ELF file, a program
+     that could not be run
   3  the file has no .sframe section
+  run exits with the program's own status (2 if it could not run to its end).
 `)
 }
 
@@ -72,19 +98,39 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		usage(stderr)
-		return exitFailed
+		return exitUsage
 	}
 	switch args[0] {
-	case "help", "-h", "-help", "--help":
+	case "-h", "-help", "--help":
 		usage(stdout)
 		return exitOK
+	case "-version", "--version":
+		return runVersion(args[1:], stdout, stderr)
 	}
-	for _, c := range commands {
-		if c.name == args[0] {
-			return c.run(args[1:], stdout, stderr)
-		}
+	if c := lookup(args[0]); c != nil {
+		return c.run(args[1:], stdout, stderr)
 	}
-	fmt.Fprintf(stderr, "sframesim: unknown command %q\n\n", args[0])
-	usage(stderr)
-	return exitFailed
+	return usageError(stderr, "", "unknown command %q", args[0])
+}
+
+// runHelp is "sframesim help [COMMAND]".
+func runHelp(args []string, stdout, stderr io.Writer) int {
+	cl := newCommandLine("help", "Without COMMAND, lists the commands and the exit statuses; with one, prints\n"+
+		"its usage, as 'sframesim COMMAND -h' does.\n\n")
+	if status, done := cl.parse(args, stdout, stderr); done {
+		return status
+	}
+	switch cl.NArg() {
+	case 0:
+		usage(stdout)
+		return exitOK
+	case 1:
+	default:
+		return cl.usageError(stderr, "too many arguments: want one COMMAND")
+	}
+	c := lookup(cl.Arg(0))
+	if c == nil {
+		return usageError(stderr, "", "unknown command %q", cl.Arg(0))
+	}
+	return c.run([]string{"-h"}, stdout, stderr)
 }

@@ -145,18 +145,18 @@ func TestExitStatuses(t *testing.T) {
 		stdout string // substring
 		stderr string // substring
 	}{
-		{"no arguments", nil, exitFailed, "", "usage"},
-		{"unknown command", []string{"frobnicate"}, exitFailed, "", "unknown command"},
+		{"no arguments", nil, exitUsage, "", "usage"},
+		{"unknown command", []string{"frobnicate"}, exitUsage, "", "unknown command"},
 		{"help", []string{"help"}, exitOK, "exit status", ""},
-		{"missing file", []string{"dump", "/nonexistent/x"}, exitFailed, "", "no such file"},
-		{"not ELF", []string{"dump", notELF}, exitFailed, "", "not an ELF file"},
+		{"missing file", []string{"dump", "/nonexistent/x"}, exitError, "", "no such file"},
+		{"not ELF", []string{"dump", notELF}, exitError, "", "not an ELF file"},
 		{"no sframe", []string{"dump", noSFrame}, exitNoSFrame, "", "no .sframe section"},
-		{"bad version", []string{"dump", badVersion}, exitMalformed, "", "offset 0x2: preamble.version: unknown SFrame version"},
-		{"truncated", []string{"dump", truncated}, exitMalformed, "Contents of the SFrame section .sframe:", "header.fre_len"},
-		{"validate truncated", []string{"validate", truncated}, exitMalformed, "header.fre_len", ""},
+		{"bad version", []string{"dump", badVersion}, exitProblems, "", "offset 0x2: preamble.version: unknown SFrame version"},
+		{"truncated", []string{"dump", truncated}, exitProblems, "Contents of the SFrame section .sframe:", "header.fre_len"},
+		{"validate truncated", []string{"validate", truncated}, exitProblems, "header.fre_len", ""},
 		{"validate good", []string{"validate", filepath.Join(testcorpus.Dir(t), e.Path)}, exitOK, "0 errors", ""},
-		{"bad style", []string{"dump", "--style", "2.39", notELF}, exitFailed, "", "unknown dump style"},
-		{"bad base", []string{"dump", "--base", "zz", notELF}, exitFailed, "", "not an address"},
+		{"bad style", []string{"dump", "--style", "2.39", notELF}, exitUsage, "", "unknown dump style"},
+		{"bad base", []string{"dump", "--base", "zz", notELF}, exitUsage, "", "not an address"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -11,33 +10,42 @@ import (
 )
 
 func runMutate(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("mutate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	pcFlag := fs.String("pc", "", "change the FRE that covers address `ADDR` (instead of --fde/--fre)")
-	fde := fs.Int("fde", -1, "index `N` of the function descriptor (as objdump's func idx)")
-	fre := fs.Int("fre", 0, "index `J` of the row within the function")
-	field := fs.String("field", "cfa", "what to change: cfa, ra, fp (offsets), base (SP<->FP) or start")
-	delta := fs.Int("delta", 8, "amount `D` added to the offset or start")
-	out := fs.String("o", "", "write the mutated copy to `FILE` (required)")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: sframesim mutate (--pc ADDR | --fde N [--fre J]) [--field F] [--delta D] -o OUT BINARY\n\n"+
-			"Writes a copy of BINARY whose .sframe section has one row changed, for fault\n"+
-			"injection: `sframesim verify OUT` must then report mismatches at the PCs of\n"+
-			"that row that run. The section is re-encoded in place; the rest of the file\n"+
-			"is unchanged.\n\n")
-		fs.PrintDefaults()
+	cl := newCommandLine("mutate", "Writes a copy of BINARY whose .sframe section has one row changed, for fault\n"+
+		"injection: `sframesim verify OUT` must then report mismatches at the PCs of\n"+
+		"that row that run. The section is re-encoded in place; the rest of the file\n"+
+		"is unchanged.\n\n")
+	pcFlag := cl.String("pc", "", "change the FRE that covers address `ADDR` (instead of --fde/--fre)")
+	fde := cl.Int("fde", -1, "index `N` of the function descriptor (as objdump's func idx)")
+	fre := cl.Int("fre", 0, "index `J` of the row within the function")
+	field := cl.String("field", "cfa", "what to change: cfa, ra, fp (offsets), base (SP<->FP) or start")
+	delta := cl.Int("delta", 8, "amount `D` added to the offset or start")
+	out := cl.String("o", "", "write the mutated copy to `FILE` (required)")
+	if status, done := cl.parse(args, stdout, stderr); done {
+		return status
 	}
-	if err := fs.Parse(args); err != nil {
-		return exitFailed
+	switch {
+	case cl.NArg() == 0:
+		return cl.usageError(stderr, "no BINARY given")
+	case cl.NArg() > 1:
+		return cl.usageError(stderr, "too many arguments: want one BINARY")
+	case *out == "":
+		return cl.usageError(stderr, "no output file: -o OUT is required")
+	case *pcFlag == "" && *fde < 0:
+		return cl.usageError(stderr, "which row? give --pc ADDR or --fde N")
+	case *pcFlag != "" && *fde >= 0:
+		return cl.usageError(stderr, "give --pc or --fde, not both")
 	}
-	if fs.NArg() != 1 || *out == "" || (*pcFlag == "") == (*fde < 0) {
-		fs.Usage()
-		return exitFailed
+	var pc uint64
+	if *pcFlag != "" {
+		var err error
+		if pc, err = strconv.ParseUint(*pcFlag, 0, 64); err != nil {
+			return cl.usageError(stderr, "--pc %q: not an address", *pcFlag)
+		}
 	}
-	path := fs.Arg(0)
+	path := cl.Arg(0)
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "sframesim mutate: "+format+"\n", a...)
-		return exitFailed
+		return exitError
 	}
 	f, err := sframe.Open(path)
 	if err != nil {
@@ -47,10 +55,6 @@ func runMutate(args []string, stdout, stderr io.Writer) int {
 	sec := f.Section
 	m := sframe.Mutation{FDE: *fde, FRE: *fre, Field: sframe.MutationField(*field), Delta: int32(*delta)}
 	if *pcFlag != "" {
-		pc, err := strconv.ParseUint(*pcFlag, 0, 64)
-		if err != nil {
-			return fail("--pc %q: not an address", *pcFlag)
-		}
 		if m.FDE, err = sec.FindFDE(pc); err != nil {
 			return fail("%#x: %v", pc, err)
 		}

@@ -13,58 +13,48 @@ import (
 	"github.com/sframesim/sframesim/linux"
 )
 
-const runUsage = "run [--sysroot DIR] [--max-insns N] [--timeout D] [--max-mem SIZE] [--allow-read PATH]... [--env NAME=VALUE]... BINARY [-- ARGS]"
-
-// runProgram is "sframesim run": a qemu-user-like front end to the emu
-// package's Linux layer.
+// runProgram is "sframesim run": a qemu-user-like front end to the linux
+// package's user-mode kernel.
 func runProgram(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	maxInsns := fs.Uint64("max-insns", 0, "stop after `N` instructions (0: no limit)")
-	timeout := fs.Duration("timeout", 0, "stop after `D` of wall-clock time, e.g. 10s (0: no limit)")
-	maxMem := fs.String("max-mem", "1G", "cap the guest's mapped memory at `SIZE` bytes (suffixes K, M, G)")
-	sysroot := sysrootFlag(fs)
+	cl := newCommandLine("run", "Runs the Linux program BINARY (x86-64 or AArch64: static, static PIE, or\n"+
+		"dynamically linked with its ld.so and shared libraries from the sysroot)\n"+
+		"under emulation, like qemu-user: its stdout and stderr pass through, ARGS are\n"+
+		"its arguments (argv[0] is BINARY), fd 0 is this command's stdin. It cannot\n"+
+		"write files, exec, fork or use the network, and reads only --allow-read files\n"+
+		"and, read-only, the files of the sysroot; time, pid and random bytes are fixed\n"+
+		"or derived from the instruction count, so runs are reproducible.\n\n"+
+		sysrootHelp+
+		"Exit status: the program's own; 128+N if it killed itself with signal N\n"+
+		"(abort: 134); 2 if it could not be loaded or was stopped for another reason\n"+
+		"(instruction budget, timeout, memory cap, unsupported system call, CPU fault),\n"+
+		"which is then printed on stderr, or on a usage error.\n\n")
+	maxInsns := cl.Uint64("max-insns", 0, "stop after `N` instructions (0: no limit)")
+	timeout := cl.Duration("timeout", 0, "stop after `D` of wall-clock time, e.g. 10s (0: no limit)")
+	maxMem := cl.String("max-mem", "1G", "cap the guest's mapped memory at `SIZE` bytes (suffixes K, M, G)")
+	sysroot := sysrootFlag(cl.FlagSet)
 	var allow, env []string
-	fs.Func("allow-read", "let the program open `PATH` read-only (repeatable); other files do not exist for it", func(s string) error {
+	cl.Func("allow-read", "let the program open `PATH` read-only (repeatable); other files do not exist for it", func(s string) error {
 		allow = append(allow, s)
 		return nil
 	})
-	fs.Func("env", "add `NAME=VALUE` to the program's environment, which is otherwise empty (repeatable)", func(s string) error {
+	cl.Func("env", "add `NAME=VALUE` to the program's environment, which is otherwise empty (repeatable)", func(s string) error {
 		if !strings.Contains(s, "=") {
 			return fmt.Errorf("%q: want NAME=VALUE", s)
 		}
 		env = append(env, s)
 		return nil
 	})
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: sframesim %s\n\n"+
-			"Runs the Linux program BINARY (x86-64 or AArch64: static, static PIE, or\n"+
-			"dynamically linked with its ld.so and shared libraries from the sysroot)\n"+
-			"under emulation, like qemu-user: its stdout and stderr pass through, ARGS are\n"+
-			"its arguments (argv[0] is BINARY), fd 0 is this command's stdin. It cannot\n"+
-			"write files, exec, fork or use the network, and reads only --allow-read files\n"+
-			"and, read-only, the files of the sysroot; time, pid and random bytes are fixed\n"+
-			"or derived from the instruction count, so runs are reproducible.\n\n"+
-			sysrootHelp+
-			"Exit status: the program's own; 128+N if it killed itself with signal N\n"+
-			"(abort: 134); 2 if it could not be loaded or was stopped for another reason\n"+
-			"(instruction budget, timeout, memory cap, unsupported system call, CPU fault),\n"+
-			"which is then printed on stderr.\n\n", runUsage)
-		fs.PrintDefaults()
+	if status, done := cl.parse(args, stdout, stderr); done {
+		return status
 	}
-	if err := fs.Parse(args); err != nil {
-		return exitFailed
-	}
-	if fs.NArg() == 0 {
-		fs.Usage()
-		return exitFailed
+	if cl.NArg() == 0 {
+		return cl.usageError(stderr, "no BINARY given")
 	}
 	mem, err := parseSize(*maxMem)
 	if err != nil {
-		fmt.Fprintf(stderr, "sframesim run: --max-mem %q: %v\n", *maxMem, err)
-		return exitFailed
+		return cl.usageError(stderr, "--max-mem %q: %v", *maxMem, err)
 	}
-	binary, guestArgs := programArgs(fs)
+	binary, guestArgs := programArgs(cl.FlagSet)
 	p, err := linux.Load(binary, linux.Config{
 		Args:      append([]string{binary}, guestArgs...),
 		Env:       env,
@@ -79,13 +69,13 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "sframesim run: %v\n", err)
-		return exitFailed
+		return exitError
 	}
 	defer p.Close()
 	x, err := p.Run()
 	if err != nil {
 		fmt.Fprintf(stderr, "sframesim run: %s: %v\n", binary, err)
-		return exitFailed
+		return exitError
 	}
 	switch x.Reason {
 	case linux.StopExited:
@@ -95,7 +85,7 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 		return x.Status
 	}
 	fmt.Fprintf(stderr, "sframesim run: %s: %s (after %d instructions)\n", binary, x.Detail, x.Insns)
-	return exitFailed
+	return exitError
 }
 
 // parseSize reads a byte count with an optional K, M or G (binary) suffix.

@@ -2,15 +2,9 @@
 
 package main
 
-import (
-	"fmt"
-	"io"
-
-	"github.com/sframesim/sframesim/emu"
-)
+import "io"
 
 // runProgram reports that this build cannot emulate.
 func runProgram(args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintf(stderr, "sframesim run: %v\n", emu.ErrNoCgo)
-	return exitFailed
+	return withoutEmulator("run", args, stdout, stderr)
 }

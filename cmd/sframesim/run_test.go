@@ -41,11 +41,11 @@ func TestRun(t *testing.T) {
 			"loading needs more than the memory cap of 4194304 bytes"},
 		{[]string{"run", "--sysroot", empty, "v3/aarch64/recurse-O2-dynamic"}, "program interpreter /lib/ld-linux-aarch64.so.1 is not in the sysroot " + empty},
 		{[]string{"run", "--max-mem", "lots", "v3/aarch64/recurse-O2-static"}, `--max-mem "lots"`},
-		{[]string{"run"}, "usage: sframesim run"},
+		{[]string{"run"}, "sframesim run: no BINARY given\nrun 'sframesim help run'\n"},
 		{[]string{"run", "no-such-file"}, "no such file"},
 	} {
 		out, errOut, status := runCmd(t, dir, c.args...)
-		if status != exitFailed || out != "" || !strings.Contains(errOut, c.stderr) {
+		if status != exitError || out != "" || !strings.Contains(errOut, c.stderr) {
 			t.Errorf("%q: status %d, stdout %q, stderr %q; want status 2 and %q on stderr", c.args, status, out, errOut, c.stderr)
 		}
 	}

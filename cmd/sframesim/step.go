@@ -3,7 +3,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 
@@ -13,28 +12,22 @@ import (
 )
 
 func runStep(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("step", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	sysroot := sysrootFlag(fs)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: sframesim step [--sysroot DIR] [BINARY [-- ARGS]]\n\n"+
-			"Steps the program BINARY instruction by instruction in a terminal UI:\n"+
-			"disassembly, registers, the active SFrame FDE and FRE row with the CFA, RA and\n"+
-			"FP they give, and the unwound stack beside the true one. Keys are listed under ?\n"+
-			"(s step, n next, f finish, c continue, m next mismatch, b breakpoint, g go to,\n"+
-			"S step back, - go back N, r restart, q quit). Without BINARY, steps the sample\n"+
-			"embedded in sframesim. NO_COLOR turns colours off.\n\n")
-		fs.PrintDefaults()
+	cl := newCommandLine("step", "Steps the program BINARY instruction by instruction in a terminal UI:\n"+
+		"disassembly, registers, the active SFrame FDE and FRE row with the CFA, RA and\n"+
+		"FP they give, and the unwound stack beside the true one. Keys are listed under ?\n"+
+		"(s step, n next, f finish, c continue, m next mismatch, b breakpoint, g go to,\n"+
+		"S step back, - go back N, r restart, q quit). Without BINARY, steps the sample\n"+
+		"embedded in sframesim. NO_COLOR turns colours off.\n\n")
+	sysroot := sysrootFlag(cl.FlagSet)
+	if status, done := cl.parse(args, stdout, stderr); done {
+		return status
 	}
-	if err := fs.Parse(args); err != nil {
-		return exitFailed
-	}
-	binary, progArgs := programArgs(fs)
+	binary, progArgs := programArgs(cl.FlagSet)
 	if binary == "" {
 		path, cleanup, err := writeSample()
 		if err != nil {
 			fmt.Fprintf(stderr, "sframesim step: %v\n", err)
-			return exitFailed
+			return exitError
 		}
 		defer cleanup()
 		binary = path
@@ -42,12 +35,12 @@ func runStep(args []string, stdout, stderr io.Writer) int {
 	d, err := tui.Open(binary, progArgs, *sysroot)
 	if err != nil {
 		fmt.Fprintf(stderr, "sframesim step: %v\n", err)
-		return exitFailed
+		return exitError
 	}
 	defer d.Close()
 	if _, err := tea.NewProgram(tui.New(d)).Run(); err != nil {
 		fmt.Fprintf(stderr, "sframesim step: %v\n", err)
-		return exitFailed
+		return exitError
 	}
 	return exitOK
 }

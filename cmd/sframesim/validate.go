@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 
@@ -9,20 +8,16 @@ import (
 )
 
 func runValidate(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	quiet := fs.Bool("quiet", false, "print errors only, not warnings")
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: sframesim validate [--quiet] [FILE...]\n\n"+
-			"Checks each FILE's .sframe section: header, layout, every FDE and FRE,\n"+
-			"ordering and totals. Prints one line per problem with its section offset.\n"+
-			"Without FILE, checks the sample binary embedded in sframesim.\n\n")
-		fs.PrintDefaults()
+	cl := newCommandLine("validate", "Checks each FILE's .sframe section: header, layout, every FDE and FRE,\n"+
+		"ordering and totals. Prints one line per problem with its section offset.\n"+
+		"Without FILE, checks the sample binary embedded in sframesim.\n\n"+
+		"Exit status: 0 valid, 1 malformed, 2 could not run, 3 no .sframe section\n"+
+		"(for several FILEs, the highest).\n\n")
+	quiet := cl.Bool("quiet", false, "print errors only, not warnings")
+	if status, done := cl.parse(args, stdout, stderr); done {
+		return status
 	}
-	if err := fs.Parse(args); err != nil {
-		return exitFailed
-	}
-	names := fs.Args()
+	names := cl.Args()
 	if len(names) == 0 {
 		names = []string{""} // the embedded sample
 	}
@@ -63,7 +58,7 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "%s: %s %s, %d FDEs, %d FREs: %d errors, %d warnings\n",
 			name, h.Version, h.ABI, h.NumFDEs, h.NumFREs, nerr, nwarn)
 		if nerr > 0 {
-			worse(exitMalformed)
+			worse(exitProblems)
 		}
 	}
 	return status

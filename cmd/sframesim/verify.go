@@ -3,7 +3,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,37 +14,32 @@ import (
 )
 
 func runVerify(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	jsonPath := fs.String("json", "", "write the full report as JSON to `FILE` (atomically)")
-	maxInsns := fs.Uint64("max-insns", 0, "stop after `N` instructions (0: no limit)")
-	timeout := fs.Duration("timeout", 0, "stop after `D` of wall-clock time, e.g. 30s (0: no limit)")
-	maxProblems := fs.Int("problems", 20, "print at most `N` distinct problems")
-	exact := fs.Bool("exact", false, "hand each instruction to the checker before it runs, instead of replaying\nbatches of recorded instructions and stores (several times slower; the\nresults are the same: use it to cross-check)")
-	sysroot := sysrootFlag(fs)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: sframesim verify [--sysroot DIR] [--json FILE] [--max-insns N] [--timeout D] [--exact] [BINARY [-- ARGS]]\n\n"+
-			"Runs the program BINARY under emulation and, before every instruction,\n"+
-			"unwinds the stack with its SFrame data and compares each frame (CFA, return\n"+
-			"address, caller's FP) with the true call stack. Prints a summary and each\n"+
-			"distinct problem once. Without BINARY, verifies the sample embedded in sframesim.\n"+
-			"Ctrl-C stops the run; the report covers what was checked.\n\n"+
-			"The unwind uses the program's .sframe and that of every shared library that\n"+
-			"has one; a frame in code without SFrame data (ld.so, libc) ends the chain:\n"+
-			"a coverage gap, not an error.\n"+
-			sysrootHelp+
-			"Exit status: 0 no mismatch, 1 mismatches (or unwinder failures), 2 could not run.\n\n")
-		fs.PrintDefaults()
+	cl := newCommandLine("verify", "Runs the program BINARY under emulation and, before every instruction,\n"+
+		"unwinds the stack with its SFrame data and compares each frame (CFA, return\n"+
+		"address, caller's FP) with the true call stack. Prints a summary and each\n"+
+		"distinct problem once. Without BINARY, verifies the sample embedded in sframesim.\n"+
+		"Ctrl-C stops the run; the report covers what was checked. With --json -, the\n"+
+		"JSON report goes to stdout and the summary to stderr.\n\n"+
+		"The unwind uses the program's .sframe and that of every shared library that\n"+
+		"has one; a frame in code without SFrame data (ld.so, libc) ends the chain:\n"+
+		"a coverage gap, not an error.\n"+
+		sysrootHelp+
+		"Exit status: 0 no mismatch, 1 mismatches (or unwinder failures), 2 could not run.\n\n")
+	jsonPath := cl.String("json", "", "write the full report as JSON to `FILE` (atomically; - for stdout)")
+	maxInsns := cl.Uint64("max-insns", 0, "stop after `N` instructions (0: no limit)")
+	timeout := cl.Duration("timeout", 0, "stop after `D` of wall-clock time, e.g. 30s (0: no limit)")
+	maxProblems := cl.Int("problems", 20, "print at most `N` distinct problems")
+	exact := cl.Bool("exact", false, "hand each instruction to the checker before it runs, instead of replaying\nbatches of recorded instructions and stores (several times slower; the\nresults are the same: use it to cross-check)")
+	sysroot := sysrootFlag(cl.FlagSet)
+	if status, done := cl.parse(args, stdout, stderr); done {
+		return status
 	}
-	if err := fs.Parse(args); err != nil {
-		return exitFailed
-	}
-	binary, progArgs := programArgs(fs)
+	binary, progArgs := programArgs(cl.FlagSet)
 	if binary == "" {
 		path, cleanup, err := writeSample()
 		if err != nil {
 			fmt.Fprintf(stderr, "sframesim verify: %v\n", err)
-			return exitFailed
+			return exitError
 		}
 		defer cleanup()
 		binary = path
@@ -68,20 +62,24 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	rep, err := verify.Run(binary, opt)
 	if err != nil {
 		fmt.Fprintf(stderr, "sframesim verify: %v\n", err)
-		return exitFailed
+		return exitError
 	}
-	if fs.Arg(0) == "" {
+	if cl.Arg(0) == "" {
 		rep.Binary = sampleName
 	}
-	rep.WriteText(stdout, *maxProblems)
+	summary := stdout
+	if *jsonPath == "-" {
+		summary = stderr
+	}
+	rep.WriteText(summary, *maxProblems)
 	if *jsonPath != "" {
-		if err := rep.WriteJSONFile(*jsonPath); err != nil {
+		if err := writeJSONReport(stdout, *jsonPath, rep, rep.WriteJSONFile); err != nil {
 			fmt.Fprintf(stderr, "sframesim verify: writing %s: %v\n", *jsonPath, err)
-			return exitFailed
+			return exitError
 		}
 	}
 	if !rep.Clean() {
-		return exitMalformed
+		return exitProblems
 	}
 	return exitOK
 }

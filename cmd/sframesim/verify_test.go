@@ -24,21 +24,21 @@ func TestVerifyCommand(t *testing.T) {
 	}{
 		{"sample", []string{"verify"}, exitOK, "result:       OK, no mismatch", "embedded sample"},
 		// gas 2.40 keeps an SP-based CFA for a function whose CFA is on rbx.
-		{"gas 2.40 bug", []string{"verify", "--json", jsonPath, filepath.Join(dir, "v1/x86-64/asm-O2-static")}, exitMalformed,
+		{"gas 2.40 bug", []string{"verify", "--json", jsonPath, filepath.Join(dir, "v1/x86-64/asm-O2-static")}, exitProblems,
 			// (how many depends on the stack layout, hence on argv[0]'s length)
 			" failures: 000000000040183e  sp+16     u         u (asm_regcfa_call+0x4)", ""},
 		{"budget", []string{"verify", "--max-insns", "1000", filepath.Join(dir, "v3/x86-64/nolibc-O2")}, exitOK,
 			"instruction budget of 1000 reached, 1000 instructions checked", ""},
-		{"missing", []string{"verify", "/nonexistent"}, exitFailed, "", "no such file"},
+		{"missing", []string{"verify", "/nonexistent"}, exitError, "", "no such file"},
 		// A dynamic PIE with ld.so and sid's glibc: the main program's rows
 		// (PLT stubs included) are checked at their run-time addresses.
 		{"dynamic", []string{"verify", "--sysroot", sysroot(t, "v3/aarch64/recurse-O2-dynamic"), filepath.Join(dir, "v3/aarch64/recurse-O2-dynamic")}, exitOK,
 			"result:       OK, no mismatch", ""},
 		// ld's .plt.got row says sp+16 where the stub, entered by a call, has
 		// its CFA at sp+8.
-		{"plt.got", []string{"verify", "--sysroot", sysroot(t, "v3/x86-64/recurse-O2-dynamic"), filepath.Join(dir, "v3/x86-64/recurse-O2-dynamic")}, exitMalformed,
+		{"plt.got", []string{"verify", "--sysroot", sysroot(t, "v3/x86-64/recurse-O2-dynamic"), filepath.Join(dir, "v3/x86-64/recurse-O2-dynamic")}, exitProblems,
 			"        1 failures: 0000000000000000  sp+16     u         f", ""},
-		{"no interpreter", []string{"verify", "--sysroot", t.TempDir(), filepath.Join(dir, "v3/x86-64/recurse-O2-dynamic")}, exitFailed,
+		{"no interpreter", []string{"verify", "--sysroot", t.TempDir(), filepath.Join(dir, "v3/x86-64/recurse-O2-dynamic")}, exitError,
 			"", "program interpreter /lib64/ld-linux-x86-64.so.2 is not in the sysroot"},
 	}
 	for _, tt := range tests {
@@ -78,7 +78,7 @@ func TestMutateThenVerify(t *testing.T) {
 		t.Fatalf("mutate: status %d\n%s%s", status, o, e)
 	}
 	o, e, status = runCmd(t, "", "verify", out)
-	if status != exitMalformed || !strings.Contains(o, "CFA at 0x40101a sys_exit_group") || !strings.Contains(o, "sp+24") {
+	if status != exitProblems || !strings.Contains(o, "CFA at 0x40101a sys_exit_group") || !strings.Contains(o, "sp+24") {
 		t.Errorf("verify of the mutated copy: status %d\n%s%s", status, o, e)
 	}
 	// The original is untouched and clean.
@@ -92,7 +92,7 @@ func TestMutateThenVerify(t *testing.T) {
 		{"mutate", "--pc", "0x401020", "--field", "size", "-o", out, src}, // unknown field
 		{"mutate", "--pc", "0x401020", src},                               // no -o
 	} {
-		if _, e, status := runCmd(t, "", bad...); status != exitFailed {
+		if _, e, status := runCmd(t, "", bad...); status != exitError {
 			t.Errorf("%v: status %d, stderr %q", bad, status, e)
 		}
 	}
