@@ -58,8 +58,8 @@ func (k keyMap) FullHelp() [][]key.Binding {
 	}}
 }
 
-// newHelp renders the full key map plainly, gdb-like: indented keys, a
-// column of two spaces, then what they do.
+// newHelp renders the full key map plainly, gdb-like: the keys indented
+// and padded to the widest, two spaces, then what they do.
 func newHelp() help.Model {
 	h := help.New()
 	h.ShowAll = true

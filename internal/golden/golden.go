@@ -29,10 +29,11 @@ import (
 
 // flagName is the flag that rewrites golden files. teatest's
 // github.com/charmbracelet/x/exp/golden registers a flag of the same name
-// and meaning; where it is linked in, both share it. Package
-// initialization takes packages in import-path order among those whose
-// imports are ready, and that package's imports are all among ours, so it
-// registers first.
+// and meaning; where it is linked in (tui's tests), both share it. It
+// registers first: the spec initializes, among the packages whose imports
+// are initialized, the first in import-path order, and its imports are
+// among ours (directly or not). Were it otherwise, its init would panic
+// on the flag redefined and tui's tests would not start.
 const flagName = "update"
 
 func init() {
