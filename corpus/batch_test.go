@@ -3,7 +3,6 @@ package corpus
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -12,10 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sframesim/sframesim/internal/golden"
 	"github.com/sframesim/sframesim/verify"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 func TestParseShard(t *testing.T) {
 	tests := []struct {
@@ -381,20 +379,7 @@ func TestGolden(t *testing.T) {
 		name string
 		data []byte
 	}{{"summary.golden", text.Bytes()}, {"junit.golden", junit}, {"progress.golden", lines.Bytes()}} {
-		path := filepath.Join("testdata", g.name)
-		if *update {
-			if err := os.WriteFile(path, g.data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run go test -update to create it)", err)
-		}
-		if !bytes.Equal(g.data, want) {
-			t.Errorf("%s differs (go test -update rewrites it):\n%s", path, g.data)
-		}
+		golden.Check(t, filepath.Join("testdata", g.name), g.data)
 	}
 	if s.OK() || s.Unexpected != 2 || !strings.HasPrefix(s.Verdict(), "FAIL: 1 with unexpected outcomes, 1 could not be verified, 1 stale expectations") {
 		t.Errorf("verdict %q, unexpected %d", s.Verdict(), s.Unexpected)

@@ -8,9 +8,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
+	"github.com/sframesim/sframesim/internal/golden"
 	"github.com/sframesim/sframesim/internal/testcorpus"
 )
 
@@ -51,8 +51,8 @@ func TestCorpusDump(t *testing.T) {
 			if err := DumpFile(&got, e.Path, f, DumpAuto); err != nil {
 				t.Fatal(err)
 			}
-			if d := firstDiff(got.String(), string(want)); d != "" {
-				t.Errorf("dump differs from %s's objdump: %s", e.Toolchain, d)
+			if d := golden.Diff(want, got.Bytes()); d != "" {
+				t.Errorf("dump differs from %s's objdump:\n%s", e.Toolchain, d)
 			}
 			if int(f.Section.Header.Version) != e.SFrameVersion {
 				t.Errorf("version %d, manifest says %d", f.Section.Header.Version, e.SFrameVersion)
@@ -65,27 +65,6 @@ func TestCorpusDump(t *testing.T) {
 			t.Errorf("no corpus binary with SFrame V%d was dumped", v)
 		}
 	}
-}
-
-// firstDiff describes the first line where got and want differ, or "".
-func firstDiff(got, want string) string {
-	if got == want {
-		return ""
-	}
-	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
-	for i := 0; i < len(g) || i < len(w); i++ {
-		var gl, wl string
-		if i < len(g) {
-			gl = g[i]
-		}
-		if i < len(w) {
-			wl = w[i]
-		}
-		if gl != wl || i >= len(g) || i >= len(w) {
-			return fmt.Sprintf("line %d:\n have %q\n want %q", i+1, gl, wl)
-		}
-	}
-	return "differs"
 }
 
 // TestCorpusValidate: real toolchain output must not violate any rule.
@@ -224,8 +203,8 @@ func TestCorpusRoundTrip(t *testing.T) {
 		var d1, d2 bytes.Buffer
 		s.Dump(&d1, SectionName, DumpAuto)
 		s2.Dump(&d2, SectionName, DumpAuto)
-		if d := firstDiff(d2.String(), d1.String()); d != "" {
-			t.Errorf("%s: dump after re-encoding: %s", name, d)
+		if d := golden.Diff(d1.Bytes(), d2.Bytes()); d != "" {
+			t.Errorf("%s: dump after re-encoding:\n%s", name, d)
 		}
 		enc2, err := s2.Encode()
 		if err != nil || !bytes.Equal(enc, enc2) {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sframesim/sframesim/internal/golden"
 )
 
 // handmadeAllowedMismatch lists hand-made cases whose real-objdump golden
@@ -29,7 +31,7 @@ func TestHandmadeGolden(t *testing.T) {
 	n := 0
 	for _, path := range paths {
 		name := strings.TrimSuffix(filepath.Base(path), ".sframe")
-		golden, err := os.ReadFile(strings.TrimSuffix(path, ".sframe") + ".objdump")
+		objdump, err := os.ReadFile(strings.TrimSuffix(path, ".sframe") + ".objdump")
 		if os.IsNotExist(err) {
 			continue
 		}
@@ -42,7 +44,7 @@ func TestHandmadeGolden(t *testing.T) {
 			if !ok {
 				t.Fatalf("%s is not in the handmade() table", name)
 			}
-			want, err := stripHandmadeBanner(string(golden))
+			want, err := stripHandmadeBanner(string(objdump))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -75,7 +77,7 @@ func TestHandmadeGolden(t *testing.T) {
 // with --gsframe against objdump's whole output, banner included.
 func TestHandmadeRealS390x(t *testing.T) {
 	path := filepath.Join("testdata", "handmade", "s390x-real.elf")
-	golden, err := os.ReadFile(path + ".objdump")
+	objdump, err := os.ReadFile(path + ".objdump")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +101,7 @@ func TestHandmadeRealS390x(t *testing.T) {
 	if err := DumpFile(&buf, "s390x-real.elf", f, DumpAuto); err != nil {
 		t.Fatalf("DumpFile: %v", err)
 	}
-	checkHandmadeGolden(t, "s390x-real.elf", buf.String(), string(golden))
+	checkHandmadeGolden(t, "s390x-real.elf", buf.String(), string(objdump))
 }
 
 // stripHandmadeBanner removes the "\nFILE:     file format FMT\n\n" objdump
@@ -119,22 +121,24 @@ func stripHandmadeBanner(s string) (string, error) {
 	return s[i:], nil
 }
 
-// checkHandmadeGolden reports the first line where got and want differ, unless the
-// case is in handmadeAllowedMismatch (then it only logs, and complains if
-// the case has started to match).
+// checkHandmadeGolden reports how got differs from want (objdump's golden),
+// unless the case is in handmadeAllowedMismatch (then it only logs, and
+// complains if the case has started to match). -update does not touch
+// these goldens: objdump makes them (goldens.sh).
 func checkHandmadeGolden(t *testing.T, name, got, want string) {
 	t.Helper()
 	reason, allowed := handmadeAllowedMismatch[name]
-	if got == want {
+	d := golden.Diff([]byte(want), []byte(got))
+	if d == "" {
 		if allowed {
 			t.Errorf("%s matches its golden now; drop it from handmadeAllowedMismatch (%s)", name, reason)
 		}
 		return
 	}
-	msg := fmt.Sprintf("%s: dump differs from objdump: %s", name, firstDiff(got, want))
+	msg := fmt.Sprintf("%s: dump differs from objdump:\n%s", name, d)
 	if allowed {
-		t.Logf("%s\n(allowed: %s)", msg, reason)
+		t.Logf("%s(allowed: %s)", msg, reason)
 		return
 	}
-	t.Errorf("%s\nfull have:\n%s", msg, got)
+	t.Error(msg)
 }

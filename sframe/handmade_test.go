@@ -2,13 +2,11 @@ package sframe
 
 import (
 	"encoding/binary"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files and generated test inputs")
+	"github.com/sframesim/sframesim/internal/golden"
+)
 
 // handmade lists sections built with the encoder for what no toolchain here
 // emits: big-endian, V2 with the PCREL flag, s390x, FLEX rows, PCMASK, signal
@@ -135,22 +133,7 @@ func TestHandmadeInputs(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Encode: %v", err)
 			}
-			path := filepath.Join("testdata", "handmade", hm.name+".sframe")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, data, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./sframe -run TestHandmadeInputs -update)", err)
-			}
-			if string(want) != string(data) {
-				t.Errorf("%s differs from the encoded table entry; rerun with -update", path)
-			}
+			golden.Check(t, filepath.Join("testdata", "handmade", hm.name+".sframe"), data)
 			s, err := Decode(data, hm.sec.Addr)
 			if err != nil {
 				t.Fatalf("Decode: %v", err)

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/sframesim/sframesim/internal/golden"
 )
 
 // TestRelocatableObjects dumps .o files of all three toolchains, whose start
@@ -26,8 +28,8 @@ func TestRelocatableObjects(t *testing.T) {
 			if err := DumpFile(&got, name, f, DumpAuto); err != nil {
 				t.Fatal(err)
 			}
-			if d := firstDiff(got.String(), string(want)); d != "" {
-				t.Error(d)
+			if d := golden.Diff(want, got.Bytes()); d != "" {
+				t.Errorf("dump differs from objdump:\n%s", d)
 			}
 		})
 	}

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 )
 
@@ -39,6 +41,7 @@ type Model struct {
 	msg       string
 	prompt    *prompt
 	help      bool
+	keyHelp   help.Model
 	done      chan<- struct{} // tests: told when a command ends
 }
 
@@ -61,7 +64,7 @@ type tickMsg struct{}
 // renderer also follows the terminal's abilities).
 func New(d *Debugger) *Model {
 	_, noColor := os.LookupEnv("NO_COLOR")
-	m := &Model{d: d, sty: newStyles(!noColor), w: 80, h: 24}
+	m := &Model{d: d, sty: newStyles(!noColor), keyHelp: newHelp(), w: 80, h: 24}
 	m.st = d.State(disasmLines)
 	return m
 }
@@ -128,13 +131,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
+// key handles a key press; the keys are those of the key map alone.
 func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
-	key := k.String()
 	if m.busy {
-		switch key {
-		case "esc", "ctrl+c":
+		switch {
+		case key.Matches(k, keys.Stop):
 			m.d.Interrupt()
-		case "q":
+		case key.Matches(k, keys.Quit):
 			m.d.Interrupt()
 			m.quitAfter = true
 		}
@@ -144,37 +147,37 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		return m.promptKey(k)
 	}
 	if m.help {
-		if key == "q" {
+		if key.Matches(k, keys.Quit) {
 			return tea.Quit
 		}
 		m.help = false
 		return nil
 	}
 	d := m.d
-	switch key {
-	case "q":
+	switch {
+	case key.Matches(k, keys.Quit):
 		return tea.Quit
-	case "ctrl+c", "esc":
-		m.msg = "nothing is running; q quits"
-	case "?", "h":
+	case key.Matches(k, keys.Stop):
+		m.msg = "nothing is running; " + keys.Quit.Help().Key + " quits"
+	case key.Matches(k, keys.Help):
 		m.help = true
-	case "s", "i":
+	case key.Matches(k, keys.Step):
 		return m.command("stepping", d.Step)
-	case "n":
+	case key.Matches(k, keys.Next):
 		return m.command("stepping over", d.StepOver)
-	case "f":
+	case key.Matches(k, keys.Finish):
 		return m.command("finishing", d.Finish)
-	case "c":
+	case key.Matches(k, keys.Continue):
 		return m.command("continuing", d.Continue)
-	case "m":
+	case key.Matches(k, keys.Mismatch):
 		return m.command("looking for a mismatch", d.NextMismatch)
-	case "S", "p":
+	case key.Matches(k, keys.Back):
 		return m.command("stepping back", func() (string, error) { return d.Back(1) })
-	case "r":
+	case key.Matches(k, keys.Restart):
 		return m.command("restarting", d.Restart)
-	case "b":
+	case key.Matches(k, keys.Break):
 		return m.toggle(m.st.PC)
-	case "B":
+	case key.Matches(k, keys.BreakAt):
 		m.ask("break at (address or symbol)", func(m *Model, text string) tea.Cmd {
 			a, err := m.d.Resolve(text)
 			if err != nil {
@@ -183,7 +186,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 			}
 			return m.toggle(a)
 		})
-	case "g":
+	case key.Matches(k, keys.GoTo):
 		m.ask("go to (address or symbol)", func(m *Model, text string) tea.Cmd {
 			a, err := m.d.Resolve(text)
 			if err != nil {
@@ -192,7 +195,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 			}
 			return m.command("running to "+text, func() (string, error) { return d.Advance(a) })
 		})
-	case "-":
+	case key.Matches(k, keys.BackN):
 		m.ask("instructions back [100000]", func(m *Model, text string) tea.Cmd {
 			n, err := count(text, 100000)
 			if err != nil {
@@ -201,7 +204,7 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 			}
 			return m.command("stepping back", func() (string, error) { return d.Back(n) })
 		})
-	case "@":
+	case key.Matches(k, keys.Seek):
 		m.ask("go to instruction number", func(m *Model, text string) tea.Cmd {
 			n, err := count(text, 0)
 			if err != nil {
@@ -243,13 +246,13 @@ func (m *Model) ask(label string, run func(*Model, string) tea.Cmd) {
 
 func (m *Model) promptKey(k tea.KeyPressMsg) tea.Cmd {
 	p := m.prompt
-	switch k.String() {
-	case "esc", "ctrl+c":
+	switch {
+	case key.Matches(k, keys.Stop):
 		m.prompt = nil
-	case "enter":
+	case key.Matches(k, keys.Enter):
 		m.prompt = nil
 		return p.run(m, string(p.text))
-	case "backspace":
+	case key.Matches(k, keys.Erase):
 		if len(p.text) > 0 {
 			p.text = p.text[:len(p.text)-1]
 		}

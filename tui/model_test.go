@@ -5,14 +5,15 @@ package tui
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/charmbracelet/x/exp/golden"
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
+	"github.com/sframesim/sframesim/internal/golden"
 	"github.com/sframesim/sframesim/sframe"
 )
 
@@ -56,10 +57,7 @@ func screenTest(t *testing.T, path string, w, h int, steps ...string) *Model {
 	tm.Send(tea.KeyPressMsg{Code: 'q', Text: "q"})
 	fm := tm.FinalModel(t, teatest.WithFinalTimeout(20*time.Second)).(*Model)
 	// The golden files are the package's, not the binary's directory's.
-	if err := os.Chdir(pkgDir); err != nil {
-		t.Fatal(err)
-	}
-	golden.RequireEqual(t, []byte(fm.Screen()+"\n"))
+	golden.Check(t, filepath.Join(pkgDir, "testdata", t.Name()+".golden"), []byte(fm.Screen()+"\n"))
 	return fm
 }
 
@@ -98,4 +96,114 @@ func TestScreenHelp(t *testing.T) {
 func TestScreenBack(t *testing.T) {
 	screenTest(t, sample(t, "v3/x86-64/nolibc-O2"), 80, 24,
 		"key:@", "type:1000", "enter", "wait", "key:-", "type:999", "enter", "wait")
+}
+
+// press is the key press of key name k as the terminal reports it.
+func press(k string) tea.KeyPressMsg {
+	switch k {
+	case "esc":
+		return tea.KeyPressMsg{Code: tea.KeyEscape}
+	case "ctrl+c":
+		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
+	case "enter":
+		return tea.KeyPressMsg{Code: tea.KeyEnter}
+	case "backspace":
+		return tea.KeyPressMsg{Code: tea.KeyBackspace}
+	}
+	r := []rune(k)[0]
+	return tea.KeyPressMsg{Code: r, Text: k}
+}
+
+// TestKeys: what every key does when nothing runs, while a command runs,
+// in a prompt and on the ? screen.
+func TestKeys(t *testing.T) {
+	m := New(open(t, sample(t, "v3/x86-64/nolibc-O2")))
+	quits := func(cmd tea.Cmd) bool {
+		if cmd == nil {
+			return false
+		}
+		_, ok := cmd().(tea.QuitMsg)
+		return ok
+	}
+	reset := func() {
+		m.busy, m.busyWhat, m.msg, m.prompt, m.help, m.quitAfter = false, "", "", nil, false, false
+		m.d.interrupt.Store(false)
+	}
+	for _, tt := range []struct {
+		keys         []string
+		busy, prompt string
+		msg          string
+		help, quit   bool
+	}{
+		{keys: []string{"s", "i"}, busy: "stepping"},
+		{keys: []string{"n"}, busy: "stepping over"},
+		{keys: []string{"f"}, busy: "finishing"},
+		{keys: []string{"c"}, busy: "continuing"},
+		{keys: []string{"m"}, busy: "looking for a mismatch"},
+		{keys: []string{"S", "p"}, busy: "stepping back"},
+		{keys: []string{"r"}, busy: "restarting"},
+		{keys: []string{"b"}, busy: "breakpoint"},
+		{keys: []string{"B"}, prompt: "break at (address or symbol)"},
+		{keys: []string{"g"}, prompt: "go to (address or symbol)"},
+		{keys: []string{"-"}, prompt: "instructions back [100000]"},
+		{keys: []string{"@"}, prompt: "go to instruction number"},
+		{keys: []string{"?", "h"}, help: true},
+		{keys: []string{"esc", "ctrl+c"}, msg: "nothing is running; q quits"},
+		{keys: []string{"q"}, quit: true},
+		{keys: []string{"x", "enter", "backspace", "P"}},
+	} {
+		for _, k := range tt.keys {
+			reset()
+			cmd := m.key(press(k))
+			got := ""
+			if m.prompt != nil {
+				got = m.prompt.label
+			}
+			if m.busyWhat != tt.busy || got != tt.prompt || m.msg != tt.msg || m.help != tt.help || quits(cmd) != tt.quit {
+				t.Errorf("%s: busy %q prompt %q msg %q help %v quit %v", k, m.busyWhat, got, m.msg, m.help, quits(cmd))
+			}
+		}
+	}
+
+	// While a command runs: Esc and ^C stop it, q stops it and quits after.
+	for _, k := range []string{"esc", "ctrl+c", "q", "s"} {
+		reset()
+		m.busy = true
+		m.key(press(k))
+		if stop := k != "s"; m.d.interrupt.Load() != stop || m.quitAfter != (k == "q") {
+			t.Errorf("busy, %s: interrupt %v, quit after %v", k, m.d.interrupt.Load(), m.quitAfter)
+		}
+	}
+
+	// A prompt takes text, Backspace erases, Enter runs it, Esc and ^C cancel.
+	for _, k := range []string{"esc", "ctrl+c"} {
+		reset()
+		m.key(press("@"))
+		m.key(press(k))
+		if m.prompt != nil {
+			t.Errorf("prompt, %s: still open", k)
+		}
+	}
+	reset()
+	m.key(press("@"))
+	for _, k := range []string{"1", "q", "backspace", "2", "s"} {
+		m.key(press(k))
+	}
+	if m.prompt == nil || string(m.prompt.text) != "12s" {
+		t.Fatalf("prompt after 1 q Backspace 2 s: %+v", m.prompt)
+	}
+	m.key(press("enter"))
+	if m.prompt != nil || m.msg != `error: not a number: "12s"` {
+		t.Errorf("Enter: prompt %+v, msg %q", m.prompt, m.msg)
+	}
+
+	// On the ? screen q quits and any other key closes it.
+	for _, k := range []string{"q", "s", "esc", "?"} {
+		reset()
+		m.help = true
+		cmd := m.key(press(k))
+		if quits(cmd) != (k == "q") || m.help != (k == "q") || m.busy {
+			t.Errorf("help, %s: quit %v, help %v, busy %v", k, quits(cmd), m.help, m.busy)
+		}
+	}
 }

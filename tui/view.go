@@ -67,7 +67,8 @@ func (m *Model) render() string {
 	if st.Source != "" {
 		head += "  " + st.Source
 	}
-	out = append(out, sy.header.Render(fit(fit(head, w-8)+"  ? keys", w)))
+	hint := "  " + keys.Help.Help().Key + " keys"
+	out = append(out, sy.header.Render(fit(fit(head, w-len(hint))+hint, w)))
 	if m.help {
 		return m.renderHelp(out, w, h)
 	}
@@ -378,29 +379,12 @@ func (m *Model) statusLine(w int) string {
 	return fit(strings.Join(parts, " | "), w)
 }
 
-// keyHelp lists the keys, gdb-like.
-var keyHelp = [][2]string{
-	{"s, i", "step one instruction (stepi)"},
-	{"n", "next: step over a call"},
-	{"f", "finish: run until the function returns"},
-	{"c", "continue to a breakpoint (or the end)"},
-	{"m", "continue to the next mismatch (or breakpoint)"},
-	{"b", "set/clear a breakpoint at the PC"},
-	{"B", "set/clear a breakpoint at an address or symbol"},
-	{"g", "go to an address or symbol (run until the PC is there)"},
-	{"S, p", "step back one instruction"},
-	{"-", "go back N instructions (default 100000)"},
-	{"@", "go to instruction number N (back or forward)"},
-	{"r", "restart (back to the first instruction)"},
-	{"Esc, ^C", "stop a running command"},
-	{"?", "this help (any key closes it)"},
-	{"q", "quit"},
-}
-
+// renderHelp is the ? screen: the key map's help, the breakpoints and
+// the checkpoints.
 func (m *Model) renderHelp(out []string, w, h int) string {
 	out = append(out, "", " keys:")
-	for _, k := range keyHelp {
-		out = append(out, fit(fmt.Sprintf("   %-8s %s", k[0], k[1]), w))
+	for _, line := range strings.Split(m.keyHelp.View(keys), "\n") {
+		out = append(out, fit(line, w))
 	}
 	if len(m.st.Breakpoints) > 0 {
 		out = append(out, fit(" breakpoints: "+strings.Join(m.st.Breakpoints, ", "), w))

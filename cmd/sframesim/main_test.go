@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sframesim/sframesim/internal/golden"
 	"github.com/sframesim/sframesim/internal/testcorpus"
 	"github.com/sframesim/sframesim/sframe"
 )
@@ -52,8 +53,8 @@ func TestDumpMatchesGolden(t *testing.T) {
 			if status != exitOK || errOut != "" {
 				t.Fatalf("status %d, stderr %q", status, errOut)
 			}
-			if out != string(want) {
-				t.Errorf("stdout differs from the golden %s", e.Golden())
+			if d := golden.Diff(want, []byte(out)); d != "" {
+				t.Errorf("stdout differs from the golden %s:\n%s", e.Golden(), d)
 			}
 		})
 	}
@@ -80,8 +81,11 @@ func TestDumpRawSection(t *testing.T) {
 			}
 			_, section, _ := strings.Cut(string(want), "\n\n")
 			out, errOut, status := runCmd(t, "", "dump", "--base", fmt.Sprintf("%#x", f.Raw.Addr), raw)
-			if status != exitOK || out != section {
-				t.Errorf("status %d stderr %q; stdout equal to golden section: %v", status, errOut, out == section)
+			if status != exitOK {
+				t.Errorf("status %d stderr %q", status, errOut)
+			}
+			if d := golden.Diff([]byte(section), []byte(out)); d != "" {
+				t.Errorf("stdout differs from the golden's section:\n%s", d)
 			}
 		})
 	}
@@ -185,7 +189,7 @@ func TestSample(t *testing.T) {
 	if !bytes.Equal(want, sampleELF) {
 		t.Fatalf("sample/%s differs from testdata/corpus/%s: copy it again", filepath.Base(sampleName), sampleCorpus)
 	}
-	golden, err := os.ReadFile(filepath.Join(testcorpus.Dir(t), sampleCorpus+".objdump"))
+	objdump, err := os.ReadFile(filepath.Join(testcorpus.Dir(t), sampleCorpus+".objdump"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,8 +197,9 @@ func TestSample(t *testing.T) {
 	if status != exitOK || !strings.Contains(errOut, "embedded sample") {
 		t.Errorf("dump: status %d, stderr %q", status, errOut)
 	}
-	if want := strings.Replace(string(golden), sampleCorpus+":", sampleName+":", 1); out != want {
-		t.Errorf("dump of the sample differs from its golden: %s", out)
+	renamed := strings.Replace(string(objdump), sampleCorpus+":", sampleName+":", 1)
+	if d := golden.Diff([]byte(renamed), []byte(out)); d != "" {
+		t.Errorf("dump of the sample differs from its golden:\n%s", d)
 	}
 	out, _, status = runCmd(t, "", "validate")
 	if status != exitOK || !strings.Contains(out, sampleName+": SFRAME_VERSION_3 SFRAME_ABI_AMD64_ENDIAN_LITTLE") {
