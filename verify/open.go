@@ -32,8 +32,10 @@ type Target struct {
 }
 
 // Open reads path's SFrame section and loads the program (cfg.Args is its
-// argv) for checking. A section that does not decode is an error: there
-// is nothing to check against.
+// argv) for checking. A section that does not decode, or decodes only in
+// part, or breaks a rule of the format (sframe.Section.Validate) is an
+// error wrapping the *sframe.FormatError values: there is nothing
+// trustworthy to check against.
 func Open(path string, cfg linux.Config) (*Target, error) {
 	sf, err := sframe.Open(path)
 	if sf == nil {
@@ -42,6 +44,18 @@ func Open(path string, cfg linux.Config) (*Target, error) {
 	if err != nil {
 		sf.Close()
 		return nil, err
+	}
+	// A section that decodes but breaks the format's rules gives no
+	// trustworthy answer either: say so, as validate does.
+	if problems := sf.Section.Validate(sf.ValidateOptions()); problems.HasErrors() {
+		var errs sframe.Errors
+		for _, p := range problems {
+			if !p.Warn {
+				errs = append(errs, p)
+			}
+		}
+		sf.Close()
+		return nil, fmt.Errorf("%s: malformed SFrame section, nothing to verify against ('sframesim validate' lists every problem): %w", path, errs)
 	}
 	tg, err := OpenSection(path, sf.Section, cfg)
 	if err != nil {

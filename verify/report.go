@@ -15,6 +15,11 @@ type Report struct {
 	Arch          string  `json:"arch"`
 	SFrameVersion int     `json:"sframe_version"`
 	Stop          string  `json:"stop"` // how the run ended
+	// Complete: the program ran to its end (exit, or killed by a signal it
+	// sent itself) and every instruction was checked. Otherwise
+	// Incomplete says why not, and the verdict is never OK.
+	Complete   bool   `json:"complete"`
+	Incomplete string `json:"incomplete,omitempty"`
 	Exited        bool    `json:"exited"`
 	ExitStatus    int     `json:"exit_status"`
 	Seconds       float64 `json:"seconds"`
@@ -87,6 +92,23 @@ type RowRef struct {
 // Clean reports whether the run had no failure.
 func (r *Report) Clean() bool { return r.Failures == 0 }
 
+// OK reports whether the program ran to its end and every instruction
+// checked was right: the only report that earns an OK.
+func (r *Report) OK() bool { return r.Complete && r.Clean() }
+
+// Verdict is the report's one-word result: OK, MISMATCH (failures found),
+// or INCOMPLETE (no failure among the instructions checked, but the run
+// stopped before the program's end).
+func (r *Report) Verdict() string {
+	switch {
+	case !r.Clean():
+		return "MISMATCH"
+	case !r.Complete:
+		return "INCOMPLETE"
+	}
+	return "OK"
+}
+
 // WriteText prints the summary and each distinct problem.
 func (r *Report) WriteText(w io.Writer, maxProblems int) {
 	pct := func(a, b uint64) float64 {
@@ -108,10 +130,16 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 	r.writeObjects(w)
 	fmt.Fprintf(w, "  FRE coverage: %d of %d rows of the functions that ran were used (%d rows in the section)\n",
 		r.RowsExercised, r.RowsInRunFunctions, r.RowsTotal)
-	if r.Clean() {
+	switch {
+	case r.OK():
 		fmt.Fprintf(w, "  result:       OK, no mismatch\n")
-	} else {
-		fmt.Fprintf(w, "  result:       %d instructions with a wrong unwind, %d distinct problems\n", r.Failures, len(r.Problems))
+	case r.Clean():
+		fmt.Fprintf(w, "  result:       INCOMPLETE, no mismatch in the %d instructions checked, but the run stopped before the program's end: %s\n", r.Instructions, r.Incomplete)
+	default:
+		if !r.Complete {
+			fmt.Fprintf(w, "  incomplete:   the run stopped before the program's end: %s\n", r.Incomplete)
+		}
+		fmt.Fprintf(w, "  result:       MISMATCH, %d instructions with a wrong unwind, %d distinct problems\n", r.Failures, len(r.Problems))
 		fmt.Fprintf(w, "  worst functions:")
 		for i, f := range r.Functions {
 			if i == 5 || f.Problems == 0 {

@@ -93,12 +93,25 @@ func (tg *Target) run(opt Options) (*Report, error) {
 		c.rep.Stop = exit.String()
 		c.rep.Exited = exit.Reason == linux.StopExited
 		c.rep.ExitStatus = exit.Status
+		// The program's own end: exit, or a signal it sent itself
+		// (abort). Anything else (a limit, an unsupported system call, a
+		// CPU fault) stopped the run before it.
+		c.rep.Complete = exit.Reason == linux.StopExited || exit.Reason == linux.StopSignaled
 	case stopped && opt.Interrupt != nil && opt.Interrupt.Load():
 		c.rep.Stop = "interrupted"
 	case c.stop != "":
 		c.rep.Stop = c.stop
+	default:
+		c.rep.Stop = "stopped before the program ended"
 	}
-	return c.finish(), nil
+	rep := c.finish()
+	switch {
+	case !rep.Complete:
+		rep.Incomplete = rep.Stop
+	case rep.Instructions == 0:
+		rep.Complete, rep.Incomplete = false, "no instruction was checked"
+	}
+	return rep, nil
 }
 
 // collector aggregates the results of every instruction.

@@ -24,7 +24,12 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 		"has one; a frame in code without SFrame data (ld.so, libc) ends the chain:\n"+
 		"a coverage gap, not an error.\n"+
 		sysrootHelp+
-		"Exit status: 0 no mismatch, 1 mismatches (or unwinder failures), 2 could not run.\n\n")
+		"The result is OK only when the program ran to its end (exit, or a signal it\n"+
+		"sent itself) and every instruction was right; a run stopped early (a limit,\n"+
+		"Ctrl-C, an unsupported system call, a CPU fault) is INCOMPLETE.\n\n"+
+		"Exit status: 0 OK; 1 mismatches or unwinder failures (also in an incomplete\n"+
+		"run), or a malformed SFrame section; 2 INCOMPLETE, or could not run; 3 no\n"+
+		".sframe section.\n\n")
 	jsonPath := cl.String("json", "", "write the full report as JSON to `FILE` (atomically; - for stdout)")
 	maxInsns := cl.Uint64("max-insns", 0, "stop after `N` instructions (0: no limit)")
 	timeout := cl.Duration("timeout", 0, "stop after `D` of wall-clock time, e.g. 30s (0: no limit)")
@@ -61,8 +66,8 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	}
 	rep, err := verify.Run(binary, opt)
 	if err != nil {
-		fmt.Fprintf(stderr, "sframesim verify: %v\n", err)
-		return exitError
+		// Malformed SFrame data: 1; no section: 3; anything else: 2.
+		return reportOpenError(stderr, "verify", err)
 	}
 	if cl.Arg(0) == "" {
 		rep.Binary = sampleName
@@ -78,8 +83,11 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 			return exitError
 		}
 	}
-	if !rep.Clean() {
+	switch {
+	case !rep.Clean():
 		return exitProblems
+	case !rep.Complete:
+		return exitError // INCOMPLETE: not everything was checked
 	}
 	return exitOK
 }

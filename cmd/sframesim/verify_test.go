@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/sframesim/sframesim/internal/testcorpus"
+	"github.com/sframesim/sframesim/sframe"
 )
 
 func TestVerifyCommand(t *testing.T) {
@@ -27,8 +28,11 @@ func TestVerifyCommand(t *testing.T) {
 		{"gas 2.40 bug", []string{"verify", "--json", jsonPath, filepath.Join(dir, "v1/x86-64/asm-O2-static")}, exitProblems,
 			// (how many depends on the stack layout, hence on argv[0]'s length)
 			" failures: 000000000040183e  sp+16     u         u (asm_regcfa_call+0x4)", ""},
-		{"budget", []string{"verify", "--max-insns", "1000", filepath.Join(dir, "v3/x86-64/nolibc-O2")}, exitOK,
-			"instruction budget of 1000 reached, 1000 instructions checked", ""},
+		// A run stopped early is never OK.
+		{"budget", []string{"verify", "--max-insns", "1000", filepath.Join(dir, "v3/x86-64/nolibc-O2")}, exitError,
+			"result:       INCOMPLETE, no mismatch in the 1000 instructions checked, but the run stopped before the program's end: instruction budget of 1000 reached", ""},
+		{"malformed", []string{"verify", corruptSFrame(t, filepath.Join(dir, "v3/x86-64/nolibc-O2"), 8, 0xff, 0xff, 0xff, 0x7f)}, exitProblems,
+			"", "num_fdes"},
 		{"missing", []string{"verify", "/nonexistent"}, exitError, "", "no such file"},
 		// A dynamic PIE with ld.so and sid's glibc: the main program's rows
 		// (PLT stubs included) are checked at their run-time addresses.
@@ -96,6 +100,28 @@ func TestMutateThenVerify(t *testing.T) {
 			t.Errorf("%v: status %d, stderr %q", bad, status, e)
 		}
 	}
+}
+
+// corruptSFrame writes a copy of the ELF file src with bytes at offset off
+// of its .sframe section replaced by b.
+func corruptSFrame(t *testing.T, src string, off int, b ...byte) string {
+	t.Helper()
+	sf, err := sframe.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := int(sf.Raw.Offset) + off
+	sf.Close()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(data[at:], b)
+	out := filepath.Join(t.TempDir(), filepath.Base(src)+"-corrupt")
+	if err := os.WriteFile(out, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // sysroot returns the sysroot of a dynamic corpus binary.
