@@ -19,7 +19,8 @@ import (
 )
 
 // System calls of the Linux user-mode layer. Each call the guest makes is
-// looked up by name (the arch files map numbers to names) in handlers.
+// looked up by name (zsysnum_x86_64.go and zsysnum_aarch64.go, generated
+// from the kernel's uapi headers, map numbers to names) in handlers.
 // Every call is one of:
 //
 //   - emulated: the guest sees what Linux would do, within the sandbox;
@@ -168,6 +169,8 @@ func init() {
 // constResult is a handler returning v.
 func constResult(v uint64) handler { return func(*Process, *[6]uint64) uint64 { return v } }
 
+//go:generate go run ./internal/mksysnum -deb=$LINUX_LIBC_DEV
+
 // SyscallName returns the Linux name of system call nr on arch, or "".
 func SyscallName(arch *arch.Arch, nr uint64) string {
 	abi := abiFor(arch)
@@ -178,10 +181,10 @@ func SyscallName(arch *arch.Arch, nr uint64) string {
 }
 
 func (a *sysABI) name(nr uint64) string {
-	if n, ok := a.names[nr]; ok {
-		return n
+	if nr < uint64(len(a.names)) {
+		return a.names[nr]
 	}
-	return commonSyscallNames[nr]
+	return ""
 }
 
 // syscall handles the system call the guest just made: it runs inside the
@@ -1391,9 +1394,9 @@ func (p *Process) sysArchPrctl(a *[6]uint64) uint64 {
 type sysABI struct {
 	sysRegs    [7]emu.RegID // the system call number, then its six arguments
 	ret        emu.RegID    // the result register
-	names      map[uint64]string
-	machine    string // uname's machine
-	platform   string // AT_PLATFORM
+	names      []string     // system call names by number (zsysnum_*.go)
+	machine    string       // uname's machine
+	platform   string       // AT_PLATFORM
 	hwcap      func() uint64
 	hwcap2     uint64
 	stackTop   uint64 // the stack's top: TASK_SIZE
@@ -1418,18 +1421,4 @@ func abiFor(a *arch.Arch) *sysABI {
 		return arm64
 	}
 	return nil
-}
-
-// commonSyscallNames are the system call numbers from 424 on, which are the
-// same on every architecture.
-var commonSyscallNames = map[uint64]string{
-	424: "pidfd_send_signal", 425: "io_uring_setup", 426: "io_uring_enter", 427: "io_uring_register",
-	428: "open_tree", 429: "move_mount", 430: "fsopen", 431: "fsconfig", 432: "fsmount", 433: "fspick",
-	434: "pidfd_open", 435: "clone3", 436: "close_range", 437: "openat2", 438: "pidfd_getfd",
-	439: "faccessat2", 440: "process_madvise", 441: "epoll_pwait2", 442: "mount_setattr",
-	443: "quotactl_fd", 444: "landlock_create_ruleset", 445: "landlock_add_rule",
-	446: "landlock_restrict_self", 447: "memfd_secret", 448: "process_mrelease", 449: "futex_waitv",
-	450: "set_mempolicy_home_node", 451: "cachestat", 452: "fchmodat2", 453: "map_shadow_stack",
-	454: "futex_wake", 455: "futex_wait", 456: "futex_requeue", 457: "statmount", 458: "listmount",
-	459: "lsm_get_self_attr", 460: "lsm_set_self_attr", 461: "lsm_list_modules", 462: "mseal",
 }
