@@ -458,22 +458,6 @@ func TestLoadNoInterpreter(t *testing.T) {
 	}
 }
 
-func TestSyscallNames(t *testing.T) {
-	for _, c := range []struct {
-		a    *arch.Arch
-		nr   uint64
-		name string
-	}{
-		{arch.AMD64, 0, "read"}, {arch.AMD64, 231, "exit_group"}, {arch.AMD64, 158, "arch_prctl"}, {arch.AMD64, 334, "rseq"}, {arch.AMD64, 435, "clone3"},
-		{arch.ARM64, 63, "read"}, {arch.ARM64, 94, "exit_group"}, {arch.ARM64, 79, "newfstatat"}, {arch.ARM64, 293, "rseq"}, {arch.ARM64, 462, "mseal"},
-		{arch.ARM64, 1000, ""},
-	} {
-		if got := SyscallName(c.a, c.nr); got != c.name {
-			t.Errorf("%s %d: %q, want %q", c.a.Name, c.nr, got, c.name)
-		}
-	}
-}
-
 // TestVM checks the guest memory map: reuse of unmapped pages (zeroed),
 // permissions, the free-range search and the cap's accounting.
 func TestVM(t *testing.T) {

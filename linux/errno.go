@@ -1,0 +1,27 @@
+//go:build cgo
+
+package linux
+
+// Linux errno values (the same on x86-64 and AArch64).
+const (
+	ePERM        = 1
+	eNOENT       = 2
+	eSRCH        = 3
+	eIO          = 5
+	eBADF        = 9
+	eAGAIN       = 11
+	eNOMEM       = 12
+	eACCES       = 13
+	eFAULT       = 14
+	eEXIST       = 17
+	eNOTDIR      = 20
+	eISDIR       = 21
+	eINVAL       = 22
+	eNOTTY       = 25
+	eSPIPE       = 29
+	eROFS        = 30
+	eRANGE       = 34
+	eNAMETOOLONG = 36
+	eNOSYS       = 38
+	eTIMEDOUT    = 110
+)

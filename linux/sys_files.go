@@ -1,0 +1,545 @@
+//go:build cgo
+
+package linux
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// System calls on files: open, read, write, stat, fcntl, ioctl, dup,
+// access, readlink, getcwd.
+
+type fileKind int
+
+const (
+	fileStdin fileKind = iota
+	fileStdout
+	fileStderr
+	fileRegular
+)
+
+// openFile is an open file descriptor: one of the standard streams, or a
+// snapshot of an allowed host file.
+type openFile struct {
+	kind fileKind
+	path string // as the guest named it (absolute)
+	host string // the host file read
+	data []byte
+	off  int64
+	ino  uint64
+}
+
+func (p *Process) initFiles() error {
+	p.allow = map[string]bool{}
+	for _, a := range p.cfg.ReadAllow {
+		abs, err := filepath.Abs(a)
+		if err != nil {
+			return fmt.Errorf("allow-read %s: %w", a, err)
+		}
+		p.allow[abs] = true
+	}
+	p.fds = map[int]*openFile{0: {kind: fileStdin, ino: 1}, 1: {kind: fileStdout, ino: 2}, 2: {kind: fileStderr, ino: 3}}
+	return nil
+}
+
+const atFDCWD = -100
+
+// inode returns the inode number the guest sees for a host file: one per
+// file, in the order the guest first meets them (ld.so tells libraries
+// apart by device and inode).
+func (p *Process) inode(host string) uint64 {
+	if p.inodes == nil {
+		p.inodes = map[string]uint64{}
+	}
+	n, ok := p.inodes[host]
+	if !ok {
+		n = uint64(100 + len(p.inodes))
+		p.inodes[host] = n
+	}
+	return n
+}
+
+// resolve makes a guest path absolute (relative ones against dirfd).
+func (p *Process) resolve(dirfd int32, path string) (string, int) {
+	if path == "" {
+		return "", eNOENT
+	}
+	if !filepath.IsAbs(path) {
+		if dirfd != atFDCWD {
+			if _, ok := p.fds[int(dirfd)]; ok {
+				return "", eNOTDIR
+			}
+			return "", eBADF
+		}
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return "", eNOENT
+		}
+		return abs, 0
+	}
+	return filepath.Clean(path), 0
+}
+
+// O_* flags shared by both targets.
+const (
+	oACCMODE = 3
+	oCREAT   = 0o100
+	oTRUNC   = 0o1000
+)
+
+// guestPath reads a path argument and resolves it against dirfd.
+func (p *Process) guestPath(dirfd int32, pathAddr uint64) (string, int) {
+	path, e := p.cstring(pathAddr)
+	if e != 0 {
+		return "", e
+	}
+	return p.resolve(dirfd, path)
+}
+
+func (p *Process) open(dirfd int32, pathAddr, flags uint64) uint64 {
+	abs, e := p.guestPath(dirfd, pathAddr)
+	if e != 0 {
+		return sysErr(e)
+	}
+	host, e := p.hostPath(abs, true)
+	if e != 0 {
+		if flags&oCREAT != 0 {
+			return sysErr(eROFS)
+		}
+		return sysErr(e)
+	}
+	if flags&oACCMODE != 0 || flags&(oCREAT|oTRUNC) != 0 {
+		return sysErr(eROFS)
+	}
+	data, err := os.ReadFile(host)
+	switch {
+	case err == nil:
+	case errors.Is(err, fs.ErrNotExist):
+		return sysErr(eNOENT)
+	case errors.Is(err, fs.ErrPermission):
+		return sysErr(eACCES)
+	case errors.Is(err, syscall.EISDIR):
+		return sysErr(eISDIR)
+	default:
+		return sysErr(eIO)
+	}
+	if flags&p.abi.oDirectory != 0 {
+		return sysErr(eNOTDIR)
+	}
+	fd := 0
+	for p.fds[fd] != nil {
+		fd++
+	}
+	p.fds[fd] = &openFile{kind: fileRegular, path: abs, host: host, data: data, ino: p.inode(host)}
+	return uint64(fd)
+}
+
+func (p *Process) sysOpenat(a *[6]uint64) uint64 { return p.open(int32(a[0]), a[1], a[2]) }
+func (p *Process) sysOpen(a *[6]uint64) uint64   { return p.open(atFDCWD, a[0], a[1]) }
+
+// dup makes newfd (or, if newfd < 0, the lowest free fd) share oldfd's
+// open file.
+func (p *Process) dup(oldfd, newfd int) uint64 {
+	f := p.fds[oldfd]
+	if f == nil || newfd >= 1024 {
+		return sysErr(eBADF)
+	}
+	if newfd < 0 {
+		for newfd = 0; p.fds[newfd] != nil; newfd++ {
+		}
+	}
+	p.fds[newfd] = f
+	return uint64(newfd)
+}
+
+func (p *Process) sysDup(a *[6]uint64) uint64 { return p.dup(int(int32(a[0])), -1) }
+
+func (p *Process) sysDup2(a *[6]uint64) uint64 {
+	if int32(a[1]) < 0 {
+		return sysErr(eBADF)
+	}
+	return p.dup(int(int32(a[0])), int(int32(a[1])))
+}
+
+func (p *Process) sysDup3(a *[6]uint64) uint64 {
+	if a[0] == a[1] || a[2]&^0o2000000 != 0 { // only O_CLOEXEC
+		return sysErr(eINVAL)
+	}
+	return p.sysDup2(a)
+}
+
+func (p *Process) sysClose(a *[6]uint64) uint64 {
+	fd := int(int32(a[0]))
+	if p.fds[fd] == nil {
+		return sysErr(eBADF)
+	}
+	delete(p.fds, fd)
+	return 0
+}
+
+// readFD reads up to n bytes from fd (at off, or the file offset if off < 0).
+func (p *Process) readFD(fd int, n uint64, off int64) ([]byte, int) {
+	f := p.fds[fd]
+	if f == nil || f.kind == fileStdout || f.kind == fileStderr {
+		return nil, eBADF
+	}
+	n = min(n, 1<<24)
+	if f.kind == fileStdin {
+		if off >= 0 {
+			return nil, eSPIPE
+		}
+		if p.cfg.Stdin == nil || n == 0 {
+			return nil, 0
+		}
+		b := make([]byte, n)
+		k, err := p.cfg.Stdin.Read(b)
+		if err != nil && err != io.EOF && k == 0 {
+			return nil, eIO
+		}
+		return b[:k], 0
+	}
+	at := off
+	if at < 0 {
+		at = f.off
+	}
+	if at >= int64(len(f.data)) {
+		return nil, 0
+	}
+	b := f.data[at:min(int64(len(f.data)), at+int64(n))]
+	if off < 0 {
+		f.off += int64(len(b))
+	}
+	return b, 0
+}
+
+func (p *Process) sysRead(a *[6]uint64) uint64 {
+	if !p.writable(a[1], a[2]) {
+		return sysErr(eFAULT)
+	}
+	b, e := p.readFD(int(int32(a[0])), a[2], -1)
+	if e != 0 {
+		return sysErr(e)
+	}
+	p.writeGuest(a[1], b)
+	return uint64(len(b))
+}
+
+func (p *Process) sysPread64(a *[6]uint64) uint64 {
+	if int64(a[3]) < 0 {
+		return sysErr(eINVAL)
+	}
+	if !p.writable(a[1], a[2]) {
+		return sysErr(eFAULT)
+	}
+	b, e := p.readFD(int(int32(a[0])), a[2], int64(a[3]))
+	if e != 0 {
+		return sysErr(e)
+	}
+	p.writeGuest(a[1], b)
+	return uint64(len(b))
+}
+
+// iovecs reads an iovec array.
+func (p *Process) iovecs(addr, n uint64) ([][2]uint64, int) {
+	if n > 1024 {
+		return nil, eINVAL
+	}
+	raw, ok := p.readGuest(addr, 16*n)
+	if !ok {
+		return nil, eFAULT
+	}
+	v := make([][2]uint64, n)
+	for i := range v {
+		v[i] = [2]uint64{binary.LittleEndian.Uint64(raw[16*i:]), binary.LittleEndian.Uint64(raw[16*i+8:])}
+	}
+	return v, 0
+}
+
+func (p *Process) sysReadv(a *[6]uint64) uint64 {
+	iov, e := p.iovecs(a[1], a[2])
+	if e != 0 {
+		return sysErr(e)
+	}
+	var total uint64
+	for _, v := range iov {
+		if !p.writable(v[0], v[1]) {
+			return sysErr(eFAULT)
+		}
+		b, e := p.readFD(int(int32(a[0])), v[1], -1)
+		if e != 0 {
+			if total > 0 {
+				break
+			}
+			return sysErr(e)
+		}
+		p.writeGuest(v[0], b)
+		total += uint64(len(b))
+		if uint64(len(b)) < v[1] {
+			break
+		}
+	}
+	return total
+}
+
+func (p *Process) writeFD(fd int, b []byte) uint64 {
+	f := p.fds[fd]
+	var w io.Writer
+	switch {
+	case f == nil:
+		return sysErr(eBADF)
+	case f.kind == fileStdout:
+		w = p.cfg.Stdout
+	case f.kind == fileStderr:
+		w = p.cfg.Stderr
+	default:
+		return sysErr(eBADF) // fd 0 and opened files are read-only
+	}
+	n, err := w.Write(b)
+	if err != nil && n == 0 {
+		return sysErr(eIO)
+	}
+	return uint64(n)
+}
+
+func (p *Process) sysWrite(a *[6]uint64) uint64 {
+	if p.fds[int(int32(a[0]))] == nil {
+		return sysErr(eBADF)
+	}
+	b, ok := p.readGuest(a[1], min(a[2], 1<<30))
+	if !ok {
+		return sysErr(eFAULT)
+	}
+	return p.writeFD(int(int32(a[0])), b)
+}
+
+func (p *Process) sysWritev(a *[6]uint64) uint64 {
+	if p.fds[int(int32(a[0]))] == nil {
+		return sysErr(eBADF)
+	}
+	iov, e := p.iovecs(a[1], a[2])
+	if e != 0 {
+		return sysErr(e)
+	}
+	var buf []byte
+	for _, v := range iov {
+		b, ok := p.readGuest(v[0], v[1])
+		if !ok {
+			return sysErr(eFAULT)
+		}
+		buf = append(buf, b...)
+	}
+	return p.writeFD(int(int32(a[0])), buf)
+}
+
+func (p *Process) sysLseek(a *[6]uint64) uint64 {
+	f := p.fds[int(int32(a[0]))]
+	if f == nil {
+		return sysErr(eBADF)
+	}
+	if f.kind != fileRegular {
+		return sysErr(eSPIPE)
+	}
+	off := int64(a[1])
+	switch a[2] {
+	case 0: // SEEK_SET
+	case 1: // SEEK_CUR
+		off += f.off
+	case 2: // SEEK_END
+		off += int64(len(f.data))
+	default:
+		return sysErr(eINVAL)
+	}
+	if off < 0 {
+		return sysErr(eINVAL)
+	}
+	f.off = off
+	return uint64(off)
+}
+
+func (p *Process) sysFcntl(a *[6]uint64) uint64 {
+	f := p.fds[int(int32(a[0]))]
+	if f == nil {
+		return sysErr(eBADF)
+	}
+	switch a[1] {
+	case 0, 1030: // F_DUPFD, F_DUPFD_CLOEXEC
+		min := int(int32(a[2]))
+		if min < 0 || min >= 1024 {
+			return sysErr(eINVAL)
+		}
+		for p.fds[min] != nil {
+			min++
+		}
+		return p.dup(int(int32(a[0])), min)
+	case 1, 2, 4: // F_GETFD, F_SETFD, F_SETFL
+		return 0
+	case 3: // F_GETFL
+		if f.kind == fileStdout || f.kind == fileStderr {
+			return 1 // O_WRONLY
+		}
+		return 0
+	}
+	return sysErr(eINVAL)
+}
+
+func (p *Process) sysIoctl(a *[6]uint64) uint64 {
+	if p.fds[int(int32(a[0]))] == nil {
+		return sysErr(eBADF)
+	}
+	return sysErr(eNOTTY)
+}
+
+// statInfo is what the layer knows about a file, for the arch's struct stat.
+type statInfo struct {
+	dev, ino, nlink, rdev uint64
+	mode, uid, gid        uint32
+	size, blksize, blocks int64
+}
+
+func (f *openFile) stat() statInfo {
+	if f.kind == fileRegular {
+		n := int64(len(f.data))
+		return statInfo{dev: 0x801, ino: f.ino, nlink: 1, mode: 0o100444, uid: guestUID, gid: guestGID, size: n, blksize: 4096, blocks: (n + 511) / 512}
+	}
+	return statInfo{dev: 0xc, ino: f.ino, nlink: 1, mode: 0o010600, uid: guestUID, gid: guestGID, blksize: 4096}
+}
+
+func (p *Process) putStat(addr uint64, st statInfo) uint64 {
+	if !p.writeGuest(addr, p.abi.stat(st)) {
+		return sysErr(eFAULT)
+	}
+	return 0
+}
+
+func (p *Process) sysFstat(a *[6]uint64) uint64 {
+	f := p.fds[int(int32(a[0]))]
+	if f == nil {
+		return sysErr(eBADF)
+	}
+	return p.putStat(a[1], f.stat())
+}
+
+// statPath stats an allowed file (reading it).
+func (p *Process) statPath(dirfd int32, pathAddr, buf uint64, flags uint64) uint64 {
+	path, e := p.cstring(pathAddr)
+	if e != 0 {
+		return sysErr(e)
+	}
+	const atEmptyPath = 0x1000
+	if path == "" && flags&atEmptyPath != 0 {
+		return p.sysFstat(&[6]uint64{uint64(dirfd), buf})
+	}
+	abs, e := p.resolve(dirfd, path)
+	if e != 0 {
+		return sysErr(e)
+	}
+	const atSymlinkNofollow = 0x100
+	host, e := p.hostPath(abs, flags&atSymlinkNofollow == 0)
+	if e != 0 {
+		return sysErr(e)
+	}
+	fi, err := os.Lstat(host)
+	if err != nil {
+		return sysErr(eNOENT)
+	}
+	st := (&openFile{kind: fileRegular, ino: p.inode(host)}).stat()
+	st.size = fi.Size()
+	st.blocks = (st.size + 511) / 512
+	switch {
+	case fi.IsDir():
+		st.mode = 0o040555
+	case fi.Mode()&fs.ModeSymlink != 0:
+		st.mode = 0o120777
+	}
+	return p.putStat(buf, st)
+}
+
+func (p *Process) sysNewfstatat(a *[6]uint64) uint64 {
+	return p.statPath(int32(a[0]), a[1], a[2], a[3])
+}
+func (p *Process) sysStat(a *[6]uint64) uint64  { return p.statPath(atFDCWD, a[0], a[1], 0) }
+func (p *Process) sysLstat(a *[6]uint64) uint64 { return p.statPath(atFDCWD, a[0], a[1], 0x100) }
+
+func (p *Process) access(dirfd int32, pathAddr, mode uint64) uint64 {
+	abs, e := p.guestPath(dirfd, pathAddr)
+	if e != 0 {
+		return sysErr(e)
+	}
+	if _, e := p.hostPath(abs, true); e != 0 {
+		return sysErr(e)
+	}
+	switch {
+	case mode&2 != 0: // W_OK
+		return sysErr(eROFS)
+	case mode&1 != 0: // X_OK
+		return sysErr(eACCES)
+	}
+	return 0
+}
+
+func (p *Process) sysAccess(a *[6]uint64) uint64    { return p.access(atFDCWD, a[0], a[1]) }
+func (p *Process) sysFaccessat(a *[6]uint64) uint64 { return p.access(int32(a[0]), a[1], a[2]) }
+
+func (p *Process) readlink(dirfd int32, pathAddr, buf, size uint64) uint64 {
+	path, e := p.cstring(pathAddr)
+	if e != 0 {
+		return sysErr(e)
+	}
+	if int64(size) <= 0 {
+		return sysErr(eINVAL)
+	}
+	var target string
+	if path == "/proc/self/exe" || path == fmt.Sprintf("/proc/%d/exe", guestPID) {
+		exe, err := filepath.Abs(p.Path)
+		if err != nil {
+			return sysErr(eNOENT)
+		}
+		target = exe
+	} else {
+		abs, e := p.resolve(dirfd, path)
+		if e != 0 {
+			return sysErr(e)
+		}
+		host, e := p.hostPath(abs, false)
+		if e != 0 {
+			return sysErr(e)
+		}
+		t, err := os.Readlink(host)
+		if err != nil {
+			return sysErr(eINVAL) // not a symbolic link
+		}
+		target = t
+	}
+	b := []byte(target)[:min(uint64(len(target)), size)]
+	if !p.writeGuest(buf, b) {
+		return sysErr(eFAULT)
+	}
+	return uint64(len(b))
+}
+
+func (p *Process) sysReadlink(a *[6]uint64) uint64 { return p.readlink(atFDCWD, a[0], a[1], a[2]) }
+func (p *Process) sysReadlinkat(a *[6]uint64) uint64 {
+	return p.readlink(int32(a[0]), a[1], a[2], a[3])
+}
+
+func (p *Process) sysGetcwd(a *[6]uint64) uint64 {
+	wd, err := os.Getwd()
+	if err != nil {
+		return sysErr(eNOENT)
+	}
+	b := append([]byte(wd), 0)
+	if uint64(len(b)) > a[1] {
+		return sysErr(eRANGE)
+	}
+	if !p.writeGuest(a[0], b) {
+		return sysErr(eFAULT)
+	}
+	return uint64(len(b))
+}

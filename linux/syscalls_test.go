@@ -1,0 +1,67 @@
+//go:build cgo
+
+package linux
+
+import (
+	"testing"
+
+	"github.com/sframesim/sframesim/arch"
+)
+
+// TestSyscallNames checks the generated tables (zsysnum_*.go) against
+// numbers known from the kernel's syscall tables.
+func TestSyscallNames(t *testing.T) {
+	for _, c := range []struct {
+		a    *arch.Arch
+		nr   uint64
+		name string
+	}{
+		{arch.AMD64, 0, "read"}, {arch.AMD64, 59, "execve"}, {arch.AMD64, 231, "exit_group"},
+		{arch.AMD64, 158, "arch_prctl"}, {arch.AMD64, 334, "rseq"}, {arch.AMD64, 435, "clone3"},
+		{arch.AMD64, 462, "mseal"}, {arch.AMD64, 1000, ""},
+		{arch.ARM64, 63, "read"}, {arch.ARM64, 221, "execve"}, {arch.ARM64, 94, "exit_group"},
+		{arch.ARM64, 79, "newfstatat"}, {arch.ARM64, 293, "rseq"}, {arch.ARM64, 435, "clone3"},
+		{arch.ARM64, 462, "mseal"}, {arch.ARM64, 1000, ""},
+		// __NR_arch_specific_syscall, where an architecture's own calls
+		// would start: arm64 has none.
+		{arch.ARM64, 244, ""},
+	} {
+		if got := SyscallName(c.a, c.nr); got != c.name {
+			t.Errorf("%s %d: %q, want %q", c.a.Name, c.nr, got, c.name)
+		}
+	}
+}
+
+// amd64Only are the handled calls AArch64 does not have: x86-64's own
+// arch_prctl, and the older calls the generic table leaves out.
+var amd64Only = map[string]bool{
+	"arch_prctl": true, "access": true, "dup2": true, "getpgrp": true, "lstat": true,
+	"open": true, "readlink": true, "stat": true, "time": true,
+}
+
+// TestHandlersHaveNumbers checks that every call the dispatcher handles has
+// a number in the generated tables, so a handler is never unreachable.
+func TestHandlersHaveNumbers(t *testing.T) {
+	for _, c := range []struct {
+		a    *arch.Arch
+		skip map[string]bool
+	}{{arch.AMD64, nil}, {arch.ARM64, amd64Only}} {
+		have := map[string]bool{}
+		for _, name := range abiFor(c.a).names {
+			have[name] = true
+		}
+		for name := range handlers {
+			switch {
+			case !have[name] && !c.skip[name]:
+				t.Errorf("%s: handler %q has no system call number", c.a.Name, name)
+			case have[name] && c.skip[name]:
+				t.Errorf("%s: %q is listed as x86-64 only, but has a number", c.a.Name, name)
+			}
+		}
+		for name := range c.skip {
+			if handlers[name] == nil {
+				t.Errorf("%s: %q is listed as x86-64 only, but has no handler", c.a.Name, name)
+			}
+		}
+	}
+}
