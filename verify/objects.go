@@ -4,8 +4,6 @@ package verify
 
 import (
 	"fmt"
-	"io"
-	"path/filepath"
 
 	"github.com/sframesim/sframesim/arch"
 	"github.com/sframesim/sframesim/linux"
@@ -86,21 +84,6 @@ func addObjects(p *linux.Process, u *unwind.Unwinder, added func()) {
 	p.OnObject(add)
 }
 
-// ObjectStat is what one mapped ELF file (the program, ld.so, a shared
-// library) contributed to a run: the instructions executed in it, how many
-// of them had SFrame data, and how often the SFrame chain of a covered
-// instruction ended at a frame in it (a caller without SFrame data: a
-// coverage gap, not an error), with the function where that happened most.
-type ObjectStat struct {
-	Name         string `json:"name"`
-	Base         uint64 `json:"base"`
-	SFrame       bool   `json:"sframe"`
-	Instructions uint64 `json:"instructions"`
-	Covered      uint64 `json:"covered"`
-	ChainEnds    uint64 `json:"chain_ends"`
-	ChainEndAt   string `json:"chain_end_at,omitempty"` // the most frequent function
-}
-
 // objectStats aggregates per object for a report.
 type objectStats struct {
 	p     *linux.Process
@@ -178,24 +161,5 @@ func (o *objectStats) finish(rep *Report) {
 			st.ChainEndAt = o.syms.Format(bestPC)
 		}
 		rep.Objects = append(rep.Objects, *st)
-	}
-}
-
-// writeObjects prints the per-object lines of the text report.
-func (r *Report) writeObjects(w io.Writer) {
-	for i, o := range r.Objects {
-		label := "  objects:     "
-		if i > 0 {
-			label = "               "
-		}
-		sf := "no SFrame"
-		if o.SFrame {
-			sf = "SFrame"
-		}
-		fmt.Fprintf(w, "%s %s (%s): %d instructions, %d covered", label, filepath.Base(o.Name), sf, o.Instructions, o.Covered)
-		if o.ChainEnds > 0 {
-			fmt.Fprintf(w, "; the SFrame chain ended here %d times (most at %s)", o.ChainEnds, o.ChainEndAt)
-		}
-		fmt.Fprintln(w)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/sframesim/sframesim/internal/atomicfile"
@@ -48,6 +49,21 @@ type RowStat struct {
 	RowRef
 	Failures uint64 `json:"failures"`
 	Used     uint64 `json:"used_topmost"` // instructions that ran with it as the topmost row
+}
+
+// ObjectStat is what one mapped ELF file (the program, ld.so, a shared
+// library) contributed to a run: the instructions executed in it, how many
+// of them had SFrame data, and how often the SFrame chain of a covered
+// instruction ended at a frame in it (a caller without SFrame data: a
+// coverage gap, not an error), with the function where that happened most.
+type ObjectStat struct {
+	Name         string `json:"name"`
+	Base         uint64 `json:"base"`
+	SFrame       bool   `json:"sframe"`
+	Instructions uint64 `json:"instructions"`
+	Covered      uint64 `json:"covered"`
+	ChainEnds    uint64 `json:"chain_ends"`
+	ChainEndAt   string `json:"chain_end_at,omitempty"` // the most frequent function
 }
 
 // Problem is one distinct problem: a kind at one frame's row.
@@ -183,6 +199,25 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 		if p.Error != "" {
 			fmt.Fprintf(w, "  error: %s\n", p.Error)
 		}
+	}
+}
+
+// writeObjects prints the per-object lines of the text report.
+func (r *Report) writeObjects(w io.Writer) {
+	for i, o := range r.Objects {
+		label := "  objects:     "
+		if i > 0 {
+			label = "               "
+		}
+		sf := "no SFrame"
+		if o.SFrame {
+			sf = "SFrame"
+		}
+		fmt.Fprintf(w, "%s %s (%s): %d instructions, %d covered", label, filepath.Base(o.Name), sf, o.Instructions, o.Covered)
+		if o.ChainEnds > 0 {
+			fmt.Fprintf(w, "; the SFrame chain ended here %d times (most at %s)", o.ChainEnds, o.ChainEndAt)
+		}
+		fmt.Fprintln(w)
 	}
 }
 

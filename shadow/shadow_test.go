@@ -1,0 +1,628 @@
+package shadow_test
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/sframesim/sframesim/arch"
+	"github.com/sframesim/sframesim/shadow"
+)
+
+// The tests feed a Stack the records the emulator would collect (PC,
+// size, SP, FP and x30 before each instruction) for small hand-written
+// programs, whose instruction bytes a fake code reader serves so that
+// calls and returns are classified from real encodings.
+
+// code is guest code: the bytes of each instruction by its address.
+type code map[uint64][]byte
+
+// readCode reads guest memory as the emulator does; only the bytes of
+// instructions are mapped.
+func (c code) readCode(addr uint64, buf []byte) error {
+	for i := range buf {
+		a, ok := addr+uint64(i), false
+		for at, b := range c {
+			if a >= at && a < at+uint64(len(b)) {
+				buf[i], ok = b[a-at], true
+				break
+			}
+		}
+		if !ok {
+			return fmt.Errorf("%#x: not mapped", a)
+		}
+	}
+	return nil
+}
+
+// x86-64 encodings.
+func x86call(from, to uint64) []byte { return rel32(0xe8, from, to) } // call rel32
+func x86jmp(from, to uint64) []byte  { return rel32(0xe9, from, to) } // jmp rel32
+
+func rel32(op byte, from, to uint64) []byte {
+	return binary.LittleEndian.AppendUint32([]byte{op}, uint32(to-(from+5)))
+}
+
+var (
+	x86ret     = []byte{0xc3}
+	x86hlt     = []byte{0xf4}
+	x86nop     = []byte{0x90}
+	x86pushRBP = []byte{0x55}             // push %rbp
+	x86popRBP  = []byte{0x5d}             // pop %rbp
+	x86movRBP  = []byte{0x48, 0x89, 0xe5} // mov %rsp,%rbp
+	x86callRAX = []byte{0xff, 0xd0}       // call *%rax
+	x86jmpRAX  = []byte{0xff, 0xe0}       // jmp *%rax
+)
+
+// x86addRSP is add $n,%rsp.
+func x86addRSP(n byte) []byte { return []byte{0x48, 0x83, 0xc4, n} }
+
+// x86storeRA is movq $ra,(%rsp): overwrites the return address.
+func x86storeRA(ra uint32) []byte {
+	return binary.LittleEndian.AppendUint32([]byte{0x48, 0xc7, 0x04, 0x24}, ra)
+}
+
+// AArch64 encodings (little-endian words).
+func a64(w uint32) []byte { return binary.LittleEndian.AppendUint32(nil, w) }
+
+func a64bl(from, to uint64) []byte { return a64(0x94000000 | uint32((to-from)/4)&0x03ffffff) }
+
+var (
+	a64nop     = a64(0xd503201f)
+	a64paciasp = a64(0xd503233f)
+	a64autiasp = a64(0xd50323bf)
+	a64push    = a64(0xa9bf7bfd) // stp x29, x30, [sp, #-16]!
+	a64movFP   = a64(0x910003fd) // mov x29, sp
+	a64pop     = a64(0xa8c17bfd) // ldp x29, x30, [sp], #16
+	a64ret     = a64(0xd65f03c0)
+	a64retaa   = a64(0xd65f0bff)
+	a64blrX8   = a64(0xd63f0100) // blr x8
+	a64brX16   = a64(0xd61f0200) // br x16
+	a64movSPX1 = a64(0x9100003f) // mov sp, x1
+)
+
+const (
+	sp0 = 0x7000_1000 // the stack pointer at the first instruction
+	fp0 = 0x1111      // the frame pointer at the first instruction
+	// signed is x30 = 0x1004 after paciasp: a PAC in the bits above the
+	// 48-bit virtual address.
+	signed = 0x0023_0000_0000_1004
+)
+
+// step is one instruction about to run, as the machine shows it, and the
+// depth of the shadow stack once it has been observed.
+type step struct {
+	pc, sp, fp, ra uint64
+	depth          int
+}
+
+func (c code) record(st step) shadow.Record {
+	return shadow.Record{PC: st.pc, Size: uint32(len(c[st.pc])), SP: st.sp, FP: st.fp, RA: st.ra}
+}
+
+// observe feeds s the steps and checks the depth after each, and that the
+// version changes exactly when the frames do.
+func observe(t *testing.T, s *shadow.Stack, c code, steps []step) {
+	t.Helper()
+	for i, st := range steps {
+		before, v := slices.Clone(s.Frames()), s.Version()
+		s.Observe(c.record(st))
+		if s.Depth() != st.depth {
+			t.Fatalf("step %d (%#x): depth %d, want %d; frames %+v", i, st.pc, s.Depth(), st.depth, s.Frames())
+		}
+		if changed := !slices.Equal(before, s.Frames()); changed != (s.Version() != v) {
+			t.Errorf("step %d (%#x): frames changed %v, version %d -> %d", i, st.pc, changed, v, s.Version())
+		}
+	}
+}
+
+// sameFunction puts each 256-byte block of code in its own function:
+// main at 0x1000, f at 0x1100, g at 0x1200, h at 0x1300.
+func sameFunction(a, b uint64) bool { return a>>8 == b>>8 }
+
+func TestStack(t *testing.T) {
+	// x86-64: main calls f, f calls g.
+	x86nest := code{
+		0x1000: x86call(0x1000, 0x1010), // main: call f
+		0x1005: x86hlt,
+		0x1010: x86pushRBP, // f
+		0x1011: x86movRBP,
+		0x1014: x86call(0x1014, 0x1020), // call g
+		0x1019: x86popRBP,
+		0x101a: x86ret,
+		0x1020: x86nop, // g
+		0x1021: x86ret,
+	}
+	// x86-64: main calls f, f calls g, g moves SP up by n and jumps to
+	// to (as longjmp does).
+	x86longjmp := func(n byte, to uint64) code {
+		return code{
+			0x1000: x86call(0x1000, 0x1010), // main: call f
+			0x1005: x86hlt,
+			0x1010: x86pushRBP,              // f
+			0x1011: x86call(0x1011, 0x1020), // call g
+			0x1016: x86ret,
+			0x1020: x86addRSP(n), // g
+			0x1024: x86jmp(0x1024, to),
+		}
+	}
+	// AArch64: main calls f, f (with a frame record) calls g; g ends with
+	// the instruction end (at 0x1204) after one that sets SP.
+	a64nest := func(end []byte) code {
+		return code{
+			0x1000: a64bl(0x1000, 0x1100), // main: bl f
+			0x1004: a64nop,
+			0x1008: a64nop,  // landing pad
+			0x1100: a64push, // f
+			0x1104: a64movFP,
+			0x1108: a64bl(0x1108, 0x1200), // bl g
+			0x110c: a64pop,
+			0x1110: a64ret,
+			0x1114: a64pop, // landing pad
+			0x1118: a64ret,
+			0x1200: a64movSPX1, // g
+			0x1204: end,
+		}
+	}
+	// AArch64: main calls f, f tail-calls h through br.
+	a64tail := code{
+		0x1000: a64bl(0x1000, 0x1100), // main: bl f
+		0x1004: a64nop,
+		0x1100: a64paciasp, // f
+		0x1104: a64brX16,
+		0x1300: a64retaa, // h
+	}
+
+	tests := []struct {
+		name         string
+		arch         *arch.Arch
+		code         code
+		sameFunction func(a, b uint64) bool
+		steps        []step
+		// at is a PC where the frames are exactly frames.
+		at        uint64
+		frames    []shadow.Frame
+		unwound   uint64
+		anomalies []shadow.Anomaly
+	}{
+		{
+			name: "x86-64 call and return nest",
+			arch: arch.AMD64,
+			code: x86nest,
+			steps: []step{
+				// pc, sp, fp, ra, depth
+				{0x1000, sp0, fp0, 0, 0},
+				{0x1010, sp0 - 8, fp0, 0, 1},
+				{0x1011, sp0 - 16, fp0, 0, 1},
+				{0x1014, sp0 - 16, sp0 - 16, 0, 1},
+				{0x1020, sp0 - 24, sp0 - 16, 0, 2},
+				{0x1021, sp0 - 24, sp0 - 16, 0, 2},
+				{0x1019, sp0 - 16, sp0 - 16, 0, 1},
+				{0x101a, sp0 - 8, fp0, 0, 1},
+				{0x1005, sp0, fp0, 0, 0},
+			},
+			at: 0x1020,
+			frames: []shadow.Frame{
+				{CallSite: 0x1000, ReturnAddr: 0x1005, CFA: sp0, CallerFP: fp0, Entry: 0x1010, Insn: 2},
+				{CallSite: 0x1014, ReturnAddr: 0x1019, CFA: sp0 - 16, CallerFP: sp0 - 16, Entry: 0x1020, Insn: 5},
+			},
+		},
+		{
+			name: "x86-64 indirect call",
+			arch: arch.AMD64,
+			code: code{0x1000: x86callRAX, 0x1002: x86hlt, 0x1010: x86ret},
+			steps: []step{
+				{0x1000, sp0, fp0, 0, 0},
+				{0x1010, sp0 - 8, fp0, 0, 1},
+				{0x1002, sp0, fp0, 0, 0},
+			},
+			at:     0x1010,
+			frames: []shadow.Frame{{CallSite: 0x1000, ReturnAddr: 0x1002, CFA: sp0, CallerFP: fp0, Entry: 0x1010, Insn: 2}},
+		},
+		{
+			name: "x86-64 tail call through jmp keeps the caller's frame",
+			arch: arch.AMD64,
+			code: code{0x1000: x86call(0x1000, 0x1010), 0x1005: x86hlt, 0x1010: x86jmpRAX, 0x1020: x86ret},
+			steps: []step{
+				{0x1000, sp0, fp0, 0, 0},
+				{0x1010, sp0 - 8, fp0, 0, 1},
+				{0x1020, sp0 - 8, fp0, 0, 1},
+				{0x1005, sp0, fp0, 0, 0},
+			},
+		},
+		{
+			name: "x86-64 longjmp to main abandons two frames",
+			arch: arch.AMD64,
+			code: x86longjmp(24, 0x1005),
+			steps: []step{
+				{0x1000, sp0, fp0, 0, 0},
+				{0x1010, sp0 - 8, fp0, 0, 1},
+				{0x1011, sp0 - 16, fp0, 0, 1},
+				{0x1020, sp0 - 24, fp0, 0, 2},
+				{0x1024, sp0, fp0, 0, 0}, // SP at main's: f and g are gone
+				{0x1005, sp0, fp0, 0, 0},
+			},
+			unwound: 2,
+		},
+		{
+			name: "x86-64 longjmp to f abandons g's frame",
+			arch: arch.AMD64,
+			code: x86longjmp(16, 0x1016),
+			steps: []step{
+				{0x1000, sp0, fp0, 0, 0},
+				{0x1010, sp0 - 8, fp0, 0, 1},
+				{0x1011, sp0 - 16, fp0, 0, 1},
+				{0x1020, sp0 - 24, fp0, 0, 2},
+				{0x1024, sp0 - 8, fp0, 0, 1}, // SP at g's CFA + 8
+				{0x1016, sp0 - 8, fp0, 0, 1},
+				{0x1005, sp0, fp0, 0, 0}, // f returns normally
+			},
+			at:      0x1016,
+			frames:  []shadow.Frame{{CallSite: 0x1000, ReturnAddr: 0x1005, CFA: sp0, CallerFP: fp0, Entry: 0x1010, Insn: 2}},
+			unwound: 1,
+		},
+		{
+			name: "x86-64 return to an address no frame expects",
+			arch: arch.AMD64,
+			code: code{
+				0x1000: x86call(0x1000, 0x1010), // main: call f
+				0x1005: x86hlt,
+				0x1006: x86hlt,
+				0x1010: x86storeRA(0x1006), // f
+				0x1018: x86ret,
+			},
+			steps: []step{
+				{0x1000, sp0, fp0, 0, 0},
+				{0x1010, sp0 - 8, fp0, 0, 1},
+				{0x1018, sp0 - 8, fp0, 0, 1},
+				{0x1006, sp0, fp0, 0, 0},
+			},
+			anomalies: []shadow.Anomaly{{Insn: 4, PC: 0x1006, Kind: "unexpected-return",
+				Detail: "return from 0x1018 to 0x1006, expected 0x1005"}},
+		},
+		{
+			name: "x86-64 return with no frame",
+			arch: arch.AMD64,
+			code: code{0x1000: x86ret, 0x2000: x86hlt},
+			steps: []step{
+				{0x1000, sp0 - 8, fp0, 0, 0},
+				{0x2000, sp0, fp0, 0, 0},
+			},
+			anomalies: []shadow.Anomaly{{Insn: 2, PC: 0x2000, Kind: "unexpected-return",
+				Detail: "return from 0x1000 to 0x2000 with no frame on the shadow stack"}},
+		},
+		{
+			name: "x86-64 return skipping a frame",
+			arch: arch.AMD64,
+			code: code{
+				0x1000: x86call(0x1000, 0x1010), // main: call f
+				0x1005: x86hlt,
+				0x1010: x86pushRBP,              // f
+				0x1011: x86call(0x1011, 0x1020), // call g
+				0x1016: x86popRBP,
+				0x1017: x86ret,
+				0x1020: x86storeRA(0x1005), // g: return to main
+				0x1028: x86ret,
+			},
+			steps: []step{
+				{0x1000, sp0, fp0, 0, 0},
+				{0x1010, sp0 - 8, fp0, 0, 1},
+				{0x1011, sp0 - 16, fp0, 0, 1},
+				{0x1020, sp0 - 24, fp0, 0, 2},
+				{0x1028, sp0 - 24, fp0, 0, 2},
+				{0x1005, sp0 - 16, fp0, 0, 0},
+			},
+			anomalies: []shadow.Anomaly{{Insn: 6, PC: 0x1005, Kind: "return-skipped-frames",
+				Detail: "return from 0x1028 to 0x1005 skipped 1 frame(s)"}},
+		},
+		{
+			name: "aarch64 bl and ret with x30 signed by paciasp",
+			arch: arch.ARM64,
+			code: code{
+				0x1000: a64bl(0x1000, 0x1010), // main: bl f
+				0x1004: a64nop,
+				0x1010: a64paciasp, // f
+				0x1014: a64push,
+				0x1018: a64movFP,
+				0x101c: a64bl(0x101c, 0x1030), // bl g
+				0x1020: a64pop,
+				0x1024: a64autiasp,
+				0x1028: a64ret,
+				0x1030: a64nop, // g
+				0x1034: a64ret,
+			},
+			steps: []step{
+				{0x1000, sp0, fp0, 0, 0},
+				{0x1010, sp0, fp0, 0x1004, 1}, // SP == CFA at entry
+				{0x1014, sp0, fp0, signed, 1},
+				{0x1018, sp0 - 16, fp0, signed, 1},
+				{0x101c, sp0 - 16, sp0 - 16, signed, 1},
+				{0x1030, sp0 - 16, sp0 - 16, 0x1020, 2},
+				{0x1034, sp0 - 16, sp0 - 16, 0x1020, 2},
+				{0x1020, sp0 - 16, sp0 - 16, 0x1020, 1},
+				{0x1024, sp0, fp0, signed, 1}, // SP back at the CFA: f is still live
+				{0x1028, sp0, fp0, 0x1004, 1},
+				{0x1004, sp0, fp0, 0x1004, 0},
+			},
+			at: 0x1030,
+			frames: []shadow.Frame{
+				{CallSite: 0x1000, ReturnAddr: 0x1004, CFA: sp0, CallerFP: fp0, Entry: 0x1010, Insn: 2},
+				{CallSite: 0x101c, ReturnAddr: 0x1020, CFA: sp0 - 16, CallerFP: sp0 - 16, Entry: 0x1030, Insn: 6},
+			},
+		},
+		{
+			name: "aarch64 blr and retaa",
+			arch: arch.ARM64,
+			code: code{0x1000: a64blrX8, 0x1004: a64nop, 0x1010: a64paciasp, 0x1014: a64retaa},
+			steps: []step{
+				{0x1000, sp0, fp0, 0, 0},
+				{0x1010, sp0, fp0, 0x1004, 1},
+				{0x1014, sp0, fp0, signed, 1},
+				{0x1004, sp0, fp0, signed, 0},
+			},
+			at:     0x1014,
+			frames: []shadow.Frame{{CallSite: 0x1000, ReturnAddr: 0x1004, CFA: sp0, CallerFP: fp0, Entry: 0x1010, Insn: 2}},
+		},
+		{
+			name: "aarch64 longjmp through br, x30 no longer the return address",
+			arch: arch.ARM64,
+			code: a64nest(a64brX16),
+			steps: []step{
+				{0x1000, sp0, fp0, 0, 0},
+				{0x1100, sp0, fp0, 0x1004, 1},
+				{0x1104, sp0 - 16, fp0, 0x1004, 1},
+				{0x1108, sp0 - 16, sp0 - 16, 0x1004, 1},
+				{0x1200, sp0 - 16, sp0 - 16, 0x110c, 2},
+				{0x1204, sp0, sp0 - 16, 0x110c, 1}, // SP above g's CFA
+				{0x1008, sp0, fp0, 0x1008, 0},      // SP at f's CFA after br, x30 restored by longjmp
+			},
+			unwound: 2,
+		},
+		{
+			name:         "aarch64 landing pad in main drops the frames above it",
+			arch:         arch.ARM64,
+			code:         a64nest(a64brX16),
+			sameFunction: sameFunction,
+			steps: []step{
+				{0x1000, sp0, fp0, 0, 0},
+				{0x1100, sp0, fp0, 0x1004, 1},
+				{0x1104, sp0 - 16, fp0, 0x1004, 1},
+				{0x1108, sp0 - 16, sp0 - 16, 0x1004, 1},
+				{0x1200, sp0 - 16, sp0 - 16, 0x110c, 2},
+				{0x1204, sp0, sp0 - 16, 0x110c, 1},
+				// x30 holds f's return address, but the landing
+				// function decides.
+				{0x1008, sp0, fp0, 0x1004, 0},
+			},
+			unwound: 2,
+		},
+		{
+			name:         "aarch64 landing pad in f drops g's frame",
+			arch:         arch.ARM64,
+			code:         a64nest(a64brX16),
+			sameFunction: sameFunction,
+			steps: []step{
+				{0x1000, sp0, fp0, 0, 0},
+				{0x1100, sp0, fp0, 0x1004, 1},
+				{0x1104, sp0 - 16, fp0, 0x1004, 1},
+				{0x1108, sp0 - 16, sp0 - 16, 0x1004, 1},
+				{0x1200, sp0 - 16, sp0 - 16, 0x110c, 2},
+				{0x1204, sp0 - 16, sp0 - 16, 0x110c, 2},
+				{0x1114, sp0 - 16, sp0 - 16, 0x110c, 1}, // SP at g's CFA
+				{0x1118, sp0, fp0, 0x1004, 1},
+				{0x1004, sp0, fp0, 0x1004, 0},
+			},
+			at:      0x1114,
+			frames:  []shadow.Frame{{CallSite: 0x1000, ReturnAddr: 0x1004, CFA: sp0, CallerFP: fp0, Entry: 0x1100, Insn: 2}},
+			unwound: 1,
+		},
+		{
+			name:         "aarch64 tail call through br keeps the caller's frame",
+			arch:         arch.ARM64,
+			code:         a64tail,
+			sameFunction: sameFunction,
+			steps: []step{
+				{0x1000, sp0, fp0, 0, 0},
+				{0x1100, sp0, fp0, 0x1004, 1},
+				{0x1104, sp0, fp0, signed, 1},
+				{0x1300, sp0, fp0, signed, 1}, // SP at f's CFA, h is no frame's function
+				{0x1004, sp0, fp0, signed, 0},
+			},
+		},
+		{
+			name: "aarch64 tail call through br with x30 still signed, without SameFunction",
+			arch: arch.ARM64,
+			code: a64tail,
+			steps: []step{
+				{0x1000, sp0, fp0, 0, 0},
+				{0x1100, sp0, fp0, 0x1004, 1},
+				{0x1104, sp0, fp0, signed, 1},
+				{0x1300, sp0, fp0, signed, 1}, // x30 without its PAC is f's return address
+				{0x1004, sp0, fp0, signed, 0},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := shadow.New(tt.arch, tt.code.readCode)
+			s.SameFunction = tt.sameFunction
+			checked := tt.frames == nil
+			for i, st := range tt.steps {
+				observe(t, s, tt.code, tt.steps[i:i+1])
+				if st.pc == tt.at && !checked {
+					checked = true
+					if got := s.Frames(); !slices.Equal(got, tt.frames) {
+						t.Errorf("frames at %#x:\n%+v\nwant\n%+v", st.pc, got, tt.frames)
+					}
+				}
+			}
+			if !checked {
+				t.Errorf("%#x never ran", tt.at)
+			}
+			if s.Unwound() != tt.unwound {
+				t.Errorf("unwound %d, want %d", s.Unwound(), tt.unwound)
+			}
+			if got := s.Anomalies(); !slices.Equal(got, tt.anomalies) {
+				t.Errorf("anomalies %+v, want %+v", got, tt.anomalies)
+			}
+		})
+	}
+}
+
+// x86calls is main calling f, f calling g, for the stop-and-resume tests.
+var x86calls = code{
+	0x1000: x86call(0x1000, 0x1010), // main: call f
+	0x1005: x86hlt,
+	0x1010: x86call(0x1010, 0x1020), // f: call g
+	0x1015: x86ret,
+	0x1020: x86ret, // g
+}
+
+var x86callsSteps = []step{
+	{0x1000, sp0, fp0, 0, 0},
+	{0x1010, sp0 - 8, fp0, 0, 1},
+	{0x1020, sp0 - 16, fp0, 0, 2},
+	{0x1015, sp0 - 8, fp0, 0, 1},
+	{0x1005, sp0, fp0, 0, 0},
+}
+
+// TestUnobserve stops before g's first instruction, as an observer that
+// stops the engine does, and resumes there: the frames are those of a run
+// without the stop.
+func TestUnobserve(t *testing.T) {
+	straight := shadow.New(arch.AMD64, x86calls.readCode)
+	observe(t, straight, x86calls, x86callsSteps[:3])
+	want := slices.Clone(straight.Frames())
+
+	s := shadow.New(arch.AMD64, x86calls.readCode)
+	observe(t, s, x86calls, x86callsSteps[:3])
+	s.Unobserve() // g's first instruction did not run
+	if s.Depth() != 2 {
+		t.Fatalf("stopped in g: depth %d, want 2", s.Depth())
+	}
+	s.Unobserve() // a second time changes nothing
+	observe(t, s, x86calls, x86callsSteps[2:])
+	if s.Depth() != 0 || len(s.Anomalies()) != 0 {
+		t.Errorf("after resuming: depth %d, anomalies %+v", s.Depth(), s.Anomalies())
+	}
+
+	// Unobserve takes back the instruction count: the frame pushed next
+	// has the count it has without the stop.
+	s = shadow.New(arch.AMD64, x86calls.readCode)
+	observe(t, s, x86calls, x86callsSteps[:2])
+	s.Unobserve()
+	observe(t, s, x86calls, x86callsSteps[1:3])
+	if got := s.Frames(); !slices.Equal(got, want) {
+		t.Errorf("frames in g after a stop before f's call:\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+// TestSync stops where the next instruction has not been observed: right
+// after a call and right after a return.
+func TestSync(t *testing.T) {
+	straight := shadow.New(arch.AMD64, x86calls.readCode)
+	observe(t, straight, x86calls, x86callsSteps[:3])
+	want := slices.Clone(straight.Frames())
+
+	s := shadow.New(arch.AMD64, x86calls.readCode)
+	observe(t, s, x86calls, x86callsSteps[:2])
+	s.Sync(x86calls.record(x86callsSteps[2])) // stopped on g's entry: f's call applies
+	if s.Depth() != 2 {
+		t.Fatalf("after Sync in g: depth %d, want 2", s.Depth())
+	}
+	got := slices.Clone(s.Frames())
+	for i := range got {
+		got[i].Insn = want[i].Insn // not counted: g has not started
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("frames after Sync in g:\n%+v\nwant\n%+v", got, want)
+	}
+	// Resuming observes g's entry: the call is not applied twice.
+	observe(t, s, x86calls, x86callsSteps[2:])
+	s.Sync(x86calls.record(x86callsSteps[4])) // the last return has been applied already
+	if s.Depth() != 0 || len(s.Anomalies()) != 0 {
+		t.Errorf("after resuming: depth %d, anomalies %+v", s.Depth(), s.Anomalies())
+	}
+
+	// Sync after a return not yet applied: the stop at main's hlt.
+	s = shadow.New(arch.AMD64, x86calls.readCode)
+	observe(t, s, x86calls, x86callsSteps[:4])
+	s.Sync(x86calls.record(x86callsSteps[4]))
+	s.Sync(x86calls.record(x86callsSteps[4])) // twice: once applied
+	if s.Depth() != 0 || len(s.Anomalies()) != 0 {
+		t.Errorf("after Sync at the end: depth %d, anomalies %+v", s.Depth(), s.Anomalies())
+	}
+}
+
+// TestSaveRestore saves the stack in f, runs on through a call, a longjmp
+// and an unexpected return, and restores: the run replays the same, twice.
+func TestSaveRestore(t *testing.T) {
+	c := code{
+		0x1000: x86call(0x1000, 0x1010), // main: call f
+		0x1005: x86call(0x1005, 0x1020), // call g
+		0x100a: x86ret,                  // returns where no frame expects
+		0x1010: x86ret,                  // f
+		0x1020: x86call(0x1020, 0x1030), // g: call h
+		0x1025: x86ret,
+		0x1030: x86addRSP(16), // h: longjmp to main
+		0x1034: x86jmp(0x1034, 0x100a),
+		0x2000: x86hlt,
+	}
+	head := []step{
+		{0x1000, sp0, fp0, 0, 0},
+		{0x1010, sp0 - 8, fp0, 0, 1},
+	}
+	tail := []step{
+		{0x1005, sp0, fp0, 0, 0},
+		{0x1020, sp0 - 8, fp0, 0, 1}, // g's frame where f's was
+		{0x1030, sp0 - 16, fp0, 0, 2},
+		{0x1034, sp0, fp0, 0, 0},
+		{0x100a, sp0, fp0, 0, 0},
+		{0x2000, sp0 + 8, fp0, 0, 0},
+	}
+	wantAnomalies := []shadow.Anomaly{{Insn: 8, PC: 0x2000, Kind: "unexpected-return",
+		Detail: "return from 0x100a to 0x2000 with no frame on the shadow stack"}}
+
+	s := shadow.New(arch.AMD64, c.readCode)
+	observe(t, s, c, head)
+	saved := s.Save()
+	wantFrames := slices.Clone(s.Frames())
+	observe(t, s, c, tail)
+	for i := range 2 {
+		if s.Unwound() != 2 || !slices.Equal(s.Anomalies(), wantAnomalies) {
+			t.Fatalf("run %d: unwound %d, anomalies %+v; want 2, %+v", i, s.Unwound(), s.Anomalies(), wantAnomalies)
+		}
+		v := s.Version()
+		s.Restore(saved)
+		if s.Version() == v {
+			t.Errorf("run %d: Restore kept version %d", i, v)
+		}
+		if !slices.Equal(s.Frames(), wantFrames) || s.Unwound() != 0 || len(s.Anomalies()) != 0 {
+			t.Fatalf("run %d: restored frames %+v, unwound %d, anomalies %+v; want %+v, 0, none",
+				i, s.Frames(), s.Unwound(), s.Anomalies(), wantFrames)
+		}
+		observe(t, s, c, tail)
+	}
+}
+
+// TestUnreadableCode: an instruction whose bytes cannot be read is neither
+// a call nor a return.
+func TestUnreadableCode(t *testing.T) {
+	c := code{0x1000: x86call(0x1000, 0x1010), 0x1005: x86hlt, 0x1010: x86ret}
+	unreadable := func(addr uint64, buf []byte) error {
+		if addr == 0x1000 {
+			return fmt.Errorf("%#x: not mapped", addr)
+		}
+		return c.readCode(addr, buf)
+	}
+	s := shadow.New(arch.AMD64, unreadable)
+	observe(t, s, c, []step{
+		{0x1000, sp0, fp0, 0, 0},
+		{0x1010, sp0 - 8, fp0, 0, 0},
+	})
+	s.Observe(c.record(step{0x1005, sp0, fp0, 0, 0}))
+	if a := s.Anomalies(); len(a) != 1 || a[0].Kind != "unexpected-return" {
+		t.Errorf("anomalies %+v, want one unexpected return", a)
+	}
+}
