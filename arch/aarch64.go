@@ -79,9 +79,15 @@ func disasmARM64(code []byte, _ uint64, _ func(uint64) (string, uint64)) (string
 	if len(code) < 4 {
 		return "(bad)", 0
 	}
+	// x/arch decodes the pointer-authentication and BTI hints as plain
+	// "hint #n": name them first.
+	w := binary.LittleEndian.Uint32(code)
+	if name := disasmA64Unknown(w); name != "(bad)" {
+		return name, 4
+	}
 	inst, err := arm64asm.Decode(code)
 	if err != nil {
-		return disasmA64Unknown(binary.LittleEndian.Uint32(code)), 4
+		return "(bad)", 4
 	}
 	return arm64asm.GNUSyntax(inst), 4
 }
