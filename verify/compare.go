@@ -14,6 +14,7 @@ package verify
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/sframesim/sframesim/emu"
 	"github.com/sframesim/sframesim/sframe"
@@ -124,6 +125,9 @@ func compare2(f0 *unwind.Frame, tail []unwind.Frame, rev bool, walkErr error, sh
 				}
 			case Limited, UnwindError:
 				res.Err = f.Err
+			case EndedEarly:
+				call := shadow[n-k].CallSite
+				res.Err = fmt.Errorf("no SFrame row covers the return address %#x, though the call at %#x that left it is covered", f.PC, call)
 			}
 			return res
 		}

@@ -12,18 +12,18 @@ import (
 
 // Report is the outcome of verifying one program.
 type Report struct {
-	Binary        string  `json:"binary"`
-	Arch          string  `json:"arch"`
-	SFrameVersion int     `json:"sframe_version"`
-	Stop          string  `json:"stop"` // how the run ended
+	Binary        string `json:"binary"`
+	Arch          string `json:"arch"`
+	SFrameVersion int    `json:"sframe_version"`
+	Stop          string `json:"stop"` // how the run ended
 	// Complete: the program ran to its end (exit, or killed by a signal it
 	// sent itself) and every instruction was checked. Otherwise
 	// Incomplete says why not, and the verdict is never OK.
-	Complete   bool   `json:"complete"`
-	Incomplete string `json:"incomplete,omitempty"`
-	Exited        bool    `json:"exited"`
-	ExitStatus    int     `json:"exit_status"`
-	Seconds       float64 `json:"seconds"`
+	Complete   bool    `json:"complete"`
+	Incomplete string  `json:"incomplete,omitempty"`
+	Exited     bool    `json:"exited"`
+	ExitStatus int     `json:"exit_status"`
+	Seconds    float64 `json:"seconds"`
 
 	Instructions uint64            `json:"instructions"` // checked
 	Covered      uint64            `json:"covered"`      // with SFrame data for the topmost PC
