@@ -148,15 +148,22 @@ func (s *Table) LookupAddr(addr uint64) (name string, off uint64, ok bool) {
 		return s.slots[slot], addr - slot, true
 	}
 	i := sort.Search(len(s.data), func(i int) bool { return s.data[i].addr > addr }) - 1
+	// first moves j to the preferred alias at its address (the first in
+	// order: no smaller, so it covers whatever j covers).
+	first := func(j int) *dataSymbol {
+		for j > 0 && s.data[j-1].addr == s.data[j].addr {
+			j--
+		}
+		return &s.data[j]
+	}
 	for j := i; j >= 0 && j > i-8; j-- {
 		if d := &s.data[j]; addr-d.addr < d.size {
+			d = first(j)
 			return d.name, addr - d.addr, true
 		}
 	}
-	for j := i; j >= 0 && s.data[j].addr == addr; j-- {
-		if s.data[j].size == 0 {
-			return s.data[j].name, 0, true
-		}
+	if i >= 0 && s.data[i].addr == addr { // unsized ones only, or it would cover
+		return first(i).name, 0, true
 	}
 	return sec.name, addr - sec.start, true
 }

@@ -99,6 +99,8 @@ type ObjectStat struct {
 	Covered      uint64 `json:"covered"`
 	ChainEnds    uint64 `json:"chain_ends"`
 	ChainEndAt   string `json:"chain_end_at,omitempty"` // the most frequent function
+	// ChainEndAtDemangled is ChainEndAt demangled (symbols.Demangled).
+	ChainEndAtDemangled string `json:"chain_end_at_demangled,omitempty"`
 }
 
 // objectStats aggregates per object for a report.
@@ -176,6 +178,7 @@ func (o *objectStats) finish(rep *Report) {
 		}
 		if best > 0 {
 			st.ChainEndAt = o.syms.Format(bestPC)
+			st.ChainEndAtDemangled = symbols.Demangled(st.ChainEndAt)
 		}
 		rep.Objects = append(rep.Objects, *st)
 	}
@@ -194,7 +197,7 @@ func (r *Report) writeObjects(w io.Writer) {
 		}
 		fmt.Fprintf(w, "%s %s (%s): %d instructions, %d covered", label, filepath.Base(o.Name), sf, o.Instructions, o.Covered)
 		if o.ChainEnds > 0 {
-			fmt.Fprintf(w, "; the SFrame chain ended here %d times (most at %s)", o.ChainEnds, o.ChainEndAt)
+			fmt.Fprintf(w, "; the SFrame chain ended here %d times (most at %s)", o.ChainEnds, symbols.Demangle(o.ChainEndAt))
 		}
 		fmt.Fprintln(w)
 	}
