@@ -9,6 +9,7 @@ require (
 	github.com/aymanbagabas/go-udiff v0.4.1
 	github.com/charmbracelet/x/ansi v0.11.8
 	github.com/charmbracelet/x/exp/teatest/v2 v2.0.0-20260823001701-96af6d2cb5f6
+	github.com/ianlancetaylor/demangle v0.0.0-20260724033716-83e58baca724
 	golang.org/x/arch v0.32.0
 )
 

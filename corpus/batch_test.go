@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sframesim/sframesim/internal/golden"
+	"github.com/sframesim/sframesim/symbols"
 	"github.com/sframesim/sframesim/verify"
 )
 
@@ -202,6 +203,10 @@ func TestJudge(t *testing.T) {
 	cfaA := problem("cfa", "f", rowA, 5)
 	known := &Expect{Problems: []ExpectedProblem{{Kind: "cfa", Function: "f", Row: "0000000000401010 sp+16 u u", Reason: "gas bug"}}}
 	anyRow := &Expect{Problems: []ExpectedProblem{{Kind: "cfa", Function: "f", Reason: "gas bug"}}}
+	cfaCxx := problem("cfa", "_ZN3foo3barEv", rowA, 5)
+	cxx := func(fn string) *Expect {
+		return &Expect{Problems: []ExpectedProblem{{Kind: "cfa", Function: fn, Row: rowA, Reason: "gas bug"}}}
+	}
 	tests := []struct {
 		name     string
 		job      Job
@@ -239,6 +244,14 @@ func TestJudge(t *testing.T) {
 			findings: []string{"stopped"}, msgSub: "stopped before the program ended, after 10 instructions: unsupported system call fork"},
 		{name: "killed by its own signal", job: Job{ExitStatus: &[]int{134}[0]}, o: Outcome{Report: &verify.Report{Stop: "SIGABRT", ExitStatus: 134}}, status: StatusClean},
 		{name: "interrupted", o: Outcome{Report: report(cfaA), Interrupted: true}, exp: known, status: StatusInterrupted},
+		// C++: expectations name the function mangled or demangled;
+		// messages print it demangled.
+		{name: "known C++ problem, mangled", o: Outcome{Report: report(cfaCxx)}, exp: cxx("_ZN3foo3barEv"), status: StatusKnown},
+		{name: "known C++ problem, demangled", o: Outcome{Report: report(cfaCxx)}, exp: cxx("foo::bar()"), status: StatusKnown},
+		{name: "C++ problem in another function", o: Outcome{Report: report(cfaCxx)}, exp: cxx("foo::baz()"), status: StatusFail,
+			findings: []string{"new-problem", "missing-problem"}, msgSub: "at 0x401010 foo::bar()+0x10, frame 1 at 0x401020 foo::bar()+0x20,"},
+		{name: "fixed C++ problem", o: Outcome{Report: report()}, exp: cxx("_ZN3foo3barEv"), status: StatusFail, findings: []string{"missing-problem"},
+			msgSub: "expected cfa problem (foo::bar(), row"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -253,6 +266,11 @@ func TestJudge(t *testing.T) {
 			}
 			if tt.msgSub != "" && (len(r.Findings) == 0 || !strings.Contains(r.Findings[0].Message, tt.msgSub)) {
 				t.Errorf("first finding %+v\nwant it to contain %q", r.Findings, tt.msgSub)
+			}
+			for _, g := range r.Groups {
+				if want := symbols.Demangled(g.Function); g.FunctionDemangled != want {
+					t.Errorf("group %s: function_demangled %q, want %q", g.Function, g.FunctionDemangled, want)
+				}
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sframesim/sframesim/symbols"
 	"github.com/sframesim/sframesim/verify"
 )
 
@@ -63,10 +64,13 @@ type Finding struct {
 type Group struct {
 	Kind     string `json:"kind"`
 	Function string `json:"function"`
-	Row      string `json:"row,omitempty"` // as objdump --sframe prints it
-	Hits     uint64 `json:"hits"`          // instructions affected
-	Expected bool   `json:"expected"`
-	Reason   string `json:"reason,omitempty"` // the expectation's
+	// FunctionDemangled is Function demangled, when it is a mangled C++
+	// name (symbols.Demangled).
+	FunctionDemangled string `json:"function_demangled,omitempty"`
+	Row               string `json:"row,omitempty"` // as objdump --sframe prints it
+	Hits              uint64 `json:"hits"`          // instructions affected
+	Expected          bool   `json:"expected"`
+	Reason            string `json:"reason,omitempty"` // the expectation's
 	// first is the problem with most hits, for messages.
 	first *verify.Problem
 }
@@ -99,7 +103,7 @@ func groups(rep *verify.Report) []Group {
 			continue
 		}
 		index[key] = len(gs)
-		gs = append(gs, Group{Kind: p.Kind, Function: fn, Row: key[2], Hits: p.Hits, first: p})
+		gs = append(gs, Group{Kind: p.Kind, Function: fn, FunctionDemangled: symbols.Demangled(fn), Row: key[2], Hits: p.Hits, first: p})
 	}
 	return gs
 }
@@ -142,7 +146,7 @@ func Judge(job Job, o Outcome, exp *Expect) Result {
 		add("timeout", "", "timed out after %v (%d instructions checked): raise --timeout, or set --max-insns", o.Timeout, rep.Instructions)
 	case !finished:
 		r.Incomplete = "stopped: " + rep.Stop
-		add("stopped", "", "the run stopped before the program ended, after %d instructions: %s", rep.Instructions, rep.Stop)
+		add("stopped", "", "the run stopped before the program ended, after %d instructions: %s", rep.Instructions, symbols.Demangle(rep.Stop))
 	}
 	if exp != nil && exp.Unsupported != "" {
 		add("now-runs", "", "expected to be unsupported (%q), but verify ran it: update the expectations", exp.Unsupported)
@@ -171,7 +175,7 @@ func Judge(job Job, o Outcome, exp *Expect) Result {
 	if r.Incomplete == "" {
 		for j, p := range want {
 			if !seen[j] {
-				where := p.Function
+				where := symbols.Demangle(p.Function)
 				if where == "" {
 					where = "any function"
 				}
@@ -211,11 +215,11 @@ func orNone(reason string) string {
 func problemLine(g *Group) string {
 	p := g.first
 	var b strings.Builder
-	fmt.Fprintf(&b, "unexpected %s problem at %#x %s", p.Kind, p.PC, p.Symbol)
+	fmt.Fprintf(&b, "unexpected %s problem at %#x %s", p.Kind, p.PC, symbols.Demangle(p.Symbol))
 	if p.Source != "" {
 		fmt.Fprintf(&b, " (%s)", p.Source)
 	}
-	fmt.Fprintf(&b, ", frame %d at %#x %s", p.Depth, p.FramePC, p.FrameSymbol)
+	fmt.Fprintf(&b, ", frame %d at %#x %s", p.Depth, p.FramePC, symbols.Demangle(p.FrameSymbol))
 	if p.Row != "" {
 		fmt.Fprintf(&b, ", %s, row %q", p.FDEText, strings.TrimSpace(p.Row))
 	} else {
@@ -235,13 +239,13 @@ func problemLine(g *Group) string {
 // problemDetail is the problem as `sframesim verify` prints it.
 func problemDetail(p *verify.Problem) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s at %#x %s", strings.ToUpper(p.Kind), p.PC, p.Symbol)
+	fmt.Fprintf(&b, "%s at %#x %s", strings.ToUpper(p.Kind), p.PC, symbols.Demangle(p.Symbol))
 	if p.Source != "" {
 		fmt.Fprintf(&b, " (%s)", p.Source)
 	}
 	fmt.Fprintf(&b, ": %d instructions at %d PCs\n", p.Hits, p.PCs)
-	fmt.Fprintf(&b, "  instruction:  %s\n", p.Insn)
-	fmt.Fprintf(&b, "  frame %d at %#x %s", p.Depth, p.FramePC, p.FrameSymbol)
+	fmt.Fprintf(&b, "  instruction:  %s\n", symbols.Demangle(p.Insn))
+	fmt.Fprintf(&b, "  frame %d at %#x %s", p.Depth, p.FramePC, symbols.Demangle(p.FrameSymbol))
 	if p.FrameSource != "" {
 		fmt.Fprintf(&b, " (%s)", p.FrameSource)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/sframesim/sframesim/internal/atomicfile"
+	"github.com/sframesim/sframesim/symbols"
 	"github.com/sframesim/sframesim/verify"
 )
 
@@ -36,7 +37,9 @@ import (
 // An expected problem names a problem kind as verify reports it (cfa, ra,
 // fp, unwind-error, too-short, limited, unterminated, ended-early), the function whose
 // FRE row gave it and that row as objdump --sframe prints it. An empty
-// function or row matches any. An unsupported binary is one verify cannot
+// function or row matches any. A C++ function may be named mangled, as in
+// the symbol table ("_ZN3foo3barEv"), or demangled, as reports print it
+// ("foo::bar()"). An unsupported binary is one verify cannot
 // run; the entry gives a piece of verify's error message and the reason.
 type Expectations struct {
 	Comment  string             `json:"comment,omitempty"`
@@ -199,9 +202,14 @@ func (e *Expectations) Unexplained() int {
 
 // matches reports whether an expected problem covers an observed group.
 func (p *ExpectedProblem) matches(g *Group) bool {
-	return p.Kind == g.Kind &&
-		(p.Function == "" || p.Function == g.Function) &&
+	return p.Kind == g.Kind && p.namesFunction(g) &&
 		(p.Row == "" || normRow(p.Row) == normRow(g.Row))
+}
+
+// namesFunction reports whether the expected problem's function is the
+// group's, mangled or demangled (or any).
+func (p *ExpectedProblem) namesFunction(g *Group) bool {
+	return p.Function == "" || p.Function == g.Function || p.Function == symbols.Demangle(g.Function)
 }
 
 // normRow compares rows written by hand with any spacing.
@@ -296,7 +304,7 @@ func oldReason(old *Expect, g *Group) string {
 		return ""
 	}
 	for _, p := range old.Problems {
-		if p.Kind == g.Kind && (p.Function == "" || p.Function == g.Function) && p.Reason != "" {
+		if p.Kind == g.Kind && p.namesFunction(g) && p.Reason != "" {
 			return p.Reason
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path"
 	"strings"
+
+	"github.com/sframesim/sframesim/symbols"
 )
 
 // JUnit XML, as CI systems (Jenkins, GitLab, GitHub actions that read test
@@ -139,7 +141,7 @@ func caseOutput(r *Result) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s, SFrame V%d: %s, %d instructions checked, %s covered, %d failures\n",
-		rep.Arch, rep.SFrameVersion, rep.Stop, rep.Instructions, percent(rep.Covered, rep.Instructions), rep.Failures)
+		rep.Arch, rep.SFrameVersion, symbols.Demangle(rep.Stop), rep.Instructions, percent(rep.Covered, rep.Instructions), rep.Failures)
 	if r.Incomplete != "" {
 		fmt.Fprintf(&b, "incomplete: %s\n", r.Incomplete)
 	}
@@ -148,7 +150,7 @@ func caseOutput(r *Result) string {
 		if g.Expected {
 			state = "known: " + orNone(g.Reason)
 		}
-		fmt.Fprintf(&b, "%s in %s, row %q: %d instructions (%s)\n", g.Kind, g.Function, g.Row, g.Hits, state)
+		fmt.Fprintf(&b, "%s in %s, row %q: %d instructions (%s)\n", g.Kind, symbols.Demangle(g.Function), g.Row, g.Hits, state)
 	}
 	return b.String()
 }

@@ -1,6 +1,8 @@
-// Package symbols names code addresses: the function symbols of a program
-// and of the shared objects mapped into it (Table), and their source lines
-// from DWARF (Lines).
+// Package symbols names addresses: the function symbols of a program and
+// of the shared objects mapped into it (Table), data objects, sections and
+// GOT slots for the addresses instructions refer to (Table.LookupAddr),
+// source lines from DWARF (Lines), and C++ names demangled for people
+// (Demangle).
 package symbols
 
 import (
@@ -17,6 +19,11 @@ type Table struct {
 	syms   []symbol // sorted by addr
 	byName map[string]uint64
 	objs   []symObject // sorted by start
+
+	// Data addresses (data.go).
+	sections []dataSection // sorted by start
+	data     []dataSymbol  // sorted by addr
+	slots    map[uint64]string
 }
 
 // symObject is the address range of one object: a symbol of another
@@ -41,7 +48,7 @@ type symbol struct {
 // relocated by bias (the load address of a position-independent file).
 func New(f *elf.File, bias uint64) *Table {
 	s := &Table{byName: make(map[string]uint64)}
-	s.add(f, bias)
+	s.add(f, bias, "")
 	return s
 }
 
@@ -51,7 +58,7 @@ func New(f *elf.File, bias uint64) *Table {
 // sized symbol of its own (Lookup does not guess from the nearest symbol
 // below), and one without is shown as file+offset.
 func (s *Table) AddObject(name string, f *elf.File, base, start, end uint64) {
-	s.add(f, base)
+	s.add(f, base, filepath.Base(name))
 	s.AddRange(name, base, start, end, true)
 }
 
@@ -72,7 +79,9 @@ func (s *Table) object(pc uint64) *symObject {
 	return nil
 }
 
-func (s *Table) add(f *elf.File, bias uint64) {
+// add adds the symbols of f; object names a shared object ("" for the
+// program) in the names of its data sections.
+func (s *Table) add(f *elf.File, bias uint64, object string) {
 	syms, err := f.Symbols()
 	if err != nil || len(syms) == 0 {
 		syms, _ = f.DynamicSymbols()
@@ -109,6 +118,7 @@ func (s *Table) add(f *elf.File, bias uint64) {
 		}
 		return s.syms[i].size > s.syms[j].size
 	})
+	s.addData(f, syms, bias, object)
 }
 
 // Lookup returns the symbol containing pc and pc's offset in it: a sized
@@ -158,10 +168,11 @@ func (s *Table) Format(pc uint64) string {
 	return name + "+0x" + strconv.FormatUint(off, 16)
 }
 
-// Resolver adapts Lookup to x86asm.GNUSyntax's symbol callback.
+// Resolver adapts LookupAddr to x86asm.GNUSyntax's symbol callback, which
+// names branch targets and the memory an instruction refers to.
 func (s *Table) Resolver() func(uint64) (string, uint64) {
 	return func(pc uint64) (string, uint64) {
-		name, off, ok := s.Lookup(pc)
+		name, off, ok := s.LookupAddr(pc)
 		if !ok {
 			return "", 0
 		}
@@ -205,27 +216,12 @@ func pltSymbols(f *elf.File) []symbol {
 		}
 		return dsyms[i-1].Name + "@plt"
 	}
-	relas := func(sec string) [][3]uint64 { // offset, info, addend
-		s := f.Section(sec)
-		if s == nil || s.Type != elf.SHT_RELA {
-			return nil
-		}
-		data, err := s.Data()
-		if err != nil {
-			return nil
-		}
-		var out [][3]uint64
-		for i := 0; i+24 <= len(data); i += 24 {
-			out = append(out, [3]uint64{f.ByteOrder.Uint64(data[i:]), f.ByteOrder.Uint64(data[i+8:]), f.ByteOrder.Uint64(data[i+16:])})
-		}
-		return out
-	}
 	var out []symbol
 	header := uint64(16)
 	if f.Machine == elf.EM_AARCH64 {
 		header = 32
 	}
-	if plt, rel := f.Section(".plt"), relas(".rela.plt"); plt != nil && len(rel) > 0 && plt.Size == header+16*uint64(len(rel)) {
+	if plt, rel := f.Section(".plt"), relocations(f, ".rela.plt"); plt != nil && len(rel) > 0 && plt.Size == header+16*uint64(len(rel)) {
 		out = append(out, symbol{plt.Addr, header, ".plt"})
 		for i, r := range rel {
 			if n := name(r[1]); n != "" {
@@ -239,7 +235,7 @@ func pltSymbols(f *elf.File) []symbol {
 			return out
 		}
 		slots := map[uint64]string{}
-		for _, r := range relas(".rela.dyn") {
+		for _, r := range relocations(f, ".rela.dyn") {
 			if elf.R_X86_64(r[1]&0xffffffff) == elf.R_X86_64_GLOB_DAT {
 				slots[r[0]] = name(r[1])
 			}
@@ -266,4 +262,22 @@ func (s *Table) Size(addr uint64) uint64 {
 		}
 	}
 	return 0
+}
+
+// relocations returns the entries of the Elf64_Rela section sec (offset,
+// info, addend), or none.
+func relocations(f *elf.File, sec string) [][3]uint64 {
+	s := f.Section(sec)
+	if s == nil || s.Type != elf.SHT_RELA {
+		return nil
+	}
+	data, err := s.Data()
+	if err != nil {
+		return nil
+	}
+	var out [][3]uint64
+	for i := 0; i+24 <= len(data); i += 24 {
+		out = append(out, [3]uint64{f.ByteOrder.Uint64(data[i:]), f.ByteOrder.Uint64(data[i+8:]), f.ByteOrder.Uint64(data[i+16:])})
+	}
+	return out
 }

@@ -79,6 +79,9 @@ func (d *Debugger) Interrupt() { d.interrupt.Store(true) }
 // Insns returns the number of instructions executed.
 func (d *Debugger) Insns() uint64 { return d.s.Executed() }
 
+// symbol names pc for the screen: "name+0xoff", C++ names demangled.
+func (d *Debugger) symbol(pc uint64) string { return symbols.Demangle(d.s.Syms.Format(pc)) }
+
 // Output returns what the program wrote to stdout and stderr so far.
 func (d *Debugger) Output() string { return d.out.String() }
 
@@ -195,7 +198,7 @@ func (d *Debugger) run(o runOpts) (string, error) {
 		if stopped {
 			switch {
 			case hitBP:
-				why = "breakpoint at " + d.s.Syms.Format(d.s.State().PC)
+				why = "breakpoint at " + d.symbol(d.s.State().PC)
 			case hitMismatch:
 				why = fmt.Sprintf("stopped at a mismatch (%s)", found.Kind)
 			case hitUntil:
@@ -229,7 +232,7 @@ func (d *Debugger) run(o runOpts) (string, error) {
 		}
 		switch {
 		case hitBP:
-			why = "breakpoint at " + d.s.Syms.Format(d.s.State().PC)
+			why = "breakpoint at " + d.symbol(d.s.State().PC)
 		case hitMismatch:
 			why = fmt.Sprintf("stopped at a mismatch (%s)", found.Kind)
 		default:

@@ -234,9 +234,9 @@ func (m *Model) toggle(addr uint64) tea.Cmd {
 	d := m.d
 	return m.command("breakpoint", func() (string, error) {
 		if d.ToggleBreakpoint(addr) {
-			return "breakpoint set at " + d.s.Syms.Format(addr), nil
+			return "breakpoint set at " + d.symbol(addr), nil
 		}
-		return "breakpoint cleared at " + d.s.Syms.Format(addr), nil
+		return "breakpoint cleared at " + d.symbol(addr), nil
 	})
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/sframesim/sframesim/arch"
 	"github.com/sframesim/sframesim/sframe"
 	"github.com/sframesim/sframesim/shadow"
+	"github.com/sframesim/sframesim/symbols"
 	"github.com/sframesim/sframesim/unwind"
 	"github.com/sframesim/sframesim/verify"
 )
@@ -92,7 +93,7 @@ func (d *Debugger) State(lines int) State {
 	pc := st.PC
 	s := State{
 		Binary: filepath.Base(d.Path), Arch: d.p.Arch.Name, Insns: d.s.Executed(), PC: pc,
-		Symbol: d.s.Syms.Format(pc), Source: d.lines.Lookup(pc), Checkpoints: len(d.hist.cps),
+		Symbol: d.symbol(pc), Source: d.lines.Lookup(pc), Checkpoints: len(d.hist.cps),
 	}
 	if d.exit != nil {
 		s.Exit = d.exit.String()
@@ -101,7 +102,7 @@ func (d *Debugger) State(lines int) State {
 		s.Regs = append(s.Regs, Reg{Name: d.p.Arch.RegName(r), Val: d.regs[i], Changed: d.regs[i] != d.prevRegs[i]})
 	}
 	for a := range d.bps {
-		s.Breakpoints = append(s.Breakpoints, fmt.Sprintf("%s (%#x)", d.s.Syms.Format(a), a))
+		s.Breakpoints = append(s.Breakpoints, fmt.Sprintf("%s (%#x)", d.symbol(a), a))
 	}
 	slices.Sort(s.Breakpoints)
 	out := strings.TrimRight(d.out.String(), "\n")
@@ -135,7 +136,7 @@ func (d *Debugger) State(lines int) State {
 		r := StackRow{Depth: k}
 		if k < len(frames) {
 			f := &frames[k]
-			r.HasUnwound, r.Func = true, d.s.Syms.Format(f.PC)
+			r.HasUnwound, r.Func = true, d.symbol(f.PC)
 			if f.Err != nil {
 				r.Err = shortErr(f.Err)
 			} else if f.HasRow {
@@ -149,7 +150,7 @@ func (d *Debugger) State(lines int) State {
 		if k > 0 && k <= n {
 			truePC = shadow[n-k].ReturnAddr
 		}
-		r.TrueFunc = d.s.Syms.Format(truePC)
+		r.TrueFunc = d.symbol(truePC)
 		if k < n {
 			t := shadow[n-1-k]
 			r.HasTrue, r.TCFA, r.TRA, r.TFP = true, t.CFA, t.ReturnAddr, t.CallerFP
@@ -238,7 +239,7 @@ func (d *Debugger) rowPane(s *State, f *unwind.Frame, st shadow.Record) {
 	sec, row := f.Section, f.Row
 	fde := &sec.FDEs[row.FDE]
 	s.HasRow = true
-	s.FDE = fmt.Sprintf("func idx [%d]: pc = 0x%x, size = %d bytes (%s)", row.FDE, fde.Start, fde.Size, d.s.Syms.Format(fde.Start))
+	s.FDE = fmt.Sprintf("func idx [%d]: pc = 0x%x, size = %d bytes (%s)", row.FDE, fde.Start, fde.Size, d.symbol(fde.Start))
 	marker := "   "
 	if fde.PCType() == sframe.PCMask {
 		marker = "[m]"
@@ -367,7 +368,7 @@ func (d *Debugger) disasm(pc uint64, n int) []Line {
 	}
 	lines := make([]Line, len(list))
 	for i, in := range list {
-		lines[i] = Line{PC: in.pc, Where: d.s.Syms.Format(in.pc), Text: in.text, Current: in.pc == pc, Break: d.bps[in.pc], FRE: d.freAt(in.pc)}
+		lines[i] = Line{PC: in.pc, Where: d.symbol(in.pc), Text: symbols.Demangle(in.text), Current: in.pc == pc, Break: d.bps[in.pc], FRE: d.freAt(in.pc)}
 	}
 	return lines
 }

@@ -159,6 +159,7 @@ func (o *objectStats) finish(rep *Report) {
 		}
 		if best > 0 {
 			st.ChainEndAt = o.syms.Format(bestPC)
+			st.ChainEndAtDemangled = symbols.Demangled(st.ChainEndAt)
 		}
 		rep.Objects = append(rep.Objects, *st)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/sframesim/sframesim/internal/atomicfile"
+	"github.com/sframesim/sframesim/symbols"
 )
 
 // Report is the outcome of verifying one program.
@@ -64,45 +65,55 @@ type ObjectStat struct {
 	Covered      uint64 `json:"covered"`
 	ChainEnds    uint64 `json:"chain_ends"`
 	ChainEndAt   string `json:"chain_end_at,omitempty"` // the most frequent function
+	// ChainEndAtDemangled is ChainEndAt demangled (symbols.Demangled).
+	ChainEndAtDemangled string `json:"chain_end_at_demangled,omitempty"`
 }
 
 // Problem is one distinct problem: a kind at one frame's row.
+//
+// Symbols are mangled as in the symbol table; a *Demangled field beside
+// one holds its C++ demangling (symbols.Demangled), left out for names
+// that are not mangled. The text report prints demangled names.
 type Problem struct {
-	kind        Kind
-	Kind        string `json:"kind"`
-	PC          uint64 `json:"pc"` // first instruction where it was seen
-	Symbol      string `json:"symbol"`
-	Source      string `json:"source,omitempty"`
-	Insn        string `json:"insn"`
-	Depth       int    `json:"depth"`    // frame (0: topmost)
-	FramePC     uint64 `json:"frame_pc"` // that frame's PC
-	FrameSymbol string `json:"frame_symbol"`
-	FrameSource string `json:"frame_source,omitempty"`
-	FDE         int    `json:"fde"` // -1: none
-	FRE         int    `json:"fre"`
-	FDEText     string `json:"fde_text,omitempty"`
-	Row         string `json:"row,omitempty"` // as objdump --sframe prints it
-	Want        uint64 `json:"want"`
-	Got         uint64 `json:"got"`
-	Error       string `json:"error,omitempty"`
-	PCs         int    `json:"pcs"`  // distinct instruction PCs affected
-	Hits        uint64 `json:"hits"` // instructions affected
+	kind                 Kind
+	Kind                 string `json:"kind"`
+	PC                   uint64 `json:"pc"` // first instruction where it was seen
+	Symbol               string `json:"symbol"`
+	SymbolDemangled      string `json:"symbol_demangled,omitempty"`
+	Source               string `json:"source,omitempty"`
+	Insn                 string `json:"insn"`
+	Depth                int    `json:"depth"`    // frame (0: topmost)
+	FramePC              uint64 `json:"frame_pc"` // that frame's PC
+	FrameSymbol          string `json:"frame_symbol"`
+	FrameSymbolDemangled string `json:"frame_symbol_demangled,omitempty"`
+	FrameSource          string `json:"frame_source,omitempty"`
+	FDE                  int    `json:"fde"` // -1: none
+	FRE                  int    `json:"fre"`
+	FDEText              string `json:"fde_text,omitempty"`
+	Row                  string `json:"row,omitempty"` // as objdump --sframe prints it
+	Want                 uint64 `json:"want"`
+	Got                  uint64 `json:"got"`
+	Error                string `json:"error,omitempty"`
+	PCs                  int    `json:"pcs"`  // distinct instruction PCs affected
+	Hits                 uint64 `json:"hits"` // instructions affected
 }
 
 // FuncStat counts per function.
 type FuncStat struct {
-	Name         string `json:"name"`
-	Instructions uint64 `json:"instructions"`
-	Covered      uint64 `json:"covered"`
-	Problems     uint64 `json:"problems"`
+	Name          string `json:"name"`
+	NameDemangled string `json:"name_demangled,omitempty"`
+	Instructions  uint64 `json:"instructions"`
+	Covered       uint64 `json:"covered"`
+	Problems      uint64 `json:"problems"`
 }
 
 // RowRef names one FRE.
 type RowRef struct {
-	FDE    int    `json:"fde"`
-	FRE    int    `json:"fre"`
-	Symbol string `json:"symbol"`
-	Row    string `json:"row"`
+	FDE             int    `json:"fde"`
+	FRE             int    `json:"fre"`
+	Symbol          string `json:"symbol"`
+	SymbolDemangled string `json:"symbol_demangled,omitempty"`
+	Row             string `json:"row"`
 }
 
 // Clean reports whether the run had no failure.
@@ -134,7 +145,7 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 		return 100 * float64(a) / float64(b)
 	}
 	fmt.Fprintf(w, "%s: %s, SFrame V%d\n", r.Binary, r.Arch, r.SFrameVersion)
-	fmt.Fprintf(w, "  run:          %s, %d instructions checked in %.2fs\n", r.Stop, r.Instructions, r.Seconds)
+	fmt.Fprintf(w, "  run:          %s, %d instructions checked in %.2fs\n", symbols.Demangle(r.Stop), r.Instructions, r.Seconds)
 	fmt.Fprintf(w, "  covered:      %d instructions (%.1f%%) had SFrame data for the current PC\n", r.Covered, pct(r.Covered, r.Instructions))
 	var kinds []string
 	for _, k := range kindNames {
@@ -161,7 +172,7 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 			if i == 5 || f.Problems == 0 {
 				break
 			}
-			fmt.Fprintf(w, " %s (%d)", f.Name, f.Problems)
+			fmt.Fprintf(w, " %s (%d)", symbols.Demangle(f.Name), f.Problems)
 		}
 		fmt.Fprintln(w)
 		fmt.Fprintf(w, "  worst rows:")
@@ -169,7 +180,7 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 			if i == 3 {
 				break
 			}
-			fmt.Fprintf(w, "\n    %5d failures: %s (%s)", row.Failures, strings.TrimSpace(row.Row), row.Symbol)
+			fmt.Fprintf(w, "\n    %5d failures: %s (%s)", row.Failures, strings.TrimSpace(row.Row), symbols.Demangle(row.Symbol))
 		}
 		fmt.Fprintln(w)
 	}
@@ -178,13 +189,13 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 			fmt.Fprintf(w, "\n(%d more problems: see --json)\n", len(r.Problems)-i)
 			break
 		}
-		fmt.Fprintf(w, "\n%s at %#x %s", strings.ToUpper(p.Kind), p.PC, p.Symbol)
+		fmt.Fprintf(w, "\n%s at %#x %s", strings.ToUpper(p.Kind), p.PC, symbols.Demangle(p.Symbol))
 		if p.Source != "" {
 			fmt.Fprintf(w, " (%s)", p.Source)
 		}
 		fmt.Fprintf(w, ": %d instructions at %d PCs\n", p.Hits, p.PCs)
-		fmt.Fprintf(w, "  instruction:  %s\n", p.Insn)
-		fmt.Fprintf(w, "  frame %d at %#x %s", p.Depth, p.FramePC, p.FrameSymbol)
+		fmt.Fprintf(w, "  instruction:  %s\n", symbols.Demangle(p.Insn))
+		fmt.Fprintf(w, "  frame %d at %#x %s", p.Depth, p.FramePC, symbols.Demangle(p.FrameSymbol))
 		if p.FrameSource != "" {
 			fmt.Fprintf(w, " (%s)", p.FrameSource)
 		}
@@ -215,7 +226,7 @@ func (r *Report) writeObjects(w io.Writer) {
 		}
 		fmt.Fprintf(w, "%s %s (%s): %d instructions, %d covered", label, filepath.Base(o.Name), sf, o.Instructions, o.Covered)
 		if o.ChainEnds > 0 {
-			fmt.Fprintf(w, "; the SFrame chain ended here %d times (most at %s)", o.ChainEnds, o.ChainEndAt)
+			fmt.Fprintf(w, "; the SFrame chain ended here %d times (most at %s)", o.ChainEnds, symbols.Demangle(o.ChainEndAt))
 		}
 		fmt.Fprintln(w)
 	}

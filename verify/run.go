@@ -176,7 +176,7 @@ func (c *collector) funcStat(pc uint64) *FuncStat {
 	name, _, _ := c.s.Syms.Lookup(pc)
 	fs := c.funcs[name]
 	if fs == nil {
-		fs = &FuncStat{Name: name}
+		fs = &FuncStat{Name: name, NameDemangled: symbols.Demangled(name)}
 		c.funcs[name] = fs
 	}
 	*e = pcFunc{pc, fs}
@@ -212,9 +212,10 @@ func (c *collector) add(r shadow.Record, res *Result) {
 	}
 	pr := c.problems[key]
 	if pr == nil {
+		sym, frameSym := c.s.Syms.Format(r.PC), c.s.Syms.Format(f.PC)
 		pr = &Problem{
-			kind: res.Kind, Kind: res.Kind.String(), PC: r.PC, Symbol: c.s.Syms.Format(r.PC), Source: c.lines.Lookup(r.PC),
-			Depth: res.Depth, FramePC: f.PC, FrameSymbol: c.s.Syms.Format(f.PC), FrameSource: c.lines.Lookup(f.PC),
+			kind: res.Kind, Kind: res.Kind.String(), PC: r.PC, Symbol: sym, SymbolDemangled: symbols.Demangled(sym), Source: c.lines.Lookup(r.PC),
+			Depth: res.Depth, FramePC: f.PC, FrameSymbol: frameSym, FrameSymbolDemangled: symbols.Demangled(frameSym), FrameSource: c.lines.Lookup(f.PC),
 			Want: res.Want, Got: res.Got, FDE: -1, FRE: -1,
 		}
 		pr.Insn, _ = c.s.Disasm(r.PC)
@@ -291,16 +292,18 @@ func (c *collector) finish() *Report {
 			if c.rows[[2]int{i, j}] > 0 {
 				rep.RowsExercised++
 			} else if len(rep.RowsNeverReached) < 200 {
+				sym := c.s.Syms.Format(f.Start + uint64(f.FREs[j].Start))
 				rep.RowsNeverReached = append(rep.RowsNeverReached, RowRef{FDE: i, FRE: j,
-					Symbol: c.s.Syms.Format(f.Start + uint64(f.FREs[j].Start)), Row: c.sec.FormatRow(i, j)})
+					Symbol: sym, SymbolDemangled: symbols.Demangled(sym), Row: c.sec.FormatRow(i, j)})
 			}
 		}
 	}
 	rep.RowsTotal = int(c.sec.Header.NumFREs)
 	for row, n := range c.rowFail {
 		f := &c.sec.FDEs[row[0]]
+		sym := c.s.Syms.Format(f.Start + uint64(f.FREs[row[1]].Start))
 		rep.RowFailures = append(rep.RowFailures, RowStat{RowRef: RowRef{FDE: row[0], FRE: row[1],
-			Symbol: c.s.Syms.Format(f.Start + uint64(f.FREs[row[1]].Start)), Row: c.sec.FormatRow(row[0], row[1])},
+			Symbol: sym, SymbolDemangled: symbols.Demangled(sym), Row: c.sec.FormatRow(row[0], row[1])},
 			Failures: n, Used: c.rows[row]})
 	}
 	sort.Slice(rep.RowFailures, func(i, j int) bool {
