@@ -17,10 +17,11 @@ import (
 //     (R_*_GLOB_DAT); an R_*_IRELATIVE slot by the IFUNC whose resolver
 //     fills it ("strchr@got.plt");
 //   - else by the sized data object (STT_OBJECT) containing it:
-//     "main_arena+0x10", or an unsized one at that very address
-//     ("__dso_handle", "_GLOBAL_OFFSET_TABLE_");
-//   - else by its section: ".rodata+0x10" (compilers' local constants
-//     have no symbol). In a shared object the section is prefixed with the
+//     "main_arena+0x10", or, as objdump does, by the nearest data object
+//     below it in the same section, even past that object's end
+//     ("__rseq_flags+0x433", "__dso_handle");
+//   - else by its section: ".rodata+0x10" (no data object below it in
+//     its section: compilers' local constants have no symbol). In a shared object the section is prefixed with the
 //     file: "libc.so.6:.bss+0x8".
 //
 // Only addresses in allocated, non-executable sections are named so;
@@ -162,8 +163,11 @@ func (s *Table) LookupAddr(addr uint64) (name string, off uint64, ok bool) {
 			return d.name, addr - d.addr, true
 		}
 	}
-	if i >= 0 && s.data[i].addr == addr { // unsized ones only, or it would cover
-		return first(i).name, 0, true
+	// As objdump: the nearest data symbol below in the same section, past
+	// its end if need be ("__rseq_flags+0x433"), else the section.
+	if i >= 0 && s.data[i].addr >= sec.start {
+		d := first(i)
+		return d.name, addr - d.addr, true
 	}
 	return sec.name, addr - sec.start, true
 }
