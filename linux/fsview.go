@@ -78,10 +78,17 @@ func newFSView(root string, allow []string, exe string) (fsView, error) {
 		return v, nil
 	}
 	v.part = true
-	for _, d := range append([]string{"/lib", "/lib64", "/usr/lib", "/usr/lib64", "/etc/ld.so.cache"}, ldSoConfDirs(root)...) {
+	v.showLoaderPaths()
+	return v, nil
+}
+
+// showLoaderPaths shows what ld.so reads, but for the interpreter itself
+// (loadInterp shows it): the library directories it searches and
+// /etc/ld.so.cache.
+func (v *fsView) showLoaderPaths() {
+	for _, d := range append([]string{"/lib", "/lib64", "/usr/lib", "/usr/lib64", "/etc/ld.so.cache"}, ldSoConfDirs(v.root)...) {
 		v.show(d)
 	}
-	return v, nil
 }
 
 // show adds the guest path g to what is shown, both as named and as it
@@ -115,7 +122,7 @@ const (
 
 // see says how much of the resolved guest path g is shown.
 func (v *fsView) see(g string) visibility {
-	if g == "/proc" || strings.HasPrefix(g, "/proc/") || g == "/sys" || strings.HasPrefix(g, "/sys/") {
+	if kernelFS(g) {
 		return hidden
 	}
 	best := hidden
@@ -128,6 +135,12 @@ func (v *fsView) see(g string) visibility {
 		}
 	}
 	return best
+}
+
+// kernelFS reports whether the absolute path g is in /proc or /sys, which
+// describe the host and sframesim, and are never shown.
+func kernelFS(g string) bool {
+	return g == "/proc" || strings.HasPrefix(g, "/proc/") || g == "/sys" || strings.HasPrefix(g, "/sys/")
 }
 
 // viewFile is a host file the view shows.
@@ -144,10 +157,16 @@ func (v *fsView) lookup(abs string, followLast bool) (viewFile, int) {
 	if abs == "/proc/self/exe" || abs == fmt.Sprintf("/proc/%d/exe", guestPID) {
 		abs = v.exe
 	}
+	if kernelFS(abs) {
+		return viewFile{}, eNOENT
+	}
 	if v.allow[abs] {
 		stat := os.Lstat
 		if followLast {
 			stat = os.Stat
+			if real, err := filepath.EvalSymlinks(abs); err == nil && kernelFS(real) {
+				return viewFile{}, eNOENT // named, but sframesim's /proc, not the guest's
+			}
 		}
 		fi, err := stat(abs)
 		if err != nil {
