@@ -5,12 +5,8 @@ package linux
 import (
 	"bytes"
 	"debug/elf"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/sframesim/sframesim/arch"
@@ -22,9 +18,8 @@ import (
 // AT_ENTRY describing both. ld.so then does the rest with ordinary system
 // calls: it opens the shared libraries (openat, read, pread64, fstat), maps
 // them (mmap of MAP_PRIVATE file mappings, MAP_FIXED segments, mprotect)
-// and relocates them. Every path the guest names is resolved inside the
-// sysroot, read-only, symbolic links included (an absolute link target is
-// relative to the sysroot, as in a chroot).
+// and relocates them. The paths the guest names are resolved in the view
+// of fsview.go: the sysroot (for "/", only what ld.so reads), read-only.
 //
 // Each ELF file mapped into the guest is an Object: the program, the
 // interpreter, and each shared library, registered when ld.so maps the
@@ -84,14 +79,16 @@ func (p *Process) loadInterp(name string) error {
 	if p.sysroot == "" {
 		return fmt.Errorf("%s: needs the program interpreter %s: %w", p.Path, name, ErrNoSysroot)
 	}
-	host, e := sysrootPath(p.sysroot, name, true)
+	p.view.show(name)
+	vf, e := p.view.lookup(filepath.Clean(name), true)
 	if e != 0 {
 		return fmt.Errorf("%s: program interpreter %s is not in the sysroot %s (%v; see --sysroot): %w",
 			p.Path, name, p.sysroot, syscall.Errno(e), ErrNoSysroot)
 	}
-	data, err := os.ReadFile(host)
+	host := vf.host
+	data, err := vf.readAll() // only a regular file: a FIFO would block, a device never end
 	if err != nil {
-		return fmt.Errorf("%s: program interpreter: %w", p.Path, err)
+		return fmt.Errorf("%s: program interpreter %s: %w", p.Path, name, err)
 	}
 	f, err := elf.NewFile(bytes.NewReader(data))
 	if err != nil {
@@ -154,80 +151,4 @@ func (p *Process) mappedFile(f *openFile, start uint64) {
 	base := start - pageDown(first.Vaddr)
 	end := pageUp(base + last.Vaddr + last.Memsz)
 	p.addObject(&Object{Name: f.path, Path: f.host, Base: base, Start: start, End: end, ELF: ef})
-}
-
-// maxSymlinks is how many symbolic links one path lookup follows
-// (Linux's MAXSYMLINKS) before ELOOP.
-const maxSymlinks = 40
-
-const eLOOP = 40
-
-// sysrootPath resolves the absolute guest path guest inside the host
-// directory root as if root were the file system's root: ".." stops at
-// root, and symbolic links are followed (an absolute target starts again
-// at root; followLast says whether a link in the last component is too).
-// It returns the host path, or an errno (ENOENT, ENOTDIR, ELOOP).
-func sysrootPath(root, guest string, followLast bool) (string, int) {
-	if !strings.HasPrefix(guest, "/") {
-		return "", eNOENT
-	}
-	todo := strings.Split(guest, "/")
-	var done []string // resolved components below root
-	links := 0
-	for len(todo) > 0 {
-		c := todo[0]
-		todo = todo[1:]
-		switch c {
-		case "", ".":
-			continue
-		case "..":
-			if len(done) > 0 {
-				done = done[:len(done)-1]
-			}
-			continue
-		}
-		host := filepath.Join(root, filepath.Join(done...), c)
-		fi, err := os.Lstat(host)
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return "", eNOENT
-			}
-			if errors.Is(err, syscall.ENOTDIR) {
-				return "", eNOTDIR
-			}
-			return "", eACCES
-		}
-		last := len(todo) == 0 || strings.Trim(strings.Join(todo, "/"), "/.") == ""
-		if fi.Mode()&fs.ModeSymlink != 0 && (followLast || !last) {
-			if links++; links > maxSymlinks {
-				return "", eLOOP
-			}
-			target, err := os.Readlink(host)
-			if err != nil {
-				return "", eNOENT
-			}
-			if strings.HasPrefix(target, "/") {
-				done = done[:0]
-			}
-			todo = append(strings.Split(target, "/"), todo...)
-			continue
-		}
-		if !last && !fi.IsDir() {
-			return "", eNOTDIR
-		}
-		done = append(done, c)
-	}
-	return filepath.Join(root, filepath.Join(done...)), 0
-}
-
-// hostPath maps an absolute guest path to the host file the guest may
-// read: a Config.ReadAllow file, or a file in the sysroot.
-func (p *Process) hostPath(abs string, followLast bool) (string, int) {
-	if p.allow[abs] {
-		return abs, 0
-	}
-	if p.sysroot == "" {
-		return "", eNOENT
-	}
-	return sysrootPath(p.sysroot, abs, followLast)
 }

@@ -70,7 +70,7 @@ func TestSysrootPath(t *testing.T) {
 		{"/loop1", true, "", eLOOP},
 		{"relative/path", true, "", eNOENT},
 	} {
-		got, e := sysrootPath(root, c.guest, c.followLast)
+		got, _, e := sysrootPath(root, c.guest, c.followLast, nil)
 		if got != c.want || e != c.errno {
 			t.Errorf("%s (follow %v): %q, errno %d; want %q, %d", c.guest, c.followLast, got, e, c.want, c.errno)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sframesim/sframesim/arch"
 	"github.com/sframesim/sframesim/emu"
+	"github.com/sframesim/sframesim/internal/hostfile"
 	"github.com/sframesim/sframesim/symbols"
 )
 
@@ -34,13 +35,14 @@ type Config struct {
 	Stdout, Stderr io.Writer
 	// ReadAllow lists the host files the guest may open (read-only). Paths
 	// are compared after filepath.Abs; everything else is ENOENT, except
-	// in the sysroot.
+	// the program itself and the sysroot's files (see fsview.go).
 	ReadAllow []string
 	// Sysroot is the host directory a dynamically linked program's
 	// interpreter and shared libraries are read from: every other absolute
 	// path the guest opens is resolved inside it, read-only, as in a
-	// chroot. Empty: DefaultSysroot of the program's architecture for a
-	// dynamically linked program, none for a static one.
+	// chroot; of "/", only what ld.so reads is shown (fsview.go). Empty:
+	// DefaultSysroot of the program's architecture for a dynamically
+	// linked program, none for a static one.
 	Sysroot string
 	// MaxInsns stops the run after that many instructions (0: no limit).
 	MaxInsns uint64
@@ -127,7 +129,7 @@ type Process struct {
 	brkStart   uint64
 	brk        uint64
 	rng        detRNG
-	allow      map[string]bool
+	view       fsView // the host files the guest sees
 	fds        map[int]*openFile
 	sig        sigState
 	sleep      time.Duration // time the guest slept (added to the fake clocks)
@@ -144,7 +146,7 @@ type Process struct {
 // its program interpreter from the sysroot) into a new engine and prepares
 // the initial stack and registers. Close releases it.
 func Load(path string, cfg Config) (*Process, error) {
-	file, err := os.Open(path)
+	file, err := hostfile.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -4,13 +4,10 @@ package linux
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 )
 
 // System calls on files: open, read, write, stat, fcntl, ioctl, dup,
@@ -37,14 +34,11 @@ type openFile struct {
 }
 
 func (p *Process) initFiles() error {
-	p.allow = map[string]bool{}
-	for _, a := range p.cfg.ReadAllow {
-		abs, err := filepath.Abs(a)
-		if err != nil {
-			return fmt.Errorf("allow-read %s: %w", a, err)
-		}
-		p.allow[abs] = true
+	v, err := newFSView(p.sysroot, p.cfg.ReadAllow, p.Path)
+	if err != nil {
+		return err
 	}
+	p.view = v
 	p.fds = map[int]*openFile{0: {kind: fileStdin, ino: 1}, 1: {kind: fileStdout, ino: 2}, 2: {kind: fileStderr, ino: 3}}
 	return nil
 }
@@ -108,7 +102,7 @@ func (p *Process) open(dirfd int32, pathAddr, flags uint64) uint64 {
 	if e != 0 {
 		return sysErr(e)
 	}
-	host, e := p.hostPath(abs, true)
+	vf, e := p.view.lookup(abs, true)
 	if e != 0 {
 		if flags&oCREAT != 0 {
 			return sysErr(eROFS)
@@ -118,17 +112,10 @@ func (p *Process) open(dirfd int32, pathAddr, flags uint64) uint64 {
 	if flags&oACCMODE != 0 || flags&(oCREAT|oTRUNC) != 0 {
 		return sysErr(eROFS)
 	}
-	data, err := os.ReadFile(host)
-	switch {
-	case err == nil:
-	case errors.Is(err, fs.ErrNotExist):
-		return sysErr(eNOENT)
-	case errors.Is(err, fs.ErrPermission):
-		return sysErr(eACCES)
-	case errors.Is(err, syscall.EISDIR):
-		return sysErr(eISDIR)
-	default:
-		return sysErr(eIO)
+	host := vf.host
+	data, e := vf.read() // regular files only (EISDIR, EACCES)
+	if e != 0 {
+		return sysErr(e)
 	}
 	if flags&p.abi.oDirectory != 0 {
 		return sysErr(eNOTDIR)
@@ -426,7 +413,7 @@ func (p *Process) sysFstat(a *[6]uint64) uint64 {
 	return p.putStat(a[1], f.stat())
 }
 
-// statPath stats an allowed file (reading it).
+// statPath stats a file of the view.
 func (p *Process) statPath(dirfd int32, pathAddr, buf uint64, flags uint64) uint64 {
 	path, e := p.cstring(pathAddr)
 	if e != 0 {
@@ -441,23 +428,14 @@ func (p *Process) statPath(dirfd int32, pathAddr, buf uint64, flags uint64) uint
 		return sysErr(e)
 	}
 	const atSymlinkNofollow = 0x100
-	host, e := p.hostPath(abs, flags&atSymlinkNofollow == 0)
+	vf, e := p.view.lookup(abs, flags&atSymlinkNofollow == 0)
 	if e != 0 {
 		return sysErr(e)
 	}
-	fi, err := os.Lstat(host)
-	if err != nil {
-		return sysErr(eNOENT)
-	}
-	st := (&openFile{kind: fileRegular, ino: p.inode(host)}).stat()
-	st.size = fi.Size()
+	st := (&openFile{kind: fileRegular, ino: p.inode(vf.host)}).stat()
+	st.size = vf.fi.Size()
 	st.blocks = (st.size + 511) / 512
-	switch {
-	case fi.IsDir():
-		st.mode = 0o040555
-	case fi.Mode()&fs.ModeSymlink != 0:
-		st.mode = 0o120777
-	}
+	st.mode = statMode(vf.fi)
 	return p.putStat(buf, st)
 }
 
@@ -472,7 +450,7 @@ func (p *Process) access(dirfd int32, pathAddr, mode uint64) uint64 {
 	if e != 0 {
 		return sysErr(e)
 	}
-	if _, e := p.hostPath(abs, true); e != 0 {
+	if _, e := p.view.lookup(abs, true); e != 0 {
 		return sysErr(e)
 	}
 	switch {
@@ -507,11 +485,11 @@ func (p *Process) readlink(dirfd int32, pathAddr, buf, size uint64) uint64 {
 		if e != 0 {
 			return sysErr(e)
 		}
-		host, e := p.hostPath(abs, false)
+		vf, e := p.view.lookup(abs, false)
 		if e != 0 {
 			return sysErr(e)
 		}
-		t, err := os.Readlink(host)
+		t, err := os.Readlink(vf.host)
 		if err != nil {
 			return sysErr(eINVAL) // not a symbolic link
 		}

@@ -5,7 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+
+	"github.com/sframesim/sframesim/internal/hostfile"
 )
 
 // ELF constants not in debug/elf.
@@ -119,9 +120,10 @@ var ErrNotELF = errors.New("not an ELF file")
 
 // Open opens an ELF file and decodes its SFrame section. Errors wrap
 // ErrNotELF, ErrNoSection, or a decode error (with the File still returned
-// when the section could be partly decoded).
+// when the section could be partly decoded); a path that is not a regular
+// file (a FIFO, a device) is refused without being read.
 func Open(path string) (*File, error) {
-	osf, err := os.Open(path)
+	osf, err := hostfile.Open(path) // a FIFO or a device would block or never end
 	if err != nil {
 		return nil, err
 	}

@@ -4,9 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 
+	"github.com/sframesim/sframesim/internal/hostfile"
 	"github.com/sframesim/sframesim/sframe"
 )
 
@@ -46,7 +46,7 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 	var decodeErr error
 	var file *sframe.File
 	if *base != "" {
-		data, err := os.ReadFile(name)
+		data, err := hostfile.ReadFile(name)
 		if err != nil {
 			fmt.Fprintf(stderr, "sframesim dump: %v\n", err)
 			return exitError

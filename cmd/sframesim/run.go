@@ -20,9 +20,9 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 		"dynamically linked with its ld.so and shared libraries from the sysroot)\n"+
 		"under emulation, like qemu-user: its stdout and stderr pass through, ARGS are\n"+
 		"its arguments (argv[0] is BINARY), fd 0 is this command's stdin. It cannot\n"+
-		"write files, exec, fork or use the network, and reads only --allow-read files\n"+
-		"and, read-only, the files of the sysroot; time, pid and random bytes are fixed\n"+
-		"or derived from the instruction count, so runs are reproducible.\n\n"+
+		"write files, exec, fork or use the network, and reads only itself, --allow-read\n"+
+		"files and the files of the sysroot (regular files only); time, pid and random\n"+
+		"bytes are fixed or derived from the instruction count, so runs are reproducible.\n\n"+
 		sysrootHelp+
 		"Exit status: the program's own; 128+N if it killed itself with signal N\n"+
 		"(abort: 134); 2 if it could not be loaded or was stopped for another reason\n"+
@@ -112,9 +112,11 @@ func parseSize(s string) (uint64, error) {
 // sysrootHelp explains --sysroot in the run and verify usages.
 const sysrootHelp = "A dynamically linked program's interpreter (PT_INTERP) and shared libraries\n" +
 	"are read from --sysroot DIR, where every path the program opens is resolved\n" +
-	"read-only as in a chroot. Default: / for x86-64, /usr/aarch64-linux-gnu for\n" +
-	"AArch64 (Debian's libc6-arm64-cross). Programs built against a newer glibc need\n" +
-	"its sysroot, e.g. .deps/sysroots/sid-amd64 (scripts/fetch-sysroots.sh).\n\n"
+	"read-only as in a chroot; of /, only ld.so's files are visible (the\n" +
+	"interpreter, the library directories, /etc/ld.so.cache). Default: / for\n" +
+	"x86-64, /usr/aarch64-linux-gnu for AArch64 (Debian's libc6-arm64-cross).\n" +
+	"Programs built against a newer glibc need its sysroot, e.g.\n" +
+	".deps/sysroots/sid-amd64 (scripts/fetch-sysroots.sh).\n\n"
 
 // sysrootFlag defines --sysroot on fs.
 func sysrootFlag(fs *flag.FlagSet) *string {

@@ -1,0 +1,402 @@
+//go:build cgo
+
+package linux
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/sframesim/sframesim/internal/hostfile"
+)
+
+// The guest's view of the host file system: what a path the guest opens,
+// stats, accesses or reads as a link can reach. It shows only what the
+// user named:
+//
+//   - the files of Config.ReadAllow and the program itself, at their host
+//     paths (compared after filepath.Abs; /proc/self/exe is the program);
+//   - for a dynamically linked program, its sysroot. A dedicated sysroot
+//     directory (.deps/sysroots/sid-amd64, /usr/aarch64-linux-gnu) is shown
+//     whole, as in a chroot. The host's own root, "/" (the x86-64 default),
+//     is not: only what ld.so reads is, namely the program interpreter
+//     (PT_INTERP), the library directories it searches (/lib, /lib64,
+//     /usr/lib, /usr/lib64 with their multiarch subdirectories, and the
+//     directories /etc/ld.so.conf and the files it includes name) and
+//     /etc/ld.so.cache, each with everything below it.
+//
+// Everything else does not exist (ENOENT), as for a sandboxed process whose
+// mount namespace lacks it; the directories on the way to a shown path
+// exist, but nothing else in them. Paths are resolved inside the sysroot
+// component by component, symbolic links included (an absolute target
+// starts again at the sysroot, ".." stops at its root), and each resolved
+// component is checked: a link in a shown directory that points elsewhere
+// (/usr/lib/environment.d/99-environment.conf -> /etc/environment) leads
+// to ENOENT.
+//
+// /proc and /sys are never shown: they would describe sframesim, not the
+// guest (/proc/self/environ is sframesim's environment). The one /proc
+// entry glibc uses, /proc/self/exe (readlink, for $ORIGIN and static
+// PIEs; open), is emulated: it is the program. Of what is shown, only
+// regular files are opened and directories stat'ed; a device, FIFO or
+// socket is refused with EACCES (see openHost).
+
+// fsView is the view of one process.
+type fsView struct {
+	root  string          // the sysroot (an absolute host directory), "" for none
+	shown []string        // guest paths (clean, absolute) shown with all below them: ["/"] for a dedicated sysroot
+	part  bool            // the sysroot is the host's "/": only part of it is shown
+	allow map[string]bool // host files named by the user, by absolute path
+	exe   string          // the program's absolute path
+}
+
+// newFSView makes the view for a process: allow are the Config.ReadAllow
+// paths, exe the program, root the sysroot ("" for none).
+func newFSView(root string, allow []string, exe string) (fsView, error) {
+	v := fsView{root: root, allow: map[string]bool{}}
+	for _, a := range append(slices.Clip(allow), exe) {
+		abs, err := filepath.Abs(a)
+		if err != nil {
+			return v, fmt.Errorf("allow-read %s: %w", a, err)
+		}
+		v.allow[abs] = true
+	}
+	v.exe, _ = filepath.Abs(exe)
+	if root == "" {
+		return v, nil
+	}
+	if real, err := filepath.EvalSymlinks(root); err != nil || real != "/" {
+		v.shown = []string{"/"} // a directory the user chose: all of it
+		return v, nil
+	}
+	v.part = true
+	v.showLoaderPaths()
+	return v, nil
+}
+
+// showLoaderPaths shows what ld.so reads, but for the interpreter itself
+// (loadInterp shows it): the library directories it searches and
+// /etc/ld.so.cache.
+func (v *fsView) showLoaderPaths() {
+	for _, d := range append([]string{"/lib", "/lib64", "/usr/lib", "/usr/lib64", "/etc/ld.so.cache"}, ldSoConfDirs(v.root)...) {
+		v.show(d)
+	}
+}
+
+// show adds the guest path g to what is shown, both as named and as it
+// resolves in the sysroot (so that its symbolic links can be followed).
+func (v *fsView) show(g string) {
+	if !v.part {
+		return // no sysroot, or all of it
+	}
+	g = filepath.Clean(g)
+	add := func(g string) {
+		if !slices.Contains(v.shown, g) {
+			v.shown = append(v.shown, g)
+		}
+	}
+	add(g)
+	if host, _, e := sysrootPath(v.root, g, true, nil); e == 0 {
+		if rel, err := filepath.Rel(v.root, host); err == nil && !strings.HasPrefix(rel, "..") {
+			add(filepath.Clean("/" + rel))
+		}
+	}
+}
+
+// visibility is how much of a resolved guest path the view shows.
+type visibility int
+
+const (
+	hidden   visibility = iota // does not exist for the guest
+	onTheWay                   // a directory above a shown path
+	visible                    // shown, or below a shown path
+)
+
+// see says how much of the resolved guest path g is shown.
+func (v *fsView) see(g string) visibility {
+	if kernelFS(g) {
+		return hidden
+	}
+	best := hidden
+	for _, r := range v.shown {
+		switch {
+		case r == "/" || g == r || strings.HasPrefix(g, r+"/"):
+			return visible
+		case g == "/" || strings.HasPrefix(r, g+"/"):
+			best = onTheWay
+		}
+	}
+	return best
+}
+
+// kernelFS reports whether the absolute path g is in /proc or /sys, which
+// describe the host and sframesim, and are never shown.
+func kernelFS(g string) bool {
+	return g == "/proc" || strings.HasPrefix(g, "/proc/") || g == "/sys" || strings.HasPrefix(g, "/sys/")
+}
+
+// viewFile is a host file the view shows.
+type viewFile struct {
+	host   string
+	fi     fs.FileInfo // Lstat of host (Stat for a named file followed)
+	follow bool        // a file the user named: opened following symbolic links
+}
+
+// lookup finds the host file the absolute, clean guest path abs names
+// (followLast: a symbolic link in its last component is followed), or
+// returns an errno.
+func (v *fsView) lookup(abs string, followLast bool) (viewFile, int) {
+	if abs == "/proc/self/exe" || abs == fmt.Sprintf("/proc/%d/exe", guestPID) {
+		abs = v.exe
+	}
+	if kernelFS(abs) {
+		return viewFile{}, eNOENT
+	}
+	if v.allow[abs] {
+		stat := os.Lstat
+		if followLast {
+			stat = os.Stat
+			if real, err := filepath.EvalSymlinks(abs); err == nil && kernelFS(real) {
+				return viewFile{}, eNOENT // named, but sframesim's /proc, not the guest's
+			}
+		}
+		fi, err := stat(abs)
+		if err != nil {
+			return viewFile{}, hostErrno(err)
+		}
+		return viewFile{host: abs, fi: fi, follow: followLast}, 0
+	}
+	if v.root == "" {
+		return viewFile{}, eNOENT
+	}
+	host, fi, e := sysrootPath(v.root, abs, followLast, v.see)
+	if e != 0 {
+		return viewFile{}, e
+	}
+	return viewFile{host: host, fi: fi}, 0
+}
+
+// read returns the contents of the regular file f. A directory is EISDIR
+// (the layer has no getdents); a device, FIFO or socket is refused with
+// EACCES, as Linux refuses a device node on a file system mounted nodev
+// and a sandbox's access policy (Landlock, an LSM) refuses what it does
+// not allow: a FIFO would block, /dev/zero or /dev/random never end, and
+// opening some devices has effects on the host.
+func (f viewFile) read() ([]byte, int) {
+	switch {
+	case f.fi.IsDir():
+		return nil, eISDIR
+	case !f.fi.Mode().IsRegular():
+		return nil, eACCES
+	}
+	data, err := f.readAll()
+	if err != nil {
+		return nil, hostErrno(err)
+	}
+	return data, 0
+}
+
+// readAll reads the regular file f; anything else is refused (an error
+// matching hostfile.ErrNotRegular) without being opened.
+func (f viewFile) readAll() ([]byte, error) {
+	if f.follow {
+		return hostfile.ReadFile(f.host)
+	}
+	return hostfile.ReadFileNoFollow(f.host) // the view resolved the links itself
+}
+
+// hostErrno is the errno the guest gets for an error of a host file
+// operation.
+func hostErrno(err error) int {
+	var nr *hostfile.NotRegularError
+	switch {
+	case errors.As(err, &nr) && nr.Mode.IsDir():
+		return eISDIR
+	case errors.As(err, &nr):
+		return eACCES
+	case errors.Is(err, fs.ErrNotExist):
+		return eNOENT
+	case errors.Is(err, fs.ErrPermission):
+		return eACCES
+	case errors.Is(err, syscall.ENOTDIR):
+		return eNOTDIR
+	case errors.Is(err, syscall.ELOOP):
+		return eLOOP
+	case errors.Is(err, syscall.EISDIR):
+		return eISDIR
+	}
+	return eIO
+}
+
+// statMode is the st_mode the guest sees for a host file: its type, and
+// read-only permissions (the guest writes nothing).
+func statMode(fi fs.FileInfo) uint32 {
+	m := fi.Mode()
+	switch {
+	case m.IsDir():
+		return 0o040555
+	case m&fs.ModeSymlink != 0:
+		return 0o120777
+	case m&fs.ModeNamedPipe != 0:
+		return 0o010444
+	case m&fs.ModeSocket != 0:
+		return 0o140444
+	case m&fs.ModeCharDevice != 0:
+		return 0o020444
+	case m&fs.ModeDevice != 0:
+		return 0o060444
+	}
+	return 0o100444
+}
+
+// maxConfSize bounds what is read of one ld.so.conf file.
+const maxConfSize = 1 << 20
+
+// ldSoConfDirs returns the library directories /etc/ld.so.conf names in
+// the sysroot root, following its include lines (glob patterns, relative
+// ones to the including file's directory) as ldconfig does.
+func ldSoConfDirs(root string) []string {
+	var dirs []string
+	seen := map[string]bool{}
+	var parse func(file string, depth int)
+	parse = func(file string, depth int) {
+		if depth > 8 || seen[file] {
+			return
+		}
+		seen[file] = true
+		host, _, e := sysrootPath(root, file, true, nil)
+		if e != 0 {
+			return
+		}
+		f, err := hostfile.Open(host)
+		if err != nil {
+			return
+		}
+		data, _ := io.ReadAll(io.LimitReader(f, maxConfSize))
+		f.Close()
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		for sc.Scan() {
+			line, _, _ := strings.Cut(sc.Text(), "#")
+			fields := strings.Fields(line)
+			switch {
+			case len(fields) == 0 || fields[0] == "hwcap":
+			case fields[0] == "include":
+				for _, pat := range fields[1:] {
+					if !filepath.IsAbs(pat) {
+						pat = filepath.Join(filepath.Dir(file), pat)
+					}
+					matches, _ := filepath.Glob(filepath.Join(root, pat))
+					slices.Sort(matches)
+					for _, m := range matches {
+						if rel, err := filepath.Rel(root, m); err == nil && !strings.HasPrefix(rel, "..") {
+							parse(filepath.Clean("/"+rel), depth+1)
+						}
+					}
+				}
+			default:
+				for _, d := range strings.FieldsFunc(line, func(r rune) bool { return r == ':' || r == ',' || r == ' ' || r == '\t' }) {
+					d, _, _ = strings.Cut(d, "=") // an old "DIR=TYPE"
+					if filepath.IsAbs(d) {
+						dirs = append(dirs, filepath.Clean(d))
+					}
+				}
+			}
+		}
+	}
+	parse("/etc/ld.so.conf", 0)
+	return dirs
+}
+
+// maxSymlinks is how many symbolic links one path lookup follows
+// (Linux's MAXSYMLINKS) before ELOOP.
+const maxSymlinks = 40
+
+const eLOOP = 40
+
+// sysrootPath resolves the absolute guest path guest inside the host
+// directory root as if root were the file system's root: ".." stops at
+// root, and symbolic links are followed (an absolute target starts again
+// at root; followLast says whether a link in the last component is too).
+// Each component, once resolved, must be shown by see (nil: everything
+// is): a hidden one is ENOENT, and one on the way to a shown path only
+// counts as a directory. It returns the host path and its Lstat, or an
+// errno (ENOENT, ENOTDIR, ELOOP).
+func sysrootPath(root, guest string, followLast bool, see func(string) visibility) (string, fs.FileInfo, int) {
+	if !strings.HasPrefix(guest, "/") {
+		return "", nil, eNOENT
+	}
+	if see == nil {
+		see = func(string) visibility { return visible }
+	}
+	todo := strings.Split(guest, "/")
+	var done []string // resolved components below root
+	links := 0
+	if see("/") == hidden {
+		return "", nil, eNOENT
+	}
+	for len(todo) > 0 {
+		c := todo[0]
+		todo = todo[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			if len(done) > 0 {
+				done = done[:len(done)-1]
+			}
+			continue
+		}
+		vis := see("/" + filepath.Join(append(done, c)...))
+		if vis == hidden {
+			return "", nil, eNOENT
+		}
+		host := filepath.Join(root, filepath.Join(done...), c)
+		fi, err := os.Lstat(host)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return "", nil, eNOENT
+			}
+			if errors.Is(err, syscall.ENOTDIR) {
+				return "", nil, eNOTDIR
+			}
+			return "", nil, eACCES
+		}
+		isLink := fi.Mode()&fs.ModeSymlink != 0
+		if vis == onTheWay && !fi.IsDir() && !isLink {
+			return "", nil, eNOENT // only directories lead to what is shown
+		}
+		last := len(todo) == 0 || strings.Trim(strings.Join(todo, "/"), "/.") == ""
+		if isLink && (followLast || !last) {
+			if links++; links > maxSymlinks {
+				return "", nil, eLOOP
+			}
+			target, err := os.Readlink(host)
+			if err != nil {
+				return "", nil, eNOENT
+			}
+			if strings.HasPrefix(target, "/") {
+				done = done[:0]
+			}
+			todo = append(strings.Split(target, "/"), todo...)
+			continue
+		}
+		if !last && !fi.IsDir() {
+			return "", nil, eNOTDIR
+		}
+		done = append(done, c)
+	}
+	host := filepath.Join(root, filepath.Join(done...))
+	fi, err := os.Lstat(host)
+	if err != nil {
+		return "", nil, eNOENT
+	}
+	return host, fi, 0
+}
