@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"sort"
 	"strings"
 
 	"github.com/sframesim/sframesim/internal/atomicfile"
+	"github.com/sframesim/sframesim/internal/hostfile"
 	"github.com/sframesim/sframesim/symbols"
 	"github.com/sframesim/sframesim/verify"
 )
@@ -77,7 +77,7 @@ var problemKinds = func() map[string]bool {
 // ReadExpectations reads an expectations file. A missing file is an error
 // wrapping fs.ErrNotExist.
 func ReadExpectations(path string) (*Expectations, error) {
-	data, err := os.ReadFile(path)
+	data, err := hostfile.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sframesim/sframesim/internal/hostfile"
 	"github.com/sframesim/sframesim/sframe"
 )
 
@@ -129,7 +130,7 @@ func Discover(dir string) (*Input, error) {
 // probe looks at one file: an ELF executable with an SFrame section gives
 // a job; otherwise reason says why it is skipped.
 func probe(path string) (job Job, reason string, err error) {
-	f, err := os.Open(path)
+	f, err := hostfile.Open(path) // a FIFO or device must not block the walk
 	if err != nil {
 		return job, "", err
 	}
@@ -216,7 +217,7 @@ type manifestEntry struct {
 // outcome, as in an expectations file (see [Expectations]). Other keys are
 // ignored, so testdata/corpus/manifest.json serves as is.
 func ReadManifest(path string) (*Input, error) {
-	data, err := os.ReadFile(path)
+	data, err := hostfile.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
