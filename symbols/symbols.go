@@ -18,7 +18,9 @@ import (
 type Table struct {
 	syms   []symbol // sorted by addr
 	byName map[string]uint64
-	objs   []symObject // sorted by start
+	// byDemangled: C++ names, built on the first lookup that needs it.
+	byDemangled map[string]uint64
+	objs        []symObject // sorted by start
 
 	// Data addresses (data.go).
 	sections []dataSection // sorted by start
@@ -82,6 +84,7 @@ func (s *Table) object(pc uint64) *symObject {
 // add adds the symbols of f; object names a shared object ("" for the
 // program) in the names of its data sections.
 func (s *Table) add(f *elf.File, bias uint64, object string) {
+	s.byDemangled = nil // rebuilt with the new names when needed
 	syms, err := f.Symbols()
 	if err != nil || len(syms) == 0 {
 		syms, _ = f.DynamicSymbols()
@@ -143,12 +146,36 @@ func (s *Table) Lookup(pc uint64) (name string, off uint64, ok bool) {
 	return s.syms[i].name, pc - s.syms[i].addr, true
 }
 
-// Addr returns the address of the named function.
+// Addr returns the address of the named function: by its symbol name, or
+// by its C++ name as Demangle prints it, with or without the parameter
+// list ("thrower(int)" or "thrower" for _ZL7throweri); with several
+// overloads of one name, the lowest address.
 func (s *Table) Addr(name string) (uint64, bool) {
 	if s == nil {
 		return 0, false
 	}
-	a, ok := s.byName[name]
+	if a, ok := s.byName[name]; ok {
+		return a, true
+	}
+	if s.byDemangled == nil {
+		s.byDemangled = make(map[string]uint64)
+		for _, sym := range s.syms { // by address: the lowest wins
+			d := Demangled(sym.name)
+			if d == "" {
+				continue
+			}
+			if _, dup := s.byDemangled[d]; !dup {
+				s.byDemangled[d] = sym.addr
+			}
+			// A clone (".cold" partition, ".constprop") is not the function.
+			if i := strings.IndexByte(d, '('); i > 0 && !strings.Contains(d, " [clone ") {
+				if _, dup := s.byDemangled[d[:i]]; !dup {
+					s.byDemangled[d[:i]] = sym.addr
+				}
+			}
+		}
+	}
+	a, ok := s.byDemangled[name]
 	return a, ok
 }
 

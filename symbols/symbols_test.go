@@ -200,3 +200,18 @@ func TestResolver(t *testing.T) {
 		})
 	}
 }
+
+// TestAddrDemangled: a C++ function is found by its symbol, by its name as
+// Demangle prints it, and by that name without the parameters (what a
+// user types at the TUI's breakpoint prompt).
+func TestAddrDemangled(t *testing.T) {
+	s := New(open(t, "v3/x86-64/except-O2-static"), 0)
+	for _, name := range []string{"_ZL7throweril", "thrower(int, long)", "thrower"} {
+		if a, ok := s.Addr(name); !ok || a != 0x401eb0 {
+			t.Errorf("Addr(%q) = %#x, %v; want 0x401eb0", name, a, ok)
+		}
+	}
+	if a, ok := s.Addr("thrower(int)"); ok {
+		t.Errorf("Addr(thrower(int)) = %#x: no such overload", a)
+	}
+}
