@@ -62,10 +62,8 @@ else
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' EXIT
 	(cd "$tmp" && apt-get "${opts[@]}" download -q "libunicorn-dev:$arch=$version" >/dev/null)
-	# Another version of any architecture goes: architectures share headers.
-	if [ "$(cat "$stamp" 2>/dev/null)" != "$version" ]; then
-		rm -rf "$dest"
-	fi
+	# Another upstream version goes, all architectures: they share headers.
+	grep -q "^$want_version" "$stamp" 2>/dev/null || rm -rf "$dest"
 	mkdir -p "$dest"
 	dpkg-deb -x "$tmp"/libunicorn-dev_*.deb "$dest"
 	[ -f "$lib" ] || { echo "unicorn: no $lib in the package" >&2; exit 1; }
@@ -80,7 +78,7 @@ upstream=$(sed 's/^[0-9]*://; s/-[^-]*$//' "$stamp")
 mkdir -p "$pc_dir"
 cat > "$pc_dir/unicorn.pc.tmp" <<EOF
 # Written by scripts/fetch-unicorn.sh: Debian trixie's static libunicorn
-# $(cat "$stamp") ($arch), linked into the program whole.
+# $upstream ($arch), linked into the program whole.
 prefix=\${pcfiledir}/../../usr
 libdir=\${prefix}/lib/$triplet
 includedir=\${prefix}/include

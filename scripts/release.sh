@@ -37,7 +37,7 @@ for arch in "${arches[@]}"; do
 	[ -n "$triplet" ] || { echo "release: unknown architecture $arch" >&2; exit 1; }
 	cc=$(cc_of "$arch")
 	command -v "$cc" >/dev/null 2>&1 || {
-		echo "release: no $cc for linux/$arch: apt-get install gcc-${triplet//_/-} (or make release RELEASE_ARCHES=$host_arch)" >&2
+		echo "release: no $cc for linux/$arch: apt-get install gcc-${triplet//_/-} libc6-dev-$arch-cross (or make release RELEASE_ARCHES=$host_arch)" >&2
 		exit 1
 	}
 done
