@@ -1,7 +1,7 @@
 #!/bin/bash
 # Builds self-contained sframesim release tarballs (make release):
 #
-#   scripts/release.sh [ARCH...]     Debian/Go architectures, default: amd64 arm64
+#   scripts/release.sh [ARCH...]     Debian/Go architectures, default: amd64
 #
 # into bin/release: sframesim-VERSION-linux-ARCH.tar.gz, each holding the
 # directory sframesim-VERSION-linux-ARCH with the sframesim binary, README.md
@@ -11,6 +11,9 @@
 # architecture (scripts/fetch-unicorn.sh ARCH) and nothing but glibc
 # dynamically; the script checks that. Another architecture than this
 # machine's needs Debian's cross compiler (gcc-aarch64-linux-gnu for arm64).
+# arm64 is not a default: it builds, but is unchecked on arm64 hardware, and
+# under qemu-user (7.2) its verify crashes in libunicorn's generated code
+# while emu's own tests pass there.
 # The build is of the commit checked out (HEAD), in a fresh clone of it:
 # uncommitted changes are left out, and the go command can read the VCS
 # information even when this checkout is a git worktree (a .git file, which
@@ -22,7 +25,7 @@ cd "$(dirname "$0")/.."
 export PATH="/usr/local/go/bin:$PATH"
 export GOTOOLCHAIN=${GOTOOLCHAIN:-auto}
 arches=("$@")
-[ ${#arches[@]} -gt 0 ] || arches=(amd64 arm64)
+[ ${#arches[@]} -gt 0 ] || arches=(amd64)
 host_arch=$(dpkg --print-architecture)
 out=bin/release
 
