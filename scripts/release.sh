@@ -29,15 +29,22 @@ arches=("$@")
 host_arch=$(dpkg --print-architecture)
 out=bin/release
 
-command -v dpkg-architecture >/dev/null 2>&1 || { echo "release: needs dpkg-architecture: apt-get install dpkg-dev" >&2; exit 1; }
-triplet_of() { dpkg-architecture -a "$1" -qDEB_HOST_MULTIARCH 2>/dev/null; }
+# The multiarch triplet of a Debian architecture (another than this
+# machine's needs dpkg-dev).
+triplet_of() {
+	if command -v dpkg-architecture >/dev/null 2>&1; then
+		dpkg-architecture -a "$1" -qDEB_HOST_MULTIARCH 2>/dev/null
+	elif [ "$1" = "$host_arch" ]; then
+		gcc -print-multiarch
+	fi
+}
 cc_of() {
 	if [ "$1" = "$host_arch" ]; then echo gcc; else echo "$(triplet_of "$1")-gcc"; fi
 }
 # Check every architecture's compiler before building any.
 for arch in "${arches[@]}"; do
 	triplet=$(triplet_of "$arch")
-	[ -n "$triplet" ] || { echo "release: unknown architecture $arch" >&2; exit 1; }
+	[ -n "$triplet" ] || { echo "release: no multiarch triplet for $arch (apt-get install dpkg-dev)" >&2; exit 1; }
 	cc=$(cc_of "$arch")
 	command -v "$cc" >/dev/null 2>&1 || {
 		echo "release: no $cc for linux/$arch: apt-get install gcc-${triplet//_/-} libc6-dev-$arch-cross (or make release RELEASE_ARCHES=$host_arch)" >&2
