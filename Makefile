@@ -1,6 +1,8 @@
 # sframesim — see README.md.
 #
 #   make build    bin/sframesim
+#   make env      the environment for running go by hand: eval "$(make env)"
+#   make release  bin/release: self-contained tarballs and SHA256SUMS
 #   make test     vet, staticcheck and every test (the README's test command)
 #   make bench    benchmarks, 5 runs each, for medians
 #   make fuzz     each fuzz target for FUZZTIME (default 5m)
@@ -19,7 +21,7 @@ FUZZTIME    ?= 5m
 BENCHCOUNT  ?= 5
 
 
-.PHONY: deps
+.PHONY: deps env release
 .PHONY: all build test vet staticcheck unit bench bench-libsframe fuzz corpus testdata clean corpus-verify corpus-baseline bench-corpus
 
 all: build
@@ -27,10 +29,40 @@ all: build
 build: deps
 	$(GO) build -o $(BIN) ./cmd/sframesim
 
-# libunicorn is linked statically from .deps/unicorn (scripts/fetch-unicorn.sh).
-UNICORN_A := .deps/unicorn/usr/lib/x86_64-linux-gnu/libunicorn.a
+# libunicorn (emu's `#cgo pkg-config: unicorn`): a system one >= 2.1 if
+# pkg-config finds one, else the static one scripts/fetch-unicorn.sh put into
+# .deps/unicorn for this machine's multiarch triplet (the README's default;
+# Debian 12's own is 2.0.1, too old). `eval "$$(make env)"` sets up a shell
+# for running go by hand.
+UNICORN_MIN    := 2.1
+TRIPLET        := $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
+UNICORN_PC_DIR := $(CURDIR)/.deps/unicorn/pkgconfig/$(TRIPLET)
+SYSTEM_UNICORN := $(shell pkg-config --atleast-version=$(UNICORN_MIN) unicorn 2>/dev/null && pkg-config --modversion unicorn)
+ifeq ($(SYSTEM_UNICORN),)
+export PKG_CONFIG_PATH := $(UNICORN_PC_DIR)$(if $(PKG_CONFIG_PATH),:$(PKG_CONFIG_PATH))
+endif
+
 deps:
-	@test -f $(UNICORN_A) || { echo "missing $(UNICORN_A): run ./setup.sh (or scripts/fetch-unicorn.sh)" >&2; exit 1; }
+ifeq ($(SYSTEM_UNICORN),)
+	@test -f $(UNICORN_PC_DIR)/unicorn.pc || { echo "no libunicorn >= $(UNICORN_MIN): run ./setup.sh (or scripts/fetch-unicorn.sh)" >&2; exit 1; }
+endif
+
+# For running go by hand: eval "$$(make env)".
+env:
+ifeq ($(SYSTEM_UNICORN),)
+	@test -f $(UNICORN_PC_DIR)/unicorn.pc || { echo "no libunicorn >= $(UNICORN_MIN): run ./setup.sh (or scripts/fetch-unicorn.sh)" >&2; exit 1; }
+	@echo "export PKG_CONFIG_PATH='$(PKG_CONFIG_PATH)'"
+else
+	@echo "# libunicorn $(SYSTEM_UNICORN) from pkg-config: nothing to set"
+endif
+	@echo "export GOTOOLCHAIN=$(GOTOOLCHAIN)"
+
+# Self-contained sframesim for linux/amd64 in bin/release: tarball and
+# SHA256SUMS (scripts/release.sh). RELEASE_ARCHES="amd64 arm64" adds an
+# unchecked linux/arm64 build (needs gcc-aarch64-linux-gnu).
+RELEASE_ARCHES ?= amd64
+release:
+	scripts/release.sh $(RELEASE_ARCHES)
 
 test: vet staticcheck unit
 

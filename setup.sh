@@ -3,8 +3,9 @@
 # it on the sample binary embedded in it: dump, validate, and the main job,
 # verify. Idempotent: a second run only rebuilds.
 #
-# Installs from Debian's archive: build tools (gcc, make, git), tar, xz-utils,
-# tmux; Go (golang-go) from bookworm-backports when no Go >= 1.21 is on PATH;
+# Installs from Debian's archive: build tools (gcc, make, git, pkg-config),
+# tar, xz-utils, tmux; Go (golang-go) from bookworm-backports when no Go >= 1.21
+# is on PATH; unless pkg-config finds a libunicorn >= 2.1 on the system,
 # libunicorn-dev 2.1.1 from trixie, unpacked into .deps/ (scripts/fetch-unicorn.sh:
 # downloaded only, no system package is replaced); trixie's and sid's libc6,
 # libgcc-s1 and libstdc++6 for amd64 and arm64 into .deps/sysroots
@@ -26,7 +27,7 @@ export PATH="/usr/local/go/bin:$PATH:/root/go/bin"
 
 # The arm64 cross libraries are the default AArch64 sysroot
 # (/usr/aarch64-linux-gnu) of dynamically linked programs.
-PKGS="ca-certificates git make gcc libc6-dev tar xz-utils tmux libc6-arm64-cross libgcc-s1-arm64-cross libstdc++6-arm64-cross"
+PKGS="ca-certificates git make gcc libc6-dev pkg-config tar xz-utils tmux libc6-arm64-cross libgcc-s1-arm64-cross libstdc++6-arm64-cross"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
@@ -60,8 +61,14 @@ fi
 export GOTOOLCHAIN=auto
 echo "setup: $(go version)"
 
-# libunicorn 2.1.1 (static) from Debian trixie, into .deps/unicorn.
-./scripts/fetch-unicorn.sh
+# libunicorn >= 2.1: the system's if pkg-config finds one (the Makefile then
+# uses it), else 2.1.1 (static) from Debian trixie, into .deps/unicorn
+# (Debian 12's own libunicorn is 2.0.1: too old).
+if pkg-config --atleast-version=2.1 unicorn 2>/dev/null; then
+	echo "setup: libunicorn $(pkg-config --modversion unicorn) from pkg-config"
+else
+	./scripts/fetch-unicorn.sh
+fi
 # trixie's and sid's libc6/libgcc-s1/libstdc++6 (amd64, arm64), into
 # .deps/sysroots: the sysroots of the corpus's newer dynamic programs.
 ./scripts/fetch-sysroots.sh
@@ -79,3 +86,4 @@ bin/sframesim verify
 echo
 echo "setup: next, step through the sample in a terminal UI (bin/sframesim step), verify"
 echo "your own binary (bin/sframesim verify BINARY), or the whole test corpus (make corpus-verify)."
+echo "make test runs every test; to run go by hand (go test ./emu), first: eval \"\$(make env)\""

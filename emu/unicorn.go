@@ -3,10 +3,16 @@
 package emu
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../.deps/unicorn/usr/include -O2
-#cgo LDFLAGS: ${SRCDIR}/../.deps/unicorn/usr/lib/x86_64-linux-gnu/libunicorn.a -lpthread -lm
+// libunicorn >= 2.1 through pkg-config: the static one scripts/fetch-unicorn.sh
+// puts in .deps (the Makefile sets PKG_CONFIG_PATH; by hand: eval "$(make env)"),
+// or a system one.
+#cgo pkg-config: unicorn
+#cgo CFLAGS: -O2
 #include <stdlib.h>
 #include "hook.h"
+#if UC_API_MAJOR < 2 || (UC_API_MAJOR == 2 && UC_API_MINOR < 1)
+#error "sframesim needs libunicorn >= 2.1 (2.0's stores are ~25x slower), pkg-config found an older one: run ./setup.sh, then make, or eval \"$(make env)\" before go"
+#endif
 */
 import "C"
 
