@@ -27,7 +27,7 @@ BENCHCOUNT  ?= 5
 all: build
 
 build: deps
-	$(GO) build -o $(BIN) ./cmd/sframesim
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/sframesim
 
 # libunicorn (emu's `#cgo pkg-config: unicorn`): a system one >= 2.1 if
 # pkg-config finds one, else the static one scripts/fetch-unicorn.sh put into
