@@ -109,18 +109,13 @@ func open(path string, follow bool) (*os.File, error) {
 
 // ReadFile reads the whole of the regular file path, as os.ReadFile does;
 // any other file is refused as by Open.
-func ReadFile(path string) ([]byte, error) {
-	f, err := Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return readAll(f)
-}
+func ReadFile(path string) ([]byte, error) { return readFile(path, true) }
 
 // ReadFileNoFollow is ReadFile with OpenNoFollow.
-func ReadFileNoFollow(path string) ([]byte, error) {
-	f, err := OpenNoFollow(path)
+func ReadFileNoFollow(path string) ([]byte, error) { return readFile(path, false) }
+
+func readFile(path string, follow bool) ([]byte, error) {
+	f, err := open(path, follow)
 	if err != nil {
 		return nil, err
 	}
