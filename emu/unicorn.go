@@ -346,9 +346,7 @@ func (e *Engine) executable(addr, size uint64) bool {
 }
 
 // syncCode gives the write hook the writable and executable ranges, where a
-// guest store may change code, and installs it where needed: always to log
-// stores in batched history mode, and in one-at-a-time history mode while
-// such ranges exist.
+// guest store may change code.
 func (e *Engine) syncCode() {
 	var code []uint64
 	for _, r := range e.prots {
@@ -371,17 +369,20 @@ func (e *Engine) syncCode() {
 		}
 		e.st.ncode = C.int32_t(len(code) / 2)
 	}
-	e.syncWriteHook()
 }
 
-// syncWriteHook installs the write hook in the mode the observer needs.
+// syncWriteHook installs the write hook in the mode the observer needs: to
+// log stores in batched history mode, to note stores into code one at a
+// time. It is installed before the run, whether or not there is writable
+// code yet: a hook added later would miss stores of code Unicorn had
+// translated before.
 func (e *Engine) syncWriteHook() error {
 	track := C.SFS_TRACK_NONE
 	switch {
 	case e.onHistory == nil:
 	case e.histN > 1:
 		track = C.SFS_TRACK_LOG
-	case e.st.ncode > 0:
+	default:
 		track = C.SFS_TRACK_CODE
 	}
 	if err := check(C.sfs_track_writes(e.st, C.int(track))); err != nil {

@@ -12,10 +12,10 @@ import (
 
 // Report is the outcome of verifying one program.
 type Report struct {
-	Binary        string  `json:"binary"`
-	Arch          string  `json:"arch"`
-	SFrameVersion int     `json:"sframe_version"`
-	Stop          string  `json:"stop"` // how the run ended
+	Binary        string `json:"binary"`
+	Arch          string `json:"arch"`
+	SFrameVersion int    `json:"sframe_version"`
+	Stop          string `json:"stop"` // how the run ended
 	// Complete: the program ran to its end (exit, or killed by a signal it
 	// sent itself) and every instruction was checked. Otherwise
 	// Incomplete says why not, and the verdict is never OK.
@@ -23,10 +23,10 @@ type Report struct {
 	Incomplete string `json:"incomplete,omitempty"`
 	// ranToEnd: the program ran to its end, and only cut walks (Cut)
 	// make the run incomplete.
-	ranToEnd bool
-	Exited        bool    `json:"exited"`
-	ExitStatus    int     `json:"exit_status"`
-	Seconds       float64 `json:"seconds"`
+	ranToEnd   bool
+	Exited     bool    `json:"exited"`
+	ExitStatus int     `json:"exit_status"`
+	Seconds    float64 `json:"seconds"`
 
 	Instructions uint64            `json:"instructions"` // checked
 	Covered      uint64            `json:"covered"`      // with SFrame data for the topmost PC
