@@ -3,25 +3,32 @@
 #include "hook.h"
 #include "_cgo_export.h"
 
-// in_live reports whether pc lies in one of the live ranges.
-static int in_live(const sfs_state *st, uint64_t pc) {
-	int lo = 0, hi = st->nlive;
-	if (hi == 0 || pc < st->live[0] || pc >= st->live[2 * hi - 1])
+// in_ranges reports whether [addr, end) overlaps one of the n sorted
+// ranges [r[2i], r[2i+1]).
+static int in_ranges(const uint64_t *r, int n, uint64_t addr, uint64_t end) {
+	int lo = 0, hi = n;
+	if (n == 0 || end <= r[0] || addr >= r[2 * n - 1])
 		return 0;
 	while (lo < hi) {
 		int mid = (lo + hi) / 2;
-		if (pc >= st->live[2 * mid + 1])
+		if (addr >= r[2 * mid + 1])
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < st->nlive && pc >= st->live[2 * lo];
+	return lo < n && end > r[2 * lo];
+}
+
+// in_live reports whether pc lies in one of the live ranges.
+static int in_live(const sfs_state *st, uint64_t pc) {
+	return in_ranges(st->live, st->nlive, pc, pc + 1);
 }
 
 static void flush(sfs_state *st, int live) {
 	sfsGoFlush(st->slot, live);
 	st->nbuf = 0;
 	st->nwlog = 0;
+	st->ncodew = 0;
 	st->nwbytes = 0;
 }
 
@@ -87,6 +94,17 @@ static int grow(void **buf, uint64_t *cap, uint64_t used, uint64_t n, size_t sz)
 // bytes it is about to overwrite.
 static void hook_write(uc_engine *uc, uc_mem_type type, uint64_t addr, int size, int64_t value, void *user) {
 	sfs_state *st = user;
+	uint32_t code = st->ncode > 0 && in_ranges(st->code, st->ncode, addr, addr + size);
+	if (code) {
+		if (st->nbuf == 0 || st->track != SFS_TRACK_LOG) {
+			if (st->chi == 0 || addr < st->clo)
+				st->clo = addr;
+			if (addr + size > st->chi)
+				st->chi = addr + size;
+		}
+	}
+	if (st->track != SFS_TRACK_LOG)
+		return;
 	if (st->nbuf == 0) {
 		// The storing instruction was passed to Go already: only say
 		// where memory changed.
@@ -115,6 +133,8 @@ static void hook_write(uc_engine *uc, uc_mem_type type, uint64_t addr, int size,
 		w->off = st->nwbytes;
 		w->size = n;
 		w->rec = st->nbuf - 1;
+		w->code = code;
+		st->ncodew += code;
 		memcpy(st->wbytes + st->nwbytes, w->host, n);
 		st->nwbytes += n;
 		addr += n;
@@ -122,22 +142,30 @@ static void hook_write(uc_engine *uc, uc_mem_type type, uint64_t addr, int size,
 	}
 }
 
-uc_err sfs_track_writes(sfs_state *st, int on) {
-	if (on && !st->write_hook) {
+uc_err sfs_track_writes(sfs_state *st, int track) {
+	if (track != SFS_TRACK_NONE && !st->write_hook) {
 		uc_err err = uc_hook_add(st->uc, &st->write_hook, UC_HOOK_MEM_WRITE, hook_write, st, 1, 0);
-		if (err == UC_ERR_OK)
-			st->track = 1;
-		return err;
+		if (err != UC_ERR_OK)
+			return err;
 	}
-	if (!on && st->write_hook) {
+	if (track == SFS_TRACK_NONE && st->write_hook) {
 		uc_err err = uc_hook_del(st->uc, st->write_hook);
 		st->write_hook = 0;
-		st->track = 0;
-		st->nwlog = 0;
-		st->nwbytes = 0;
-		return err;
+		if (err != UC_ERR_OK)
+			return err;
 	}
+	if (track != SFS_TRACK_LOG) {
+		st->nwlog = 0;
+		st->ncodew = 0;
+		st->nwbytes = 0;
+	}
+	if (st->track >= 0)
+		st->track = track;
 	return UC_ERR_OK;
+}
+
+uc_err sfs_remove_cache(uc_engine *uc, uint64_t begin, uint64_t end) {
+	return uc_ctl_remove_cache(uc, begin, end);
 }
 
 void sfs_free_history(sfs_state *st) {
@@ -145,13 +173,15 @@ void sfs_free_history(sfs_state *st) {
 	free(st->wbytes);
 	free(st->regions);
 	free(st->live);
+	free(st->code);
+	st->code = NULL;
 	st->wlog = NULL;
 	st->wbytes = NULL;
 	st->regions = NULL;
 	st->live = NULL;
 	st->nwlog = st->capwlog = 0;
 	st->nwbytes = st->capwbytes = 0;
-	st->nregions = st->nlive = 0;
+	st->nregions = st->nlive = st->ncode = 0;
 }
 
 static void hook_syscall(uc_engine *uc, void *user) {

@@ -10,6 +10,13 @@
 // Observer modes.
 enum { SFS_OBSERVE_NONE = 0, SFS_OBSERVE_RECORD = 1 };
 
+// What the write hook does (sfs_state.track; -1: out of memory).
+enum {
+	SFS_TRACK_NONE = 0, // no write hook
+	SFS_TRACK_CODE = 1, // only note stores into code ranges
+	SFS_TRACK_LOG = 2,  // log every store with the bytes it overwrote
+};
+
 // One executed instruction: where, how long, and the frame registers before
 // it ran (ra is the link register on AArch64, 0 on x86-64).
 typedef struct {
@@ -26,6 +33,8 @@ typedef struct {
 	uint64_t off;
 	uint32_t size;
 	uint32_t rec;        // index of the storing instruction's record
+	uint32_t code;       // the store hit a code range (may change code)
+	uint32_t pad;
 } sfs_write;
 
 // A host-backed guest region, for the write hook to find host addresses.
@@ -46,9 +55,10 @@ typedef struct {
 	uint32_t nbuf, cap;
 	// History mode: every guest store since the oldest pending record, with
 	// the bytes it overwrote, so Go can show each record the memory it saw.
-	int32_t track;       // the write hook is installed
+	int32_t track;       // SFS_TRACK_*
 	sfs_write *wlog;
 	uint32_t nwlog, capwlog;
+	uint32_t ncodew;     // entries of wlog with code set
 	uint8_t *wbytes;
 	uint64_t nwbytes, capwbytes;
 	sfs_region *regions; // sorted by addr
@@ -60,6 +70,13 @@ typedef struct {
 	// Stores by instructions already passed to Go: [dlo, dhi), dhi 0 if
 	// none since Go last looked.
 	uint64_t dlo, dhi;
+	// Code ranges: [code[2i], code[2i+1]) sorted, the guest pages that are
+	// both writable and executable, where a guest store may change code.
+	// Stores there by instructions already passed to Go: [clo, chi), chi 0
+	// if none since Go last looked.
+	uint64_t *code;
+	int32_t ncode;
+	uint64_t clo, chi;
 	// Last invalid memory access (UC_HOOK_MEM_INVALID).
 	int32_t fault_type;
 	int32_t fault_size;
@@ -73,9 +90,13 @@ typedef struct {
 // hooks for arch (UC_ARCH_X86 or UC_ARCH_ARM64).
 uc_err sfs_hooks_install(sfs_state *st, int arch);
 
-// sfs_track_writes installs (on) or removes the guest-store hook of
-// history mode.
-uc_err sfs_track_writes(sfs_state *st, int on);
+// sfs_track_writes installs the guest-store hook in mode track
+// (SFS_TRACK_CODE, SFS_TRACK_LOG) or removes it (SFS_TRACK_NONE).
+uc_err sfs_track_writes(sfs_state *st, int track);
+
+// sfs_remove_cache drops Unicorn's translations of code in [begin, end),
+// whose bytes changed behind its back (written by the host).
+uc_err sfs_remove_cache(uc_engine *uc, uint64_t begin, uint64_t end);
 
 // sfs_free_history releases the write log.
 void sfs_free_history(sfs_state *st);

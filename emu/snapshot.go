@@ -103,9 +103,11 @@ func (e *Engine) Restore(s *Snapshot) error {
 			case want == nil:
 				if !isZero(page) {
 					clear(page)
+					e.hostWrote(r.addr+uint64(k*PageSize), PageSize)
 				}
 			case !bytes.Equal(want, page):
 				copy(page, want)
+				e.hostWrote(r.addr+uint64(k*PageSize), PageSize)
 			}
 		}
 	}

@@ -135,6 +135,20 @@ type Engine struct {
 	// changed [watchLo, watchHi).
 	watchLo, watchHi uint64
 	watchHit         bool
+
+	// Guest page protections, as Map and Protect set them: sorted,
+	// non-overlapping, adjacent ranges of equal protection merged.
+	prots []protRange
+	// onCode is told where code may have changed (OnCodeWrite); histN is
+	// ObserveHistory's batch size (0: off).
+	onCode func(addr, size uint64)
+	histN  int
+}
+
+// protRange is guest memory [lo, hi) with one protection.
+type protRange struct {
+	lo, hi uint64
+	prot   Prot
 }
 
 // Record is one executed instruction as the C hook saw it, before the
@@ -264,6 +278,7 @@ func (e *Engine) Map(addr, size uint64, prot Prot, name string) ([]byte, error) 
 	e.regions[i] = r
 	e.syncRegions()
 	e.watchHit = true
+	e.setProt(addr, addr+size, prot)
 	return mem, nil
 }
 
@@ -285,7 +300,122 @@ func (e *Engine) Protect(addr, size uint64, prot Prot) error {
 		return fmt.Errorf("protect %#x+%#x %s: %w", addr, size, prot, err)
 	}
 	e.watchHit = true
+	e.setProt(addr, addr+size, prot)
 	return nil
+}
+
+// setProt records that [lo, hi) now has protection prot. Code there may
+// be other code now (new memory, or written while not executable): its
+// translations and decodings are dropped. The code ranges the write hook
+// watches follow.
+func (e *Engine) setProt(lo, hi uint64, prot Prot) {
+	var out []protRange
+	add := func(r protRange) {
+		if r.hi <= r.lo {
+			return
+		}
+		if n := len(out); n > 0 && out[n-1].hi == r.lo && out[n-1].prot == r.prot {
+			out[n-1].hi = r.hi
+			return
+		}
+		out = append(out, r)
+	}
+	for _, r := range e.prots { // the parts before lo
+		if r.lo < lo {
+			add(protRange{r.lo, min(r.hi, lo), r.prot})
+		}
+	}
+	add(protRange{lo, hi, prot})
+	for _, r := range e.prots { // the parts after hi
+		if r.hi > hi {
+			add(protRange{max(r.lo, hi), r.hi, r.prot})
+		}
+	}
+	e.prots = out
+	if prot&ProtExec != 0 {
+		C.sfs_remove_cache(e.uc, C.uint64_t(lo), C.uint64_t(hi))
+	}
+	if e.onCode != nil {
+		e.onCode(lo, hi-lo)
+	}
+	e.syncCode()
+}
+
+// executable reports whether any page of [addr, addr+size) is executable.
+func (e *Engine) executable(addr, size uint64) bool {
+	for _, r := range e.prots {
+		if r.lo < addr+size && r.hi > addr && r.prot&ProtExec != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// syncCode gives the write hook the writable and executable ranges, where a
+// guest store may change code.
+func (e *Engine) syncCode() {
+	var code []uint64
+	for _, r := range e.prots {
+		if r.prot&(ProtWrite|ProtExec) != ProtWrite|ProtExec {
+			continue
+		}
+		if n := len(code); n > 0 && code[n-1] == r.lo {
+			code[n-1] = r.hi
+			continue
+		}
+		code = append(code, r.lo, r.hi)
+	}
+	C.free(unsafe.Pointer(e.st.code))
+	e.st.code, e.st.ncode = nil, 0
+	if len(code) > 0 {
+		e.st.code = (*C.uint64_t)(C.calloc(C.size_t(len(code)), 8))
+		c := unsafe.Slice(e.st.code, len(code))
+		for i, v := range code {
+			c[i] = C.uint64_t(v)
+		}
+		e.st.ncode = C.int32_t(len(code) / 2)
+	}
+}
+
+// syncWriteHook installs the write hook in the mode the observer needs: to
+// log stores in batched history mode, to note stores into code one at a
+// time. It is installed before the run, whether or not there is writable
+// code yet: a hook added later would miss stores of code Unicorn had
+// translated before.
+func (e *Engine) syncWriteHook() error {
+	track := C.SFS_TRACK_NONE
+	switch {
+	case e.onHistory == nil:
+	case e.histN > 1:
+		track = C.SFS_TRACK_LOG
+	default:
+		track = C.SFS_TRACK_CODE
+	}
+	if err := check(C.sfs_track_writes(e.st, C.int(track))); err != nil {
+		return fmt.Errorf("installing the store hook: %w", err)
+	}
+	return nil
+}
+
+// OnCodeWrite sets a function told where guest code may have changed: a
+// guest store into writable and executable memory (in history mode, right
+// before the first record that sees it), a write by the host (WriteMem,
+// ZeroMem) into executable memory, and new or re-protected memory (Map,
+// Protect). Whatever decoded the code there must decode it again.
+// Unicorn's own translations are taken care of.
+func (e *Engine) OnCodeWrite(fn func(addr, size uint64)) { e.onCode = fn }
+
+// hostWrote handles a write by the host into [addr, addr+size): Unicorn
+// does not see it, so its translations of code there are dropped.
+func (e *Engine) hostWrote(addr, size uint64) {
+	e.noteWrite(addr, size)
+	if size == 0 || !e.executable(addr, size) {
+		return
+	}
+	C.sfs_remove_cache(e.uc, C.uint64_t(addr), C.uint64_t(addr+size))
+	if e.onCode != nil {
+		e.onCode(addr, size)
+	}
 }
 
 // region returns the region containing addr, or nil.
@@ -330,7 +460,7 @@ func (e *Engine) ReadMem(addr uint64, buf []byte) error {
 // WriteMem copies buf into guest memory at addr (ignoring guest
 // permissions, as a loader or the kernel does).
 func (e *Engine) WriteMem(addr uint64, buf []byte) error {
-	e.noteWrite(addr, uint64(len(buf)))
+	e.hostWrote(addr, uint64(len(buf)))
 	for len(buf) > 0 {
 		r := e.region(addr)
 		if r == nil {
@@ -346,7 +476,7 @@ func (e *Engine) WriteMem(addr uint64, buf []byte) error {
 // ZeroMem clears guest memory [addr, addr+size) through the host mapping,
 // up to the first unmapped byte.
 func (e *Engine) ZeroMem(addr, size uint64) {
-	e.noteWrite(addr, size)
+	e.hostWrote(addr, size)
 	for end := addr + size; addr < end; {
 		r := e.region(addr)
 		if r == nil {
@@ -521,23 +651,15 @@ func (e *Engine) ObserveRecords(n int, fn func([]Record)) {
 // were passed to fn. nil turns it off.
 func (e *Engine) ObserveHistory(n int, fn func(r Record, live bool)) error {
 	e.ObserveRecords(0, nil)
-	e.onHistory = fn
-	track := fn != nil && n > 1
-	if err := check(C.sfs_track_writes(e.st, boolInt(track))); err != nil {
-		return fmt.Errorf("installing the store hook: %w", err)
+	e.onHistory, e.histN = fn, n
+	if err := e.syncWriteHook(); err != nil {
+		return err
 	}
 	if fn != nil {
 		e.allocRecords(n)
 	}
 	e.setObserve()
 	return nil
-}
-
-func boolInt(b bool) C.int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // SetLiveRanges names code ranges ([2i], [2i+1]) whose instructions
@@ -582,7 +704,7 @@ func (e *Engine) Watch(lo, hi uint64) { e.watchLo, e.watchHi, e.watchHit = lo, h
 // Touched reports whether memory under the watch may have changed since
 // Watch. Only history mode with store tracking sees guest stores; without
 // it the answer is always yes.
-func (e *Engine) Touched() bool { return e.watchHit || e.st.track <= 0 }
+func (e *Engine) Touched() bool { return e.watchHit || e.st.track != C.SFS_TRACK_LOG }
 
 func (e *Engine) noteWrite(addr, size uint64) {
 	if addr < e.watchHi && addr+size > e.watchLo {
@@ -602,7 +724,7 @@ func (e *Engine) FlushRecords() {
 		e.onRecords(e.records[:n])
 	case e.onHistory != nil:
 		e.replay(n, false)
-		e.st.nbuf, e.st.nwlog, e.st.nwbytes = 0, 0, 0
+		e.st.nbuf, e.st.nwlog, e.st.ncodew, e.st.nwbytes = 0, 0, 0, 0
 	}
 }
 
@@ -625,9 +747,18 @@ func (e *Engine) replay(n int, live bool) {
 		e.noteWrite(uint64(e.st.dlo), uint64(e.st.dhi-e.st.dlo))
 		e.st.dlo, e.st.dhi = 0, 0
 	}
+	if e.st.chi != 0 {
+		// Code stores by instructions Go saw already: before all of these.
+		lo, hi := uint64(e.st.clo), uint64(e.st.chi)
+		e.st.clo, e.st.chi = 0, 0
+		if e.onCode != nil {
+			e.onCode(lo, hi-lo)
+		}
+	}
 	var log []C.sfs_write
 	var saved []byte
-	if e.st.track > 0 && e.st.nwlog > 0 {
+	code := e.st.ncodew > 0 && e.onCode != nil // a logged store may change code
+	if e.st.track == C.SFS_TRACK_LOG && e.st.nwlog > 0 {
 		log = unsafe.Slice(e.st.wlog, e.st.nwlog)
 		saved = unsafe.Slice((*byte)(unsafe.Pointer(e.st.wbytes)), e.st.nwbytes)
 		for k := len(log) - 1; k >= 0; k-- {
@@ -643,10 +774,16 @@ func (e *Engine) replay(n int, live bool) {
 		for ; j < len(log) && int(log[j].rec) <= i; j++ {
 			swapBytes(&log[j], saved)
 			e.noteWrite(uint64(log[j].addr), uint64(log[j].size))
+			if code && log[j].code != 0 {
+				e.onCode(uint64(log[j].addr), uint64(log[j].size))
+			}
 		}
 	}
 	for ; j < len(log); j++ {
 		swapBytes(&log[j], saved)
+		if code && log[j].code != 0 {
+			e.onCode(uint64(log[j].addr), uint64(log[j].size))
+		}
 	}
 }
 

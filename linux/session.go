@@ -39,6 +39,9 @@ func NewSession(p *Process) *Session {
 		Syms:   p.Symbols(),
 	}
 	s.Shadow.SameFunction = s.Syms.SameFunction
+	// Self-modifying code: the shadow stack classifies instructions again
+	// where the code changed.
+	p.Engine.OnCodeWrite(s.Shadow.Invalidate)
 	p.Engine.ObserveHistory(1, s.hook)
 	s.sync()
 	return s

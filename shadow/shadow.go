@@ -266,6 +266,57 @@ func (s *Stack) flow(pc uint64, size uint32) arch.Flow {
 	return f
 }
 
+// Invalidate forgets how the instructions that may overlap guest memory
+// [addr, addr+size) were classified: that code changed (a store into
+// writable code, new or re-protected memory). Each is classified again,
+// from the code as it is then, the next time it runs. It must be called
+// before the first instruction that may see the change is observed.
+func (s *Stack) Invalidate(addr, size uint64) {
+	if size == 0 || len(s.pages) == 0 {
+		return
+	}
+	// An instruction starting up to len(s.code)-1 bytes before addr may
+	// include the changed bytes.
+	lo := addr - min(addr, uint64(len(s.code)-1))
+	hi := addr + size
+	if hi < addr {
+		hi = ^uint64(0)
+	}
+	first, last := lo>>12, (hi-1)>>12
+	if last-first >= uint64(len(s.pages)) {
+		// Fewer classified pages than pages in the range.
+		for page, p := range s.pages {
+			if page >= first && page <= last {
+				s.forget(page, p, lo, hi)
+			}
+		}
+		return
+	}
+	for page := first; ; page++ {
+		if p, ok := s.pages[page]; ok {
+			s.forget(page, p, lo, hi)
+		}
+		if page == last {
+			break
+		}
+	}
+}
+
+// forget marks the classes of page (p) in [lo, hi) unknown.
+func (s *Stack) forget(page uint64, p []arch.Flow, lo, hi uint64) {
+	start, end := page<<12, page<<12+1<<12
+	if lo <= start && hi >= end {
+		delete(s.pages, page)
+		if s.last != nil && s.lastPage == page {
+			s.last = nil
+		}
+		return
+	}
+	for i := max(lo, start) - start; i < min(hi, end)-start; i++ {
+		p[i] = flowUnknown
+	}
+}
+
 // classifyAt reads and classifies the instruction at pc.
 func (s *Stack) classifyAt(pc uint64, size uint32) arch.Flow {
 	n := int(size)
@@ -314,8 +365,12 @@ func (s *Stack) Save() State {
 }
 
 // Restore puts the stack back into st, a state Save returned earlier in the
-// same run. Version changes, as the frames did under any memo of them.
+// same run. Version changes, as the frames did under any memo of them. The
+// classes of instructions are forgotten: the code may have been different
+// then.
 func (s *Stack) Restore(st State) {
+	clear(s.pages)
+	s.last = nil
 	s.frames = append(s.frames[:0], st.frames...)
 	s.anomalies = s.anomalies[:min(len(s.anomalies), st.anomalies)]
 	s.prev, s.prevFlow, s.havePrev = st.prev, st.prevFlow, st.havePrev

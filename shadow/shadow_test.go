@@ -626,3 +626,58 @@ func TestUnreadableCode(t *testing.T) {
 		t.Errorf("anomalies %+v, want one unexpected return", a)
 	}
 }
+
+// TestInvalidate: an instruction is classified once, until Invalidate says
+// its bytes changed (self-modifying code): a mov rewritten into a call is
+// a call from then on, whichever changed byte is named, also by a range
+// far larger than the code.
+func TestInvalidate(t *testing.T) {
+	mov := []byte{0xb8, 0, 0, 0, 0} // mov $0,%eax
+	for _, tt := range []struct {
+		name       string
+		addr, size uint64
+		call       bool // the rewritten instruction is seen as a call
+	}{
+		{"none", 0, 0, false},
+		{"opcode", 0x1000, 1, true},
+		{"last byte", 0x1004, 1, true},
+		{"15 bytes after", 0x100f, 4, true},
+		{"16 bytes after", 0x1010, 4, false},
+		{"before", 0xff0, 0x10, false},
+		{"everything", 0, ^uint64(0), true},
+		{"page", 0x1000, 0x1000, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := code{0x1000: mov, 0x1005: x86jmp(0x1005, 0x1000), 0x1010: x86ret, 0x1020: x86ret}
+			s := shadow.New(arch.AMD64, c.readCode)
+			observe(t, s, c, []step{
+				{0x1000, sp0, fp0, 0, 0},
+				{0x1005, sp0, fp0, 0, 0},
+				{0x1000, sp0, fp0, 0, 0},
+			})
+			c[0x1000] = x86call(0x1000, 0x1020)
+			s.Invalidate(tt.addr, tt.size)
+			depth := 0
+			if tt.call {
+				depth = 1
+			}
+			observe(t, s, c, []step{
+				{0x1005, sp0, fp0, 0, 0}, // the mov ran
+				{0x1000, sp0, fp0, 0, 0}, // now a call
+				{0x1020, sp0 - 8, fp0, 0, depth},
+			})
+		})
+	}
+}
+
+// TestRestoreForgetsCode: after Restore every instruction is classified
+// again (the code may have been different at the checkpoint).
+func TestRestoreForgetsCode(t *testing.T) {
+	c := code{0x1000: {0xb8, 0, 0, 0, 0}, 0x1005: x86hlt, 0x1020: x86ret}
+	s := shadow.New(arch.AMD64, c.readCode)
+	saved := s.Save()
+	observe(t, s, c, []step{{0x1000, sp0, fp0, 0, 0}, {0x1005, sp0, fp0, 0, 0}})
+	c[0x1000] = x86call(0x1000, 0x1020)
+	s.Restore(saved)
+	observe(t, s, c, []step{{0x1000, sp0, fp0, 0, 0}, {0x1020, sp0 - 8, fp0, 0, 1}})
+}

@@ -193,6 +193,8 @@ func verdict(r verify.Result) string {
 		return fmt.Sprintf("limited at frame %d: %v", r.Depth, r.Err)
 	case verify.Unterminated:
 		return fmt.Sprintf("unterminated: frames right, but frame %d's row does not mark the end", r.Depth)
+	case verify.Cut:
+		return fmt.Sprintf("cut: frames right up to the frame limit at frame %d; the rest was not compared", r.Depth)
 	case verify.EndedEarly:
 		return fmt.Sprintf("ENDED EARLY at frame %d: no SFrame row for its return address %#x, though its function has SFrame data", r.Depth, r.Frame.PC)
 	}
@@ -212,10 +214,10 @@ func stopReason(frames []unwind.Frame, walkErr error) string {
 		return fmt.Sprintf("#%d %v", len(frames)-1, f.Err)
 	case f.Outermost:
 		return fmt.Sprintf("#%d outermost (RA undefined)", len(frames)-1)
+	case errors.Is(walkErr, unwind.ErrMaxFrames):
+		return fmt.Sprintf("cut after frame %d: %v", len(frames)-1, walkErr)
 	case walkErr != nil:
 		return walkErr.Error()
-	case len(frames) >= unwind.MaxDepth:
-		return fmt.Sprintf("depth limit of %d frames", unwind.MaxDepth)
 	}
 	return fmt.Sprintf("after frame %d", len(frames)-1)
 }

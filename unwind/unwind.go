@@ -91,6 +91,10 @@ var (
 	ErrNoRA = errors.New("no rule recovers the return address")
 	// ErrRegister: a FLEX rule names a register not known in this frame.
 	ErrRegister = errors.New("register not available below the topmost frame")
+	// ErrMaxFrames: the walk reached the limit of Unwinder.SetMaxFrames
+	// before its end. Not an unwinding failure: the frames beyond were not
+	// computed.
+	ErrMaxFrames = errors.New("walk cut at the frame limit")
 )
 
 // A StepError is an unwinding failure at one frame.

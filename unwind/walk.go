@@ -8,16 +8,14 @@ import (
 	"github.com/sframesim/sframesim/sframe"
 )
 
-// MaxDepth bounds a walk: a corrupt stack could otherwise loop.
-const MaxDepth = 1024
-
 // Unwinder unwinds with the SFrame sections of one program (an executable
 // and, for dynamic programs, its shared objects: one section each).
 type Unwinder struct {
 	arch  *arch.Arch
 	secs  []*sframe.Section
 	cache []lookupEntry // nil: no cache (WithCache)
-	gen   uint64        // Add count
+	gen   uint64        // Add and SetMaxFrames count
+	max   int           // SetMaxFrames (0: no limit)
 }
 
 // lookupEntry is one PC's Lookup result in an Unwinder's cache.
@@ -49,8 +47,8 @@ func (u *Unwinder) Add(sec *sframe.Section) {
 	u.gen++
 }
 
-// Generation changes whenever a section is added: results computed before
-// may differ now.
+// Generation changes whenever a section is added or the frame limit
+// changes: results computed before may differ now.
 func (u *Unwinder) Generation() uint64 { return u.gen }
 
 // Arch returns the unwinder's architecture.
@@ -61,8 +59,30 @@ func (u *Unwinder) Arch() *arch.Arch { return u.arch }
 // walks over the same code several times faster. Unlike u, it is not safe
 // for concurrent use.
 func (u *Unwinder) WithCache() *Unwinder {
-	return &Unwinder{arch: u.arch, secs: u.secs, cache: make([]lookupEntry, lookupCacheSize), gen: u.gen}
+	return &Unwinder{arch: u.arch, secs: u.secs, cache: make([]lookupEntry, lookupCacheSize), gen: u.gen, max: u.max}
 }
+
+// SetMaxFrames cuts every walk after n frames (0, the default: no limit).
+// A cut walk ends with an error wrapping ErrMaxFrames, which says that the
+// walk was not finished, not that it went wrong. It changes Generation.
+//
+// Without a limit a walk still ends on any stack, however corrupt: every
+// frame above the topmost must have its CFA strictly above its callee's
+// (the progress rule of the Linux kernel's user unwinder, where a CFA not
+// above the previous frame's is an error), so a walk cannot loop, and each
+// step reads its return address from memory at or near the new CFA: the
+// CFAs climb through the stack and the walk ends where they leave memory
+// that reads, or reach a return address without SFrame data. A legitimate
+// stack never breaks the rule: a caller's CFA lies above its own saved
+// return address (pushed by its call on x86-64, the link register it saved
+// on AArch64), which lies at or above its SP at the call: the callee's CFA.
+func (u *Unwinder) SetMaxFrames(n int) {
+	u.max = max(n, 0)
+	u.gen++
+}
+
+// MaxFrames returns the limit SetMaxFrames set (0: none).
+func (u *Unwinder) MaxFrames() int { return u.max }
 
 // Lookup finds the SFrame row for pc in any section.
 func (u *Unwinder) Lookup(pc uint64) (*sframe.Section, sframe.Row, error) {
@@ -155,8 +175,8 @@ func (it *Iterator) Next() bool {
 	if it.done {
 		return false
 	}
-	if it.depth >= MaxDepth {
-		it.err = fmt.Errorf("stack deeper than %d frames", MaxDepth)
+	if m := it.u.max; m > 0 && it.depth >= m {
+		it.err = fmt.Errorf("%w of %d frames", ErrMaxFrames, m)
 		it.done = true
 		return false
 	}

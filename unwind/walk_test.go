@@ -204,3 +204,62 @@ func TestCacheAdd(t *testing.T) {
 		t.Fatalf("after Add: %v %+v %v", sec, row, err)
 	}
 }
+
+// fpChain is a stack of n frames of f (0x1100, in its frame-pointer row at
+// 0x1110) called from _start: each frame 32 bytes, FP at its bottom, the
+// saved FP and the RA above it.
+func fpChain(n int) (Registers, memory) {
+	mem := memory{}
+	fp := uint64(0x100000)
+	regs := Registers{PC: 0x1110, SP: fp - 16, FP: fp}
+	for i := 0; i < n; i++ {
+		mem[fp], mem[fp+8] = fp+32, 0x1110
+		if i == n-1 {
+			mem[fp+8] = 0x1310 // into _start
+		}
+		fp += 32
+	}
+	return regs, mem
+}
+
+// TestWalkDeep: a walk goes as deep as the stack does, unless a frame
+// limit cuts it, which is not an unwinding failure; a stack whose CFA does
+// not climb (a frame pointer pointing to itself) ends with an error.
+func TestWalkDeep(t *testing.T) {
+	u := New(arch.AMD64, amd64Section(t))
+	regs, mem := fpChain(5000)
+	count := func(u *Unwinder, mem memory) (int, Frame, error) {
+		it := u.Walk(regs, mem)
+		n := 0
+		for it.Next() {
+			n++
+		}
+		return n, it.Frame(), it.Err()
+	}
+	if n, last, err := count(u, mem); n != 5001 || !last.Outermost || err != nil {
+		t.Errorf("5000 frames of f: %d frames, last %+v, err %v", n, last, err)
+	}
+	gen := u.Generation()
+	u.SetMaxFrames(100)
+	if u.Generation() == gen || u.MaxFrames() != 100 || u.WithCache().MaxFrames() != 100 {
+		t.Errorf("SetMaxFrames: generation %d → %d, limit %d", gen, u.Generation(), u.MaxFrames())
+	}
+	if n, last, err := count(u, mem); n != 100 || last.Err != nil || !errors.Is(err, ErrMaxFrames) || NoData(err) {
+		t.Errorf("limit 100: %d frames, last %+v, err %v", n, last, err)
+	}
+	// A stack that ends right at the limit is not cut.
+	u.SetMaxFrames(5001)
+	if n, last, err := count(u, mem); n != 5001 || !last.Outermost || err != nil {
+		t.Errorf("limit 5001: %d frames, last %+v, err %v", n, last, err)
+	}
+	u.SetMaxFrames(0)
+	// Frame 3000's saved FP points to itself: the caller's CFA would be
+	// the same as its own.
+	fp := uint64(0x100000 + 3000*32)
+	mem[fp] = fp
+	n, last, err := count(u, mem)
+	var se *StepError
+	if n != 3002 || !errors.As(err, &se) || se.What != "CFA" || last.Err != err {
+		t.Errorf("looping stack: %d frames, last %+v, err %v", n, last, err)
+	}
+}

@@ -3,6 +3,7 @@
 package verify
 
 import (
+	"errors"
 	"sort"
 
 	"github.com/sframesim/sframesim/sframe"
@@ -221,13 +222,17 @@ func (c *Checker) walkTail(f0 *unwind.Frame) {
 	it.ResetCaller(c.u, f0.RA, f0.CFA, f0.CallerFP, c.rec)
 	keep := 0 // old frames [0, keep) stay
 	var err error
+	// With a frame limit, the old frames are the walk's end only if it
+	// ended within the limit (a cut depends on the depth it is cut at) and
+	// still does at the new depth.
+	limit, oldCut := c.u.MaxFrames(), errors.Is(c.tailErr, unwind.ErrMaxFrames)
 	for {
 		pc, sp, fp, depth, done := it.Position()
 		if done {
 			err = it.Err()
 			break
 		}
-		if q := c.oldFrame(pc, sp, fp); q >= 0 && depth+q+1 < unwind.MaxDepth && c.prefixUnchanged(q) {
+		if q := c.oldFrame(pc, sp, fp); q >= 0 && (limit == 0 || !oldCut && depth+q+1 <= limit) && c.prefixUnchanged(q) {
 			keep, err = q+1, c.tailErr
 			break
 		}
@@ -356,7 +361,7 @@ func (c *Checker) compare(f0 *unwind.Frame, shadow []shadow.Frame) Result {
 	} else {
 		res.Checked = L + 1
 		if c.tailErr != nil {
-			res.Kind, res.Err = UnwindError, c.tailErr
+			res.Kind, res.Err = walkKind(c.tailErr), c.tailErr
 		}
 	}
 	return res

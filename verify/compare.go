@@ -99,7 +99,7 @@ func compare2(f0 *unwind.Frame, tail []unwind.Frame, rev bool, walkErr error, sh
 	res := Result{}
 	if f0 == nil {
 		if walkErr != nil {
-			res.Kind, res.Err = UnwindError, walkErr
+			res.Kind, res.Err = walkKind(walkErr), walkErr
 		}
 		return res
 	}
@@ -149,9 +149,18 @@ func compare2(f0 *unwind.Frame, tail []unwind.Frame, rev bool, walkErr error, sh
 		res.Frame = *f0
 	}
 	if walkErr != nil {
-		res.Kind, res.Err = UnwindError, walkErr
+		res.Kind, res.Err = walkKind(walkErr), walkErr
 	}
 	return res
+}
+
+// walkKind is the outcome of a walk that ended with err after every frame
+// it gave was right: cut at the frame limit, or an unwinding failure.
+func walkKind(err error) Kind {
+	if errors.Is(err, unwind.ErrMaxFrames) {
+		return Cut
+	}
+	return UnwindError
 }
 
 // frameMismatch compares an unwound frame with its true one: OK, or the

@@ -30,9 +30,14 @@ const (
 	// glibc, the kernel). Typically a noreturn call that is the last
 	// instruction of its function: the return address lies in padding.
 	EndedEarly
+	// Cut: the walk reached the --max-frames limit (Options.MaxFrames)
+	// before its end. Every frame up to the limit was right; those beyond
+	// it were not compared. Neither a failure nor ok: a run with cut walks
+	// is incomplete.
+	Cut
 )
 
-var kindNames = [...]string{"ok", "no-fde", "cfa", "ra", "fp", "unwind-error", "too-short", "limited", "unterminated", "ended-early"}
+var kindNames = [...]string{"ok", "no-fde", "cfa", "ra", "fp", "unwind-error", "too-short", "limited", "unterminated", "ended-early", "cut"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {

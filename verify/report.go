@@ -20,8 +20,11 @@ type Report struct {
 	// Complete: the program ran to its end (exit, or killed by a signal it
 	// sent itself) and every instruction was checked. Otherwise
 	// Incomplete says why not, and the verdict is never OK.
-	Complete   bool    `json:"complete"`
-	Incomplete string  `json:"incomplete,omitempty"`
+	Complete   bool   `json:"complete"`
+	Incomplete string `json:"incomplete,omitempty"`
+	// ranToEnd: the program ran to its end, and only cut walks (Cut)
+	// make the run incomplete.
+	ranToEnd   bool
 	Exited     bool    `json:"exited"`
 	ExitStatus int     `json:"exit_status"`
 	Seconds    float64 `json:"seconds"`
@@ -161,10 +164,10 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 	case r.OK():
 		fmt.Fprintf(w, "  result:       OK, no mismatch\n")
 	case r.Clean():
-		fmt.Fprintf(w, "  result:       INCOMPLETE, no mismatch in the %d instructions checked, but the run stopped before the program's end: %s\n", r.Instructions, r.Incomplete)
+		fmt.Fprintf(w, "  result:       INCOMPLETE, no mismatch in the %d instructions checked, but %s\n", r.Instructions, r.incompleteText())
 	default:
 		if !r.Complete {
-			fmt.Fprintf(w, "  incomplete:   the run stopped before the program's end: %s\n", r.Incomplete)
+			fmt.Fprintf(w, "  incomplete:   %s\n", r.incompleteText())
 		}
 		fmt.Fprintf(w, "  result:       MISMATCH, %d instructions with a wrong unwind, %d distinct problems\n", r.Failures, len(r.Problems))
 		fmt.Fprintf(w, "  worst functions:")
@@ -211,6 +214,14 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 			fmt.Fprintf(w, "  error: %s\n", p.Error)
 		}
 	}
+}
+
+// incompleteText says why the run is incomplete.
+func (r *Report) incompleteText() string {
+	if r.ranToEnd {
+		return "not every frame was checked: " + r.Incomplete
+	}
+	return "the run stopped before the program's end: " + r.Incomplete
 }
 
 // writeObjects prints the per-object lines of the text report.

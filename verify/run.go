@@ -28,6 +28,13 @@ type Options struct {
 	// with its own registers and memory either way; 1 hands each one over
 	// before it runs, which is slower and only useful to cross-check.
 	Batch int
+	// MaxFrames cuts each unwind after that many frames (0: no limit, the
+	// default: a walk ends at the stack's end however deep it is). An
+	// instruction whose walk was cut with every frame up to the limit
+	// right counts as Cut, and a run with any is incomplete (Report.
+	// Incomplete says how many): the frames beyond the limit were not
+	// compared.
+	MaxFrames int
 }
 
 // DefaultBatch is Options.Batch's default.
@@ -65,6 +72,10 @@ func (tg *Target) run(opt Options) (*Report, error) {
 	if err := tg.Batch(opt.Batch); err != nil {
 		return nil, err
 	}
+	if opt.MaxFrames < 0 {
+		return nil, fmt.Errorf("frame limit %d", opt.MaxFrames)
+	}
+	tg.Unwinder.SetMaxFrames(opt.MaxFrames)
 	c := newCollector(tg.Path, sec, tg.Process, s)
 	c.lines = tg.Lines
 	start := time.Now()
@@ -110,6 +121,14 @@ func (tg *Target) run(opt Options) (*Report, error) {
 		rep.Incomplete = rep.Stop
 	case rep.Instructions == 0:
 		rep.Complete, rep.Incomplete = false, "no instruction was checked"
+	}
+	if n := rep.Counts[Cut.String()]; n > 0 {
+		cut := fmt.Sprintf("the unwind of %d instructions was cut at the frame limit of %d (--max-frames): the frames beyond it were not compared", n, opt.MaxFrames)
+		if rep.Incomplete != "" {
+			cut = rep.Incomplete + "; " + cut
+		}
+		rep.ranToEnd = rep.Complete
+		rep.Complete, rep.Incomplete = false, cut
 	}
 	return rep, nil
 }

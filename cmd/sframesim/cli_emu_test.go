@@ -18,6 +18,7 @@ func TestUsageErrorsEmulator(t *testing.T) {
 		{[]string{"verify", "--bogus"}, "sframesim verify: flag provided but not defined: -bogus", "sframesim help verify"},
 		{[]string{"verify", "--max-insns", "many"}, `invalid value "many" for flag -max-insns`, "sframesim help verify"},
 		{[]string{"verify", "--timeout", "soon", "x"}, `invalid value "soon" for flag -timeout`, "sframesim help verify"},
+		{[]string{"verify", "--max-frames", "-1", "x"}, "--max-frames -1: want 0 (no limit) or more", "sframesim help verify"},
 		{[]string{"run"}, "sframesim run: no BINARY given", "sframesim help run"},
 		{[]string{"run", "--max-mem", "lots", "x"}, `--max-mem "lots": not a size`, "sframesim help run"},
 		{[]string{"run", "--env", "X", "x"}, `invalid value "X" for flag -env: "X": want NAME=VALUE`, "sframesim help run"},

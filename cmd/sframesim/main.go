@@ -40,7 +40,7 @@ func init() {
 			"print the .sframe section exactly as GNU objdump --sframe does", runDump},
 		{"validate", "[--quiet] [FILE...]",
 			"check .sframe sections against every rule of the SFrame format", runValidate},
-		{"verify", "[--sysroot DIR] [--json FILE|-] [--max-insns N] [--timeout D] [--problems N] [--exact] [BINARY [-- ARGS]]",
+		{"verify", "[--sysroot DIR] [--json FILE|-] [--max-insns N] [--timeout D] [--max-frames N] [--problems N] [--exact] [BINARY [-- ARGS]]",
 			"check the SFrame unwind at every executed instruction against the true stack", runVerify},
 		{"run", "[--sysroot DIR] [--max-insns N] [--timeout D] [--max-mem SIZE] [--allow-read PATH]... [--env NAME=VALUE]... BINARY [-- ARGS]",
 			"run a Linux program under emulation, like qemu-user; exits with its status", runProgram},

@@ -34,10 +34,14 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	maxInsns := cl.Uint64("max-insns", 0, "stop after `N` instructions (0: no limit)")
 	timeout := cl.Duration("timeout", 0, "stop after `D` of wall-clock time, e.g. 30s (0: no limit)")
 	maxProblems := cl.Int("problems", 20, "print at most `N` distinct problems")
+	maxFrames := cl.Int("max-frames", 0, "cut each unwind after `N` frames (0: no limit, however deep the stack);\na run with cut unwinds is INCOMPLETE: the frames beyond were not compared")
 	exact := cl.Bool("exact", false, "hand each instruction to the checker before it runs, instead of replaying\nbatches of recorded instructions and stores (several times slower; the\nresults are the same: use it to cross-check)")
 	sysroot := sysrootFlag(cl.FlagSet)
 	if status, done := cl.parse(args, stdout, stderr); done {
 		return status
+	}
+	if *maxFrames < 0 {
+		return cl.usageError(stderr, "--max-frames %d: want 0 (no limit) or more", *maxFrames)
 	}
 	binary, progArgs := programArgs(cl.FlagSet)
 	if binary == "" {
@@ -60,7 +64,7 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 		}
 	}()
 	opt := verify.Options{Args: progArgs, Config: linux.Config{Sysroot: *sysroot},
-		MaxInsns: *maxInsns, Timeout: *timeout, Interrupt: &interrupted}
+		MaxInsns: *maxInsns, Timeout: *timeout, Interrupt: &interrupted, MaxFrames: *maxFrames}
 	if *exact {
 		opt.Batch = 1
 	}
