@@ -439,3 +439,48 @@ func TestBlockedIO(t *testing.T) {
 		}
 	}
 }
+
+// TestPrivileged: hlt, in and out are privileged in user mode, where
+// Linux delivers SIGSEGV; an instruction that merely ends in hlt's byte is
+// not one.
+func TestPrivileged(t *testing.T) {
+	const exit7 = "bf07000000b8e70000000f05" // mov edi,7; mov eax,231; syscall
+	for _, c := range []struct {
+		name, code string
+		fault      bool
+	}{
+		{"hlt", "f4", true},
+		{"hlt with a prefix", "66f4", true},
+		{"in al,dx", "ec", true},
+		{"out dx,al", "ee", true},
+		{"in eax,0x60", "e560", true},
+		{"out 0x80,al", "e680", true},
+		{"mov al,0xf4", "b0f4", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			testCode["privileged"] = map[*arch.Arch]string{arch.AMD64: c.code + exit7}
+			path, entry := testELF(t, arch.AMD64, elf.ET_EXEC, "privileged")
+			for _, session := range []bool{false, true} {
+				p, err := Load(path, Config{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var x *Exit
+				if session {
+					x, _, err = NewSession(p).RunUntil(nil, 0)
+				} else {
+					x, err = p.Run()
+				}
+				p.Close()
+				switch {
+				case err != nil:
+					t.Fatal(err)
+				case c.fault && (x.Reason != StopFault || x.Signal != 11 || x.PC != entry):
+					t.Errorf("session %v: %v (signal %d, pc %#x), want SIGSEGV at %#x", session, x, x.Signal, x.PC, entry)
+				case !c.fault && (x.Reason != StopExited || x.Status != 7):
+					t.Errorf("session %v: %v, want exit status 7", session, x)
+				}
+			}
+		})
+	}
+}

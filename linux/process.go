@@ -365,6 +365,9 @@ func (p *Process) Continue(n uint64) (*Exit, error) {
 	if p.exit != nil {
 		return p.exit, nil
 	}
+	if err == nil && p.Arch == arch.AMD64 && amd64Halted(p) {
+		return p.exit, nil
+	}
 	if err != nil {
 		p.fault(err)
 		return p.exit, nil
