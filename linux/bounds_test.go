@@ -484,3 +484,20 @@ func TestPrivileged(t *testing.T) {
 		})
 	}
 }
+
+// TestObjectsPerFile: one ELF file mapped at many addresses becomes at
+// most maxObjectsPerFile objects (each has its ELF structures and symbols).
+func TestObjectsPerFile(t *testing.T) {
+	lib, _ := testELF(t, arch.AMD64, elf.ET_DYN, "hello")
+	p := idleProcess(t, arch.AMD64, Config{ReadAllow: []string{lib}})
+	expect(t, "openat", call(p, "openat", atFDCWD64, putString(t, p, scratch(p), lib), 0), 3)
+	before := len(p.Objects())
+	for i := 0; i < 3*maxObjectsPerFile; i++ {
+		if r := call(p, "mmap", 0, 4096, 5, mapPrivate, 3, 0); r < 0 {
+			t.Fatalf("mmap: %d", r)
+		}
+	}
+	if got := len(p.Objects()) - before; got != maxObjectsPerFile {
+		t.Errorf("%d objects made of one file mapped %d times, want %d", got, 3*maxObjectsPerFile, maxObjectsPerFile)
+	}
+}

@@ -121,7 +121,16 @@ type sharedFile struct {
 	// data is the whole file, read when the guest maps it as an ELF
 	// object (mappedFile); counted in addrSpace.held.
 	data []byte
+	// objects counts the Objects made of it: each mapping of its first
+	// page at another address makes one, up to maxObjectsPerFile.
+	objects int
 }
+
+// maxObjectsPerFile bounds the Objects (ELF structures and symbols, not
+// counted against the memory cap) one file becomes: ld.so maps a library
+// once, a guest mapping one file at thousands of addresses would make
+// thousands.
+const maxObjectsPerFile = 16
 
 // openShared opens the regular host file host for the guest, sharing one
 // host descriptor per file. Directories are EISDIR, other non-regular

@@ -108,7 +108,7 @@ func (p *Process) sysMmap(a *[6]uint64) uint64 {
 	}
 	if file != nil {
 		p.fillFromFile(file, start, off, length)
-		if off == 0 {
+		if off == 0 && (sf == nil || sf.objects < maxObjectsPerFile) {
 			if sf != nil && file.data == nil && p.isELF(sf) {
 				// mappedFile reads the ELF object from data: the file's
 				// contents, held once per file.
@@ -117,7 +117,11 @@ func (p *Process) sysMmap(a *[6]uint64) uint64 {
 				}
 				file.data = sf.data
 			}
+			n := len(p.objects)
 			p.mappedFile(file, start)
+			if sf != nil && len(p.objects) > n {
+				sf.objects++
+			}
 		}
 	}
 	return start
