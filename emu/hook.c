@@ -35,6 +35,8 @@ static void flush(sfs_state *st, int live) {
 static void hook_code(uc_engine *uc, uint64_t addr, uint32_t size, void *user) {
 	sfs_state *st = user;
 	st->count++;
+	st->last_pc = addr;
+	st->last_size = size;
 	switch (st->observe) {
 	case SFS_OBSERVE_RECORD: {
 		sfs_rec *r = &st->buf[st->nbuf];
@@ -198,6 +200,23 @@ static void hook_intr(uc_engine *uc, uint32_t intno, void *user) {
 	sfsGoInterrupt(st->slot, intno);
 }
 
+// hook_in and hook_out see x86 in and out instructions, which Unicorn
+// (running at CPL 0) would otherwise let through.
+static uint32_t hook_in(uc_engine *uc, uint32_t port, int size, void *user) {
+	sfs_state *st = user;
+	if (st->nbuf > 0)
+		flush(st, 0);
+	sfsGoPortIO(st->slot);
+	return 0;
+}
+
+static void hook_out(uc_engine *uc, uint32_t port, int size, uint32_t value, void *user) {
+	sfs_state *st = user;
+	if (st->nbuf > 0)
+		flush(st, 0);
+	sfsGoPortIO(st->slot);
+}
+
 static bool hook_mem_invalid(uc_engine *uc, uc_mem_type type, uint64_t addr, int size, int64_t value, void *user) {
 	sfs_state *st = user;
 	st->fault_type = type;
@@ -214,9 +233,13 @@ uc_err sfs_hooks_install(sfs_state *st, int arch) {
 	uc_err err = uc_hook_add(st->uc, &st->code_hook, UC_HOOK_CODE, hook_code, st, 1, 0);
 	if (err != UC_ERR_OK)
 		return err;
-	if (arch == UC_ARCH_X86)
+	if (arch == UC_ARCH_X86) {
 		err = uc_hook_add(st->uc, &st->sys_hook, UC_HOOK_INSN, hook_syscall, st, 1, 0, UC_X86_INS_SYSCALL);
-	else
+		if (err == UC_ERR_OK)
+			err = uc_hook_add(st->uc, &st->in_hook, UC_HOOK_INSN, hook_in, st, 1, 0, UC_X86_INS_IN);
+		if (err == UC_ERR_OK)
+			err = uc_hook_add(st->uc, &st->out_hook, UC_HOOK_INSN, hook_out, st, 1, 0, UC_X86_INS_OUT);
+	} else
 		err = uc_hook_add(st->uc, &st->sys_hook, UC_HOOK_INTR, hook_intr, st, 1, 0);
 	if (err != UC_ERR_OK)
 		return err;

@@ -83,7 +83,10 @@ typedef struct {
 	uint64_t fault_addr;
 	int64_t fault_value;
 	uint64_t fault_pc;
-	uc_hook code_hook, sys_hook, mem_hook, write_hook;
+	// The instruction whose code hook ran last.
+	uint64_t last_pc;
+	uint32_t last_size;
+	uc_hook code_hook, sys_hook, mem_hook, write_hook, in_hook, out_hook;
 } sfs_state;
 
 // sfs_hooks_install adds the code, system-call/interrupt and invalid-memory

@@ -125,6 +125,7 @@ type Engine struct {
 
 	onSyscall   func()
 	onInterrupt func(intno uint32)
+	onPortIO    func()
 	onRecords   func([]Record)
 	onHistory   func(r Record, live bool)
 	records     []Record // view of st.buf
@@ -624,6 +625,16 @@ func (e *Engine) OnSyscall(fn func()) { e.onSyscall = fn }
 // raises interrupt number 2).
 func (e *Engine) OnInterrupt(fn func(intno uint32)) { e.onInterrupt = fn }
 
+// OnPortIO sets the function called for each x86 in or out instruction
+// (in reads 0); LastInsn says which.
+func (e *Engine) OnPortIO(fn func()) { e.onPortIO = fn }
+
+// LastInsn returns the address and size of the instruction that started
+// executing last.
+func (e *Engine) LastInsn() (pc uint64, size int) {
+	return uint64(e.st.last_pc), int(e.st.last_size)
+}
+
 // ObserveRecords has the C hook record every instruction (PC, size, SP,
 // FP, LR before it runs) and calls fn with batches of up to n records: when
 // the buffer is full and at FlushRecords. nil turns it off. The records
@@ -825,6 +836,14 @@ func sfsGoSyscall(slot C.int32_t) {
 	e := lookupEngine(slot)
 	if e.onSyscall != nil {
 		e.onSyscall()
+	}
+}
+
+//export sfsGoPortIO
+func sfsGoPortIO(slot C.int32_t) {
+	e := lookupEngine(slot)
+	if e.onPortIO != nil {
+		e.onPortIO()
 	}
 }
 

@@ -34,6 +34,12 @@ var amd64 = &sysABI{
 
 func amd64Start(p *Process) error {
 	p.Engine.OnSyscall(p.syscall)
+	// Unicorn runs the guest at CPL 0, where in, out and hlt are allowed;
+	// in user mode they raise #GP, which Linux delivers as SIGSEGV.
+	p.Engine.OnPortIO(func() {
+		pc, _ := p.Engine.LastInsn()
+		p.signalFault(11, pc, "SIGSEGV: in/out: privileged instruction")
+	})
 	// Linux runs user code with CR4.OSFXSR and OSXMMEXCPT set; without
 	// OSFXSR, fxsave and fxrstor skip the XMM registers, and ld.so's lazy
 	// binding trampoline (fxsave, resolve, fxrstor) would lose the
@@ -50,6 +56,31 @@ func amd64Start(p *Process) error {
 	// none for a static program (ld.so passes its own to a dynamic one).
 	return p.Engine.WriteRegs([]emu.RegID{emu.X86RSP, emu.X86RIP, emu.X86RDX, emu.X86FSBase},
 		[]uint64{p.SP, p.start, 0, 0})
+}
+
+// amd64Halted ends the run as Linux would (SIGSEGV) if the engine stopped
+// after a hlt, where Unicorn halts; it reports whether it did.
+func amd64Halted(p *Process) bool {
+	pc, size := p.Engine.LastInsn()
+	now, err := p.Engine.PC()
+	if err != nil || size < 1 || size > 15 || now != pc+uint64(size) {
+		return false
+	}
+	b := make([]byte, size)
+	if p.Engine.ReadMem(pc, b) != nil || b[size-1] != 0xf4 {
+		return false
+	}
+	for _, c := range b[:size-1] {
+		switch {
+		case c >= 0x40 && c <= 0x4f: // REX
+		case c == 0x26 || c == 0x2e || c == 0x36 || c == 0x3e || c == 0x64 || c == 0x65,
+			c == 0x66 || c == 0x67 || c == 0xf0 || c == 0xf2 || c == 0xf3:
+		default:
+			return false
+		}
+	}
+	p.signalFault(11, pc, "SIGSEGV: hlt: privileged instruction")
+	return true
 }
 
 func amd64ArchPrctl(p *Process, code, addr uint64) uint64 {

@@ -103,6 +103,7 @@ func (s *Session) Restore(c *Checkpoint) error {
 	}
 	p.rng.c = rng
 	p.fds = copyFiles(c.fds)
+	p.syncFDs()
 	p.exit = nil
 	if c.exit != nil {
 		x := *c.exit

@@ -7,6 +7,7 @@ const (
 	ePERM        = 1
 	eNOENT       = 2
 	eSRCH        = 3
+	eINTR        = 4
 	eIO          = 5
 	eBADF        = 9
 	eAGAIN       = 11
@@ -17,6 +18,7 @@ const (
 	eNOTDIR      = 20
 	eISDIR       = 21
 	eINVAL       = 22
+	eMFILE       = 24
 	eNOTTY       = 25
 	eSPIPE       = 29
 	eROFS        = 30

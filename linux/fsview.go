@@ -184,26 +184,6 @@ func (v *fsView) lookup(abs string, followLast bool) (viewFile, int) {
 	return viewFile{host: host, fi: fi}, 0
 }
 
-// read returns the contents of the regular file f. A directory is EISDIR
-// (the layer has no getdents); a device, FIFO or socket is refused with
-// EACCES, as Linux refuses a device node on a file system mounted nodev
-// and a sandbox's access policy (Landlock, an LSM) refuses what it does
-// not allow: a FIFO would block, /dev/zero or /dev/random never end, and
-// opening some devices has effects on the host.
-func (f viewFile) read() ([]byte, int) {
-	switch {
-	case f.fi.IsDir():
-		return nil, eISDIR
-	case !f.fi.Mode().IsRegular():
-		return nil, eACCES
-	}
-	data, err := f.readAll()
-	if err != nil {
-		return nil, hostErrno(err)
-	}
-	return data, 0
-}
-
 // readAll reads the regular file f; anything else is refused (an error
 // matching hostfile.ErrNotRegular) without being opened.
 func (f viewFile) readAll() ([]byte, error) {

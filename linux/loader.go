@@ -67,6 +67,20 @@ type vma struct {
 	start, end uint64
 	prot       emu.Prot
 	name       string
+	// file backs a private file mapping, from file offset off at start
+	// (madvise(MADV_DONTNEED) reads it again); nil for anonymous memory.
+	file *sharedFile
+	off  uint64
+}
+
+// slice returns the part [start, end) of v, with its file offset.
+func (v vma) slice(start, end uint64) vma {
+	c := v
+	c.start, c.end = start, end
+	if c.file != nil {
+		c.off += start - v.start
+	}
+	return c
 }
 
 // addrSpace keeps the guest's memory map. Unicorn regions are never unmapped:
@@ -74,13 +88,18 @@ type vma struct {
 // So "backed" lists what is mapped in the engine (a superset of the
 // guest's mappings), and pages the guest unmapped stay backed but are
 // zeroed and made inaccessible (PROT_NONE) until a later mmap reuses them.
-// The memory cap counts guest-visible mappings only.
+// The memory cap counts guest-visible mappings and the host memory held
+// for the guest besides (file contents).
 type addrSpace struct {
 	e      *emu.Engine
 	vmas   []vma       // sorted, non-overlapping
 	backed [][2]uint64 // sorted, non-overlapping [start, end) mapped in the engine
 	total  uint64      // bytes in vmas
-	max    uint64      // cap on total
+	held   uint64      // host bytes held for the guest outside its mappings
+	max    uint64      // cap on total+held
+	// cutFiles are the files of mappings removed since the last look
+	// (Process.releaseCut).
+	cutFiles []*sharedFile
 }
 
 // covered reports whether every byte of [start, end) is in a VMA.
@@ -137,13 +156,16 @@ func (m *addrSpace) carve(start, end uint64) []vma {
 			continue
 		}
 		if v.start < start {
-			keep = append(keep, vma{v.start, start, v.prot, v.name})
+			keep = append(keep, v.slice(v.start, start))
 		}
 		if v.end > end {
-			keep = append(keep, vma{end, v.end, v.prot, v.name})
+			keep = append(keep, v.slice(end, v.end))
 		}
-		c := vma{max(v.start, start), min(v.end, end), v.prot, v.name}
+		c := v.slice(max(v.start, start), min(v.end, end))
 		cut = append(cut, c)
+		if c.file != nil {
+			m.cutFiles = append(m.cutFiles, c.file)
+		}
 		m.total -= c.end - c.start
 	}
 	sort.Slice(keep, func(i, j int) bool { return keep[i].start < keep[j].start })
@@ -165,10 +187,28 @@ func (m *addrSpace) zero(start, end uint64) { m.e.ZeroMem(start, end-start) }
 // mmap makes [start, end) (page-aligned) a fresh zeroed mapping with prot,
 // replacing whatever the guest had mapped there (as MAP_FIXED does).
 func (m *addrSpace) mmap(start, end uint64, prot emu.Prot, name string) error {
+	return m.mmapFile(start, end, prot, name, nil, 0)
+}
+
+// fits reports whether mapping [start, end) keeps the cap, with extra
+// bytes (being released) not counted.
+func (m *addrSpace) fits(start, end, extra uint64) bool {
+	return m.max == 0 || m.total+m.held-m.overlap(start, end)+(end-start) <= m.max+extra
+}
+
+// mmapFile is mmap for a private mapping of file from offset off (nil: of
+// anonymous memory); the caller fills it.
+func (m *addrSpace) mmapFile(start, end uint64, prot emu.Prot, name string, file *sharedFile, off uint64) error {
+	return m.mmapFileOver(start, end, prot, name, file, off, 0)
+}
+
+// mmapFileOver is mmapFile where extra bytes about to be unmapped do not
+// count against the cap.
+func (m *addrSpace) mmapFileOver(start, end uint64, prot emu.Prot, name string, file *sharedFile, off, extra uint64) error {
 	if start >= end {
 		return nil
 	}
-	if m.max > 0 && m.total-m.overlap(start, end)+(end-start) > m.max {
+	if !m.fits(start, end, extra) {
 		return errMemCap
 	}
 	m.carve(start, end)
@@ -200,7 +240,7 @@ func (m *addrSpace) mmap(start, end uint64, prot emu.Prot, name string) error {
 	}
 	m.backed = append(m.backed, nb...)
 	sort.Slice(m.backed, func(i, j int) bool { return m.backed[i][0] < m.backed[j][0] })
-	m.insert(vma{start, end, prot, name})
+	m.insert(vma{start: start, end: end, prot: prot, name: name, file: file, off: off})
 	return nil
 }
 
@@ -405,14 +445,17 @@ func (p *Process) mapImage(path string, loads []*elf.Prog, base uint64, fileSize
 				return 0, fmt.Errorf("%s: mapping %s at %#x: %w", path, name, start, err)
 			}
 		}
-		if ph.Filesz > 0 {
-			data := make([]byte, ph.Filesz)
-			if _, err := ph.ReadAt(data, 0); err != nil {
+		// The file's bytes go to guest memory a piece at a time.
+		buf := p.scratchBuf()
+		for done := uint64(0); done < ph.Filesz; {
+			piece := buf[:min(uint64(len(buf)), ph.Filesz-done)]
+			if _, err := ph.ReadAt(piece, int64(done)); err != nil {
 				return 0, fmt.Errorf("%s: reading %s: %w", path, name, err)
 			}
-			if err := p.Engine.WriteMem(base+ph.Vaddr, data); err != nil {
+			if err := p.Engine.WriteMem(base+ph.Vaddr+done, piece); err != nil {
 				return 0, err
 			}
+			done += uint64(len(piece))
 		}
 		prevEnd, prevProt = max(prevEnd, end), prot
 		brk = max(brk, base+ph.Vaddr+ph.Memsz)

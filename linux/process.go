@@ -28,10 +28,13 @@ type Config struct {
 	Args []string
 	// Env is the environment ("NAME=value"); nil means an empty one.
 	Env []string
-	// Stdin feeds reads from fd 0; nil means end of file.
+	// Stdin feeds reads from fd 0; nil means end of file. A read waits
+	// for it on another goroutine, so that the timeout or Interrupt ends
+	// the run even while the guest waits for input.
 	Stdin io.Reader
 	// Stdout and Stderr receive what the guest writes to fds 1 and 2 (nil:
-	// discarded).
+	// discarded), in pieces of at most 64 KiB, each written on another
+	// goroutine as Stdin is read.
 	Stdout, Stderr io.Writer
 	// ReadAllow lists the host files the guest may open (read-only). Paths
 	// are compared after filepath.Abs; everything else is ENOENT, except
@@ -48,12 +51,23 @@ type Config struct {
 	MaxInsns uint64
 	// Timeout stops the run after that much wall-clock time (0: no limit).
 	Timeout time.Duration
-	// MaxMem caps the guest's mapped memory: segments, stack, brk heap and
-	// mmap regions together (0: DefaultMaxMem).
+	// MaxMem caps the memory held for the guest (0: DefaultMaxMem): its
+	// mappings (segments, stack, brk heap and mmap regions, counted whole
+	// when mapped, though host pages are only allocated when touched) and
+	// the contents of the files it maps as ELF objects (each file once,
+	// kept for its symbols). Exceeding it stops the run (StopMemory).
+	// Beyond MaxMem the layer uses a bounded amount of host memory, which
+	// does not grow with what the guest asks for: file reads and writes go
+	// through 64 KiB pieces, at most 1024 descriptors are open (opened
+	// files are read lazily, one host descriptor per file), system call
+	// arguments are bounded (paths 4 KiB, iovec arrays 1024 entries, random
+	// bytes 64 KiB at a time); not included are the emulator's own state
+	// (Unicorn's translation cache), the ELF structures and symbol tables
+	// of the mapped objects, and what a Session adds (checkpoints, checking).
 	MaxMem uint64
 }
 
-// DefaultMaxMem is the guest memory cap when Config.MaxMem is 0.
+// DefaultMaxMem is the memory cap when Config.MaxMem is 0: 1 GiB.
 const DefaultMaxMem = 1 << 30
 
 // RunChunk is how many instructions Run lets the engine run per
@@ -74,9 +88,10 @@ const (
 	StopUnsupported                   // a system call (or use of one) the layer does not emulate
 	StopFault                         // a CPU fault: bad memory access, illegal instruction, trap
 	StopDeadlock                      // the single thread waits for something that cannot happen
+	StopInterrupted                   // Process.Interrupt was called (Ctrl-C)
 )
 
-var stopNames = [...]string{"exited", "signaled", "budget", "timeout", "memory", "unsupported", "fault", "deadlock"}
+var stopNames = [...]string{"exited", "signaled", "budget", "timeout", "memory", "unsupported", "fault", "deadlock", "interrupted"}
 
 func (r StopReason) String() string {
 	if int(r) < len(stopNames) {
@@ -115,31 +130,37 @@ type Process struct {
 	Entry  uint64 // the program's entry point (bias applied): AT_ENTRY
 	SP     uint64 // initial stack pointer (points at argc)
 
-	cfg        Config
-	abi        *sysABI
-	start      uint64 // the first instruction: Entry, or the interpreter's entry
-	interpBase uint64 // the interpreter's load bias (AT_BASE), 0 without one
-	sysroot    string
-	objects    []*Object
-	onObject   func(*Object)
-	inodes     map[string]uint64 // host file → guest inode number
-	file       *os.File
-	vm         addrSpace
-	phdr       uint64
-	brkStart   uint64
-	brk        uint64
-	rng        detRNG
-	view       fsView // the host files the guest sees
-	fds        map[int]*openFile
-	sig        sigState
-	sleep      time.Duration // time the guest slept (added to the fake clocks)
-	sysPC      uint64        // the system call instruction being handled
-	exit       *Exit
-	timedOut   atomic.Bool
-	lastErr    error // an internal error raised inside a hook
-	stalls     int   // chunks in a row that ran no instruction
-	syms       *symbols.Table
-	symsOnce   sync.Once
+	cfg         Config
+	abi         *sysABI
+	start       uint64 // the first instruction: Entry, or the interpreter's entry
+	interpBase  uint64 // the interpreter's load bias (AT_BASE), 0 without one
+	sysroot     string
+	objects     []*Object
+	onObject    func(*Object)
+	inodes      map[string]uint64 // host file → guest inode number
+	file        *os.File
+	vm          addrSpace
+	phdr        uint64
+	brkStart    uint64
+	brk         uint64
+	rng         detRNG
+	view        fsView // the host files the guest sees
+	fds         map[int]*openFile
+	fdUsed      fdSet                  // the descriptors in fds below fdLimit
+	shared      map[fileID]*sharedFile // the host files opened, by identity
+	scratch     []byte                 // ioChunk bytes for copies to and from the guest
+	sig         sigState
+	sleep       time.Duration // time the guest slept (added to the fake clocks)
+	sysPC       uint64        // the system call instruction being handled
+	exit        *Exit
+	timedOut    atomic.Bool
+	interrupted atomic.Bool
+	stopCh      chan struct{} // closed when the timeout passes or on Interrupt
+	stopOnce    sync.Once
+	lastErr     error // an internal error raised inside a hook
+	stalls      int   // chunks in a row that ran no instruction
+	syms        *symbols.Table
+	symsOnce    sync.Once
 }
 
 // Load reads an ELF program, maps it (and, for a dynamically linked one,
@@ -169,7 +190,7 @@ func Load(path string, cfg Config) (*Process, error) {
 	if cfg.Stderr == nil {
 		cfg.Stderr = io.Discard
 	}
-	p := &Process{Arch: a, ELF: f, Path: path, cfg: cfg, file: file, abi: abiFor(a), sysroot: cfg.Sysroot}
+	p := &Process{Arch: a, ELF: f, Path: path, cfg: cfg, file: file, abi: abiFor(a), sysroot: cfg.Sysroot, stopCh: make(chan struct{})}
 	if p.sysroot == "" && isDynamic(f) {
 		p.sysroot = DefaultSysroot(a)
 	}
@@ -220,7 +241,35 @@ func (p *Process) Close() error {
 		p.file.Close()
 		p.file = nil
 	}
+	p.closeShared()
 	return err
+}
+
+// Interrupt stops the run, from any goroutine (Ctrl-C): Run, or the
+// Continue under way, returns soon with StopInterrupted, also while the
+// guest waits for input (Config.Stdin) or its output is written.
+func (p *Process) Interrupt() {
+	p.interrupted.Store(true)
+	p.closeStop()
+	p.Engine.Stop()
+}
+
+func (p *Process) closeStop() {
+	p.stopOnce.Do(func() {
+		if p.stopCh != nil {
+			close(p.stopCh)
+		}
+	})
+}
+
+// stopForSignal ends the run for the timeout or an Interrupt, whichever
+// came.
+func (p *Process) stopForSignal() {
+	if p.interrupted.Load() {
+		p.stop(StopInterrupted, 0, "interrupted")
+		return
+	}
+	p.stop(StopTimeout, 0, fmt.Sprintf("timeout: %v of wall-clock time passed", p.cfg.Timeout))
 }
 
 // Exited returns how the run ended, or nil while it can continue.
@@ -247,7 +296,8 @@ func (p *Process) Run() (*Exit, error) {
 			return p.exit, nil
 		}
 		if p.timedOut.Load() || (p.cfg.Timeout > 0 && time.Since(start) >= p.cfg.Timeout) {
-			p.stop(StopTimeout, 0, fmt.Sprintf("timeout: %v of wall-clock time passed", p.cfg.Timeout))
+			p.timedOut.Store(true)
+			p.stopForSignal()
 			continue
 		}
 		n := uint64(RunChunk)
@@ -277,6 +327,7 @@ func (p *Process) watchdog(d time.Duration, done <-chan struct{}, wg *sync.WaitG
 	case <-t.C:
 	}
 	p.timedOut.Store(true)
+	p.closeStop()
 	tick := time.NewTicker(2 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -299,6 +350,10 @@ func (p *Process) Continue(n uint64) (*Exit, error) {
 	if n == 0 {
 		return nil, errors.New("Continue: need a positive instruction count")
 	}
+	if p.interrupted.Load() {
+		p.stopForSignal()
+		return p.exit, nil
+	}
 	pc, err := p.Engine.PC()
 	if err != nil {
 		return nil, err
@@ -312,6 +367,9 @@ func (p *Process) Continue(n uint64) (*Exit, error) {
 	if p.exit != nil {
 		return p.exit, nil
 	}
+	if err == nil && p.Arch == arch.AMD64 && amd64Halted(p) {
+		return p.exit, nil
+	}
 	if err != nil {
 		p.fault(err)
 		return p.exit, nil
@@ -320,6 +378,10 @@ func (p *Process) Continue(n uint64) (*Exit, error) {
 	// once; an engine that keeps returning without running anything would
 	// make Run spin. (The PC is compared too: without the code hook,
 	// Executed does not count.)
+	if p.interrupted.Load() {
+		p.stopForSignal()
+		return p.exit, nil
+	}
 	if now, _ := p.Engine.PC(); now == pc && p.Engine.Executed() == before && !p.timedOut.Load() {
 		if p.stalls++; p.stalls >= 3 {
 			p.stop(StopFault, 0, "the emulator stopped making progress")

@@ -22,15 +22,24 @@ const (
 	fileRegular
 )
 
-// openFile is an open file descriptor: one of the standard streams, or a
-// snapshot of an allowed host file.
+// openFile is an open file description: one of the standard streams, or
+// an allowed host file (sf), read lazily, or contents held in data.
 type openFile struct {
 	kind fileKind
 	path string // as the guest named it (absolute)
 	host string // the host file read
-	data []byte
+	sf   *sharedFile
+	data []byte // the contents, if not sf (and sf's once mapped as an ELF object)
 	off  int64
 	ino  uint64
+}
+
+// size returns the file's size.
+func (f *openFile) size() int64 {
+	if f.sf != nil {
+		return f.sf.size
+	}
+	return int64(len(f.data))
 }
 
 func (p *Process) initFiles() error {
@@ -40,6 +49,7 @@ func (p *Process) initFiles() error {
 	}
 	p.view = v
 	p.fds = map[int]*openFile{0: {kind: fileStdin, ino: 1}, 1: {kind: fileStdout, ino: 2}, 2: {kind: fileStderr, ino: 3}}
+	p.syncFDs()
 	return nil
 }
 
@@ -113,18 +123,19 @@ func (p *Process) open(dirfd int32, pathAddr, flags uint64) uint64 {
 		return sysErr(eROFS)
 	}
 	host := vf.host
-	data, e := vf.read() // regular files only (EISDIR, EACCES)
+	sf, e := p.openShared(vf) // regular files only (EISDIR, EACCES)
 	if e != 0 {
 		return sysErr(e)
 	}
 	if flags&p.abi.oDirectory != 0 {
+		p.released(sf)
 		return sysErr(eNOTDIR)
 	}
-	fd := 0
-	for p.fds[fd] != nil {
-		fd++
+	fd, e := p.allocFD(0, &openFile{kind: fileRegular, path: abs, host: host, sf: sf, ino: p.inode(host)})
+	if e != 0 {
+		p.released(sf)
+		return sysErr(e)
 	}
-	p.fds[fd] = &openFile{kind: fileRegular, path: abs, host: host, data: data, ino: p.inode(host)}
 	return uint64(fd)
 }
 
@@ -132,23 +143,28 @@ func (p *Process) sysOpenat(a *[6]uint64) uint64 { return p.open(int32(a[0]), a[
 func (p *Process) sysOpen(a *[6]uint64) uint64   { return p.open(atFDCWD, a[0], a[1]) }
 
 // dup makes newfd (or, if newfd < 0, the lowest free fd) share oldfd's
-// open file.
+// open file: EBADF if oldfd is not open or newfd is beyond the descriptor
+// limit, EMFILE if no descriptor is free.
 func (p *Process) dup(oldfd, newfd int) uint64 {
 	f := p.fds[oldfd]
-	if f == nil || newfd >= 1024 {
+	if f == nil || newfd >= fdLimit {
 		return sysErr(eBADF)
 	}
 	if newfd < 0 {
-		for newfd = 0; p.fds[newfd] != nil; newfd++ {
+		fd, e := p.allocFD(0, f)
+		if e != 0 {
+			return sysErr(e)
 		}
+		return uint64(fd)
 	}
-	p.fds[newfd] = f
+	p.setFD(newfd, f)
 	return uint64(newfd)
 }
 
 func (p *Process) sysDup(a *[6]uint64) uint64 { return p.dup(int(int32(a[0])), -1) }
 
 func (p *Process) sysDup2(a *[6]uint64) uint64 {
+	// newfd is unsigned for the kernel: a negative one is beyond the limit.
 	if int32(a[1]) < 0 {
 		return sysErr(eBADF)
 	}
@@ -163,77 +179,89 @@ func (p *Process) sysDup3(a *[6]uint64) uint64 {
 }
 
 func (p *Process) sysClose(a *[6]uint64) uint64 {
-	fd := int(int32(a[0]))
-	if p.fds[fd] == nil {
+	if !p.closeFD(int(int32(a[0]))) {
 		return sysErr(eBADF)
 	}
-	delete(p.fds, fd)
 	return 0
 }
 
-// readFD reads up to n bytes from fd (at off, or the file offset if off < 0).
-func (p *Process) readFD(fd int, n uint64, off int64) ([]byte, int) {
+// readInto reads up to n bytes from fd (at off, or at and advancing the
+// file offset if off < 0) into guest memory at addr, which the caller
+// checked is writable. Host memory used: at most ioChunk at a time.
+func (p *Process) readInto(fd int, addr, n uint64, off int64) (uint64, int) {
 	f := p.fds[fd]
 	if f == nil || f.kind == fileStdout || f.kind == fileStderr {
-		return nil, eBADF
+		return 0, eBADF
 	}
-	n = min(n, 1<<24)
+	n = min(n, maxRW)
 	if f.kind == fileStdin {
 		if off >= 0 {
-			return nil, eSPIPE
+			return 0, eSPIPE
 		}
 		if p.cfg.Stdin == nil || n == 0 {
-			return nil, 0
+			return 0, 0
 		}
-		b := make([]byte, n)
-		k, err := p.cfg.Stdin.Read(b)
-		if err != nil && err != io.EOF && k == 0 {
-			return nil, eIO
+		// A fresh buffer: if the run is stopped while the read waits, the
+		// read still owns it.
+		b := make([]byte, min(n, ioChunk))
+		k, err, stopped := p.hostIO(func() (int, error) { return p.cfg.Stdin.Read(b) })
+		if stopped {
+			return 0, eINTR
 		}
-		return b[:k], 0
+		if k == 0 && err != nil && err != io.EOF {
+			return 0, eIO
+		}
+		p.writeGuest(addr, b[:k])
+		return uint64(k), 0
 	}
 	at := off
 	if at < 0 {
 		at = f.off
 	}
-	if at >= int64(len(f.data)) {
-		return nil, 0
+	var k uint64
+	if f.sf != nil {
+		var e int
+		if k, e = p.fileToGuest(f.sf, at, addr, n); e != 0 {
+			return 0, e
+		}
+	} else if at < int64(len(f.data)) {
+		b := f.data[at:min(int64(len(f.data)), at+int64(n))]
+		p.writeGuest(addr, b)
+		k = uint64(len(b))
 	}
-	b := f.data[at:min(int64(len(f.data)), at+int64(n))]
 	if off < 0 {
-		f.off += int64(len(b))
+		f.off += int64(k)
 	}
-	return b, 0
+	return k, 0
 }
 
 func (p *Process) sysRead(a *[6]uint64) uint64 {
-	if !p.writable(a[1], a[2]) {
+	if !p.writable(a[1], min(a[2], maxRW)) {
 		return sysErr(eFAULT)
 	}
-	b, e := p.readFD(int(int32(a[0])), a[2], -1)
+	n, e := p.readInto(int(int32(a[0])), a[1], a[2], -1)
 	if e != 0 {
 		return sysErr(e)
 	}
-	p.writeGuest(a[1], b)
-	return uint64(len(b))
+	return n
 }
 
 func (p *Process) sysPread64(a *[6]uint64) uint64 {
 	if int64(a[3]) < 0 {
 		return sysErr(eINVAL)
 	}
-	if !p.writable(a[1], a[2]) {
+	if !p.writable(a[1], min(a[2], maxRW)) {
 		return sysErr(eFAULT)
 	}
-	b, e := p.readFD(int(int32(a[0])), a[2], int64(a[3]))
+	n, e := p.readInto(int(int32(a[0])), a[1], a[2], int64(a[3]))
 	if e != 0 {
 		return sysErr(e)
 	}
-	p.writeGuest(a[1], b)
-	return uint64(len(b))
+	return n
 }
 
-// iovecs reads an iovec array.
+// iovecs reads an iovec array (at most UIO_MAXIOV entries); their total
+// length is cut to maxRW, as Linux does.
 func (p *Process) iovecs(addr, n uint64) ([][2]uint64, int) {
 	if n > 1024 {
 		return nil, eINVAL
@@ -243,8 +271,14 @@ func (p *Process) iovecs(addr, n uint64) ([][2]uint64, int) {
 		return nil, eFAULT
 	}
 	v := make([][2]uint64, n)
+	var total uint64
 	for i := range v {
 		v[i] = [2]uint64{binary.LittleEndian.Uint64(raw[16*i:]), binary.LittleEndian.Uint64(raw[16*i+8:])}
+		if int64(v[i][1]) < 0 || total+v[i][1] > 1<<63-1 {
+			return nil, eINVAL // the total overflows ssize_t
+		}
+		v[i][1] = min(v[i][1], maxRW-min(total, maxRW))
+		total += v[i][1]
 	}
 	return v, 0
 }
@@ -259,70 +293,118 @@ func (p *Process) sysReadv(a *[6]uint64) uint64 {
 		if !p.writable(v[0], v[1]) {
 			return sysErr(eFAULT)
 		}
-		b, e := p.readFD(int(int32(a[0])), v[1], -1)
+		n, e := p.readInto(int(int32(a[0])), v[0], v[1], -1)
 		if e != 0 {
 			if total > 0 {
 				break
 			}
 			return sysErr(e)
 		}
-		p.writeGuest(v[0], b)
-		total += uint64(len(b))
-		if uint64(len(b)) < v[1] {
+		total += n
+		if n < v[1] {
 			break
 		}
 	}
 	return total
 }
 
-func (p *Process) writeFD(fd int, b []byte) uint64 {
+// writer returns the stream fd writes to, or nil if it cannot be written
+// (fd 0 and opened files are read-only).
+func (p *Process) writer(fd int) io.Writer {
 	f := p.fds[fd]
-	var w io.Writer
 	switch {
 	case f == nil:
-		return sysErr(eBADF)
+		return nil
 	case f.kind == fileStdout:
-		w = p.cfg.Stdout
+		return p.cfg.Stdout
 	case f.kind == fileStderr:
-		w = p.cfg.Stderr
-	default:
-		return sysErr(eBADF) // fd 0 and opened files are read-only
+		return p.cfg.Stderr
 	}
-	n, err := w.Write(b)
-	if err != nil && n == 0 {
-		return sysErr(eIO)
+	return nil
+}
+
+// writeFrom writes the guest bytes [addr, addr+n) (mapped) to w in ioChunk
+// pieces: nothing the guest writes is held beyond one piece. It returns
+// how many were written, ok false if the first write failed.
+func (p *Process) writeFrom(w io.Writer, addr, n uint64) (uint64, bool) {
+	var done uint64
+	for done < n {
+		// A fresh buffer per piece would do too; the scratch buffer is
+		// replaced if a stopped write still holds it.
+		buf := p.scratchBuf()[:min(ioChunk, n-done)]
+		if p.Engine.ReadMem(addr+done, buf) != nil {
+			return done, done > 0
+		}
+		k, err, stopped := p.hostIO(func() (int, error) { return w.Write(buf) })
+		if stopped {
+			p.scratch = nil
+			return done, done > 0
+		}
+		done += uint64(k)
+		if err != nil || k < len(buf) {
+			return done, done > 0
+		}
 	}
-	return uint64(n)
+	return done, true
 }
 
 func (p *Process) sysWrite(a *[6]uint64) uint64 {
 	if p.fds[int(int32(a[0]))] == nil {
 		return sysErr(eBADF)
 	}
-	b, ok := p.readGuest(a[1], min(a[2], 1<<30))
-	if !ok {
+	w := p.writer(int(int32(a[0])))
+	if w == nil {
+		return sysErr(eBADF)
+	}
+	n := min(a[2], maxRW)
+	if !p.mapped(a[1], n) {
 		return sysErr(eFAULT)
 	}
-	return p.writeFD(int(int32(a[0])), b)
+	done, ok := p.writeFrom(w, a[1], n)
+	if !ok && n > 0 {
+		return p.writeErr()
+	}
+	return done
 }
 
 func (p *Process) sysWritev(a *[6]uint64) uint64 {
 	if p.fds[int(int32(a[0]))] == nil {
 		return sysErr(eBADF)
 	}
+	w := p.writer(int(int32(a[0])))
+	if w == nil {
+		return sysErr(eBADF)
+	}
 	iov, e := p.iovecs(a[1], a[2])
 	if e != 0 {
 		return sysErr(e)
 	}
-	var buf []byte
 	for _, v := range iov {
-		b, ok := p.readGuest(v[0], v[1])
-		if !ok {
+		if !p.mapped(v[0], v[1]) {
 			return sysErr(eFAULT)
 		}
-		buf = append(buf, b...)
 	}
-	return p.writeFD(int(int32(a[0])), buf)
+	var total uint64
+	for _, v := range iov {
+		done, ok := p.writeFrom(w, v[0], v[1])
+		total += done
+		if !ok && total == 0 && v[1] > 0 {
+			return p.writeErr()
+		}
+		if done < v[1] {
+			break
+		}
+	}
+	return total
+}
+
+// writeErr is the result of a write that wrote nothing: EINTR if the run
+// was stopped meanwhile, else EIO.
+func (p *Process) writeErr() uint64 {
+	if p.exit != nil {
+		return sysErr(eINTR)
+	}
+	return sysErr(eIO)
 }
 
 func (p *Process) sysLseek(a *[6]uint64) uint64 {
@@ -339,7 +421,7 @@ func (p *Process) sysLseek(a *[6]uint64) uint64 {
 	case 1: // SEEK_CUR
 		off += f.off
 	case 2: // SEEK_END
-		off += int64(len(f.data))
+		off += f.size()
 	default:
 		return sysErr(eINVAL)
 	}
@@ -357,14 +439,16 @@ func (p *Process) sysFcntl(a *[6]uint64) uint64 {
 	}
 	switch a[1] {
 	case 0, 1030: // F_DUPFD, F_DUPFD_CLOEXEC
-		min := int(int32(a[2]))
-		if min < 0 || min >= 1024 {
+		// The minimum is unsigned for the kernel.
+		from := a[2] & 0xffffffff
+		if from >= fdLimit {
 			return sysErr(eINVAL)
 		}
-		for p.fds[min] != nil {
-			min++
+		fd, e := p.allocFD(int(from), f)
+		if e != 0 {
+			return sysErr(e)
 		}
-		return p.dup(int(int32(a[0])), min)
+		return uint64(fd)
 	case 1, 2, 4: // F_GETFD, F_SETFD, F_SETFL
 		return 0
 	case 3: // F_GETFL
@@ -392,7 +476,7 @@ type statInfo struct {
 
 func (f *openFile) stat() statInfo {
 	if f.kind == fileRegular {
-		n := int64(len(f.data))
+		n := f.size()
 		return statInfo{dev: 0x801, ino: f.ino, nlink: 1, mode: 0o100444, uid: guestUID, gid: guestGID, size: n, blksize: 4096, blocks: (n + 511) / 512}
 	}
 	return statInfo{dev: 0xc, ino: f.ino, nlink: 1, mode: 0o010600, uid: guestUID, gid: guestGID, blksize: 4096}

@@ -3,6 +3,7 @@
 package linux
 
 import (
+	"debug/elf"
 	"errors"
 
 	"github.com/sframesim/sframesim/emu"
@@ -63,23 +64,21 @@ func (p *Process) sysMmap(a *[6]uint64) uint64 {
 	default:
 		return sysErr(eINVAL)
 	}
-	var data []byte
+	defer p.releaseCut()
+	var file *openFile
 	name := "[anon]"
 	if flags&mapAnonymous == 0 {
-		f := p.fds[fd]
-		if f == nil {
+		file = p.fds[fd]
+		if file == nil {
 			return sysErr(eBADF)
 		}
-		if f.kind != fileRegular {
+		if file.kind != fileRegular {
 			return sysErr(eACCES)
 		}
 		if flags&0xf != mapPrivate && prot&2 != 0 {
 			return sysErr(eACCES) // the file is read-only
 		}
-		if off < uint64(len(f.data)) {
-			data = f.data[off:min(uint64(len(f.data)), off+length)]
-		}
-		name = f.path
+		name = file.path
 	}
 	var start uint64
 	if flags&(mapFixed|mapFixedNoreplace) != 0 {
@@ -97,22 +96,62 @@ func (p *Process) sysMmap(a *[6]uint64) uint64 {
 			return sysErr(eNOMEM)
 		}
 	}
-	if err := p.vm.mmap(start, start+size, protFromLinux(prot), name); err != nil {
+	var sf *sharedFile
+	if file != nil {
+		sf = file.sf
+	}
+	if err := p.vm.mmapFile(start, start+size, protFromLinux(prot), name, sf, off); err != nil {
 		if errors.Is(err, errMemCap) {
 			return p.memCap("mmap", size)
 		}
 		return sysErr(eNOMEM)
 	}
-	if len(data) > 0 {
-		p.Engine.WriteMem(start, data)
-	}
-	if f := p.fds[fd]; flags&mapAnonymous == 0 && off == 0 && f != nil {
-		p.mappedFile(f, start)
+	if file != nil {
+		p.fillFromFile(file, start, off, length)
+		if off == 0 && (sf == nil || sf.objects < maxObjectsPerFile) {
+			if sf != nil && file.data == nil && p.isELF(sf) {
+				// mappedFile reads the ELF object from data: the file's
+				// contents, held once per file.
+				if err := p.loadData(sf); errors.Is(err, errMemCap) {
+					return p.memCap("mapping the ELF file "+file.path, uint64(sf.size))
+				}
+				file.data = sf.data
+			}
+			n := len(p.objects)
+			p.mappedFile(file, start)
+			if sf != nil && len(p.objects) > n {
+				sf.objects++
+			}
+		}
 	}
 	return start
 }
 
+// fillFromFile copies n bytes of file f from offset off (as far as the
+// file goes) into the mapping at addr.
+func (p *Process) fillFromFile(f *openFile, addr, off, n uint64) {
+	if f.sf != nil {
+		p.fileToGuest(f.sf, int64(off), addr, n)
+		return
+	}
+	if off < uint64(len(f.data)) {
+		p.Engine.WriteMem(addr, f.data[off:min(uint64(len(f.data)), off+n)])
+	}
+}
+
+// isELF reports whether sf starts with the ELF magic.
+func (p *Process) isELF(sf *sharedFile) bool {
+	f := sf.file()
+	if f == nil {
+		return false
+	}
+	var magic [4]byte
+	_, err := f.ReadAt(magic[:], 0)
+	return err == nil && string(magic[:]) == elf.ELFMAG
+}
+
 func (p *Process) sysMunmap(a *[6]uint64) uint64 {
+	defer p.releaseCut()
 	addr, size := a[0], pageUp(a[1])
 	if addr%emu.PageSize != 0 || size == 0 || addr+size < addr {
 		return sysErr(eINVAL)
@@ -135,6 +174,7 @@ func (p *Process) sysMprotect(a *[6]uint64) uint64 {
 	if size == 0 {
 		return 0
 	}
+	defer p.releaseCut()
 	if err := p.vm.protect(addr, addr+size, protFromLinux(prot)); err != nil {
 		return sysErr(eNOMEM)
 	}
@@ -147,32 +187,50 @@ func (p *Process) sysMremap(a *[6]uint64) uint64 {
 	if old%emu.PageSize != 0 || newSize == 0 || flags&^(mayMove|fixed) != 0 || (flags&fixed != 0 && flags&mayMove == 0) {
 		return sysErr(eINVAL)
 	}
-	if oldSize == 0 || !p.vm.covered(old, old+oldSize) {
+	if oldSize == 0 || old+oldSize < old || !p.vm.covered(old, old+oldSize) {
 		return sysErr(eFAULT)
 	}
-	var prot emu.Prot
+	defer p.releaseCut()
+	var from vma // the mapping at old: its permissions and file
 	for _, v := range p.vm.vmas {
 		if v.start <= old && old < v.end {
-			prot = v.prot
+			from = v.slice(old, v.end)
+		}
+	}
+	// grown fills [at, end) of a mapping that now reaches further, from
+	// its file as Linux does (zeros for anonymous memory).
+	grown := func(start, at, end uint64) {
+		if from.file != nil {
+			p.fileToGuest(from.file, int64(from.off+at-start), at, end-at)
 		}
 	}
 	move := func(dst uint64) uint64 {
-		data := make([]byte, min(oldSize, newSize))
-		p.Engine.ReadMem(old, data)
-		if err := p.vm.munmap(old, old+oldSize); err != nil {
-			return sysErr(eINVAL)
-		}
-		if err := p.vm.mmap(dst, dst+newSize, prot, "[anon]"); err != nil {
+		// Map the new place first (the old one does not count against
+		// the cap: it is about to go), then copy a piece at a time.
+		if err := p.vm.mmapFileOver(dst, dst+newSize, from.prot, from.name, from.file, from.off, oldSize); err != nil {
 			if errors.Is(err, errMemCap) {
 				return p.memCap("mremap", newSize)
 			}
 			return sysErr(eNOMEM)
 		}
-		p.Engine.WriteMem(dst, data)
+		buf := p.scratchBuf()
+		n := min(oldSize, newSize)
+		for done := uint64(0); done < n; {
+			piece := buf[:min(uint64(len(buf)), n-done)]
+			p.Engine.ReadMem(old+done, piece)
+			p.Engine.WriteMem(dst+done, piece)
+			done += uint64(len(piece))
+		}
+		if err := p.vm.munmap(old, old+oldSize); err != nil {
+			return sysErr(eINVAL)
+		}
+		if newSize > oldSize {
+			grown(dst, dst+oldSize, dst+newSize)
+		}
 		return dst
 	}
 	if flags&fixed != 0 {
-		if newAddr%emu.PageSize != 0 || newAddr+newSize > p.abi.stackTop || (newAddr < old+oldSize && old < newAddr+newSize) {
+		if newAddr%emu.PageSize != 0 || newAddr+newSize < newAddr || newAddr+newSize > p.abi.stackTop || (newAddr < old+oldSize && old < newAddr+newSize) {
 			return sysErr(eINVAL)
 		}
 		return move(newAddr)
@@ -181,13 +239,14 @@ func (p *Process) sysMremap(a *[6]uint64) uint64 {
 	case newSize <= oldSize:
 		p.vm.munmap(old+newSize, old+oldSize)
 		return old
-	case old+newSize <= p.abi.mmapTop && p.vm.free(old+oldSize, old+newSize):
-		if err := p.vm.mmap(old+oldSize, old+newSize, prot, "[anon]"); err != nil {
+	case old+newSize > old && old+newSize <= p.abi.mmapTop && p.vm.free(old+oldSize, old+newSize):
+		if err := p.vm.mmapFile(old+oldSize, old+newSize, from.prot, from.name, from.file, from.off+oldSize); err != nil {
 			if errors.Is(err, errMemCap) {
 				return p.memCap("mremap", newSize-oldSize)
 			}
 			return sysErr(eNOMEM)
 		}
+		grown(old, old+oldSize, old+newSize)
 		return old
 	case flags&mayMove != 0:
 		dst := p.vm.findFree(newSize, max(pageUp(p.brk), mmapMin), p.abi.mmapTop)
@@ -207,8 +266,19 @@ func (p *Process) sysMadvise(a *[6]uint64) uint64 {
 	if !p.vm.covered(addr, addr+size) {
 		return sysErr(eNOMEM)
 	}
-	if a[2] == 4 { // MADV_DONTNEED: private anonymous pages read as zero again
-		p.vm.zero(addr, addr+size)
+	if a[2] == 4 { // MADV_DONTNEED
+		// Private anonymous pages read as zero again, those of a file
+		// mapping as the file's contents.
+		for _, v := range p.vm.vmas {
+			s, e := max(v.start, addr), min(v.end, addr+size)
+			if s >= e {
+				continue
+			}
+			p.vm.zero(s, e)
+			if v.file != nil {
+				p.fileToGuest(v.file, int64(v.off+s-v.start), s, e-s)
+			}
+		}
 	}
 	return 0
 }

@@ -30,7 +30,7 @@ func (p *Process) rlimit(res uint64) (cur, max uint64) {
 	case 3: // RLIMIT_STACK
 		return stackSize, inf
 	case 7: // RLIMIT_NOFILE
-		return 1024, 4096
+		return fdLimit, fdLimit
 	}
 	return inf, inf
 }
@@ -60,7 +60,11 @@ func (p *Process) sysGetrandom(a *[6]uint64) uint64 {
 	if !p.writable(a[0], n) {
 		return sysErr(eFAULT)
 	}
-	p.writeGuest(a[0], p.rng.bytes(int(n)))
+	for done := uint64(0); done < n; {
+		k := min(n-done, ioChunk)
+		p.writeGuest(a[0]+done, p.rng.bytes(int(k)))
+		done += k
+	}
 	return n
 }
 

@@ -18,7 +18,9 @@ import (
 //
 //   - emulated: the guest sees what Linux would do, within the sandbox;
 //   - ENOSYS: not emulated, but glibc copes with ENOSYS: rseq, statx,
-//     membarrier (notImplemented, with the reasons);
+//     membarrier (notImplemented, with the reasons); and, as from Linux,
+//     for a number no system call has (of the number's low 32 bits, which
+//     are all Linux looks at; x86-64's x32 calls included);
 //   - stop: anything else ends the run with StopUnsupported, naming the
 //     call's number and name, the PC and its symbol (exec, fork, clone,
 //     sockets, file writes... deliberately, and whatever no corpus program
@@ -26,16 +28,27 @@ import (
 //
 // Emulated calls, and their limits:
 //
-//	read readv pread64       fd 0 (Config.Stdin, else EOF) and opened files
-//	write writev             fds 1 and 2 only (Config.Stdout/Stderr); others EBADF
+//	read readv pread64       fd 0 (Config.Stdin, else EOF; waited for so that
+//	                         the timeout or Process.Interrupt still ends the
+//	                         run) and opened files, read from the host file
+//	                         as the guest asks, 64 KiB at a time
+//	write writev             fds 1 and 2 only (Config.Stdout/Stderr), passed on
+//	                         64 KiB at a time (at most MAX_RW_COUNT bytes per
+//	                         call, as Linux); others EBADF
 //	openat open              read-only, paths in Config.ReadAllow and, for
 //	                         a dynamically linked program (or with
 //	                         Config.Sysroot), files in the sysroot, resolved
-//	                         as in a chroot (dynamic.go); the file is read
-//	                         into memory at open: others ENOENT, writing or
-//	                         creating EROFS; each host file has its own inode
+//	                         as in a chroot (dynamic.go); regular files only
+//	                         (directories EISDIR, devices, FIFOs and sockets
+//	                         EACCES), each host file opened once however
+//	                         often the guest opens it, and read lazily:
+//	                         others ENOENT, writing or creating EROFS; each
+//	                         host file has its own inode
 //	close lseek fcntl        fds 0-2 and opened files (fcntl: F_GETFD/SETFD/GETFL/SETFL,
-//	dup dup2 dup3            F_DUPFD/F_DUPFD_CLOEXEC); duplicates share the file offset
+//	dup dup2 dup3            F_DUPFD/F_DUPFD_CLOEXEC); duplicates share the file
+//	                         offset; at most 1024 descriptors (RLIMIT_NOFILE):
+//	                         EMFILE when all are taken, EBADF for dup2/dup3 to
+//	                         one beyond, EINVAL for F_DUPFD from one beyond
 //	fstat newfstatat stat lstat
 //	                         fds 0-2 are pipes (S_IFIFO), opened files regular files
 //	access faccessat faccessat2  allowed and sysroot files exist (read-only), others ENOENT
@@ -48,14 +61,17 @@ import (
 //	                         anonymous memory, and private copies of opened
 //	                         files (MAP_FIXED replaces what was there; mapping
 //	                         an ELF file's first page registers it as an
-//	                         Object, as ld.so does for each library);
-//	                         everything counts against Config.MaxMem
+//	                         Object, as ld.so does for each library, and
+//	                         keeps the file's contents, once per file);
+//	                         madvise(MADV_DONTNEED) reads a file mapping's
+//	                         pages from the file again, anonymous ones as
+//	                         zeros; everything counts against Config.MaxMem
 //	                         (exceeding it stops the run with StopMemory)
 //	exit exit_group          end the run (StopExited)
 //	arch_prctl               x86-64 ARCH_SET_FS/GET_FS/SET_GS/GET_GS; others EINVAL
 //	set_tid_address set_robust_list  recorded; one thread, id 4242
 //	getpid gettid getppid getpgid getpgrp getsid getuid geteuid getgid getegid
-//	prlimit64 getrlimit setrlimit  RLIMIT_STACK 8 MiB, NOFILE 1024, others unlimited; new limits ignored
+//	prlimit64 getrlimit setrlimit  RLIMIT_STACK 8 MiB, NOFILE 1024 (soft and hard), others unlimited; new limits ignored
 //	getrandom                fixed-seed ChaCha8 bytes (reproducible)
 //	uname                    Linux 6.1.0, node "sframesim"
 //	clock_gettime clock_getres gettimeofday time nanosleep clock_nanosleep
@@ -178,17 +194,23 @@ func (p *Process) syscall() {
 		return
 	}
 	p.sysPC = p.abi.insnPC(pc)
-	nr, args := v[0], [6]uint64(v[1:])
+	// Linux takes the number's low 32 bits (x86-64 sign-extends them to
+	// an int, AArch64 an unsigned int): a number the kernel does not know
+	// (x86-64's x32 calls, with bit 30 set, included: x32 is not enabled),
+	// is ENOSYS.
+	nr, args := uint64(uint32(v[0])), [6]uint64(v[1:])
 	name := p.abi.name(nr)
 	h := handlers[name]
-	if h == nil || (name == "arch_prctl" && p.Arch != arch.AMD64) {
-		if name == "" {
-			name = "unknown"
-		}
+	var ret uint64
+	switch {
+	case name == "" || (name == "arch_prctl" && p.Arch != arch.AMD64):
+		ret = sysErr(eNOSYS)
+	case h == nil:
 		p.sysStop(StopUnsupported, 0, fmt.Sprintf("unsupported system call %d (%s)", nr, name))
 		return
+	default:
+		ret = h(p, &args)
 	}
-	ret := h(p, &args)
 	if p.exit != nil {
 		return
 	}
