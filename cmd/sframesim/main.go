@@ -85,7 +85,8 @@ exit status:
      read was printed, problems on stderr), unwind mismatches (verify),
      unexpected outcomes (corpus)
   2  could not run: bad usage, unreadable file, not an ELF file, a program
-     that could not be run
+     that could not be run; or INCOMPLETE (verify): the run stopped before the
+     program's end, so not everything was checked
   3  the file has no .sframe section
   run exits with the program's own status (2 if it could not run to its end).
 `)
