@@ -6,10 +6,12 @@ import (
 	"bytes"
 	"debug/elf"
 	"fmt"
+	"io"
 	"path/filepath"
 	"syscall"
 
 	"github.com/sframesim/sframesim/arch"
+	"github.com/sframesim/sframesim/internal/hostfile"
 )
 
 // Dynamically linked programs. Load maps the program and, as Linux does,
@@ -86,7 +88,7 @@ func (p *Process) loadInterp(name string) error {
 			p.Path, name, p.sysroot, syscall.Errno(e), ErrNoSysroot)
 	}
 	host := vf.host
-	data, err := vf.readAll() // only a regular file: a FIFO would block, a device never end
+	data, err := p.readInterp(vf)
 	if err != nil {
 		return fmt.Errorf("%s: program interpreter %s: %w", p.Path, name, err)
 	}
@@ -117,6 +119,37 @@ func (p *Process) loadInterp(name string) error {
 	p.start = base + f.Entry
 	p.addObject(&Object{Name: name, Path: host, Base: base, Start: start, End: start + span, ELF: f})
 	return nil
+}
+
+// readInterp reads the interpreter's file whole (its ELF structures and
+// symbols are kept while it runs), counting it against the memory cap: a
+// huge or growing file cannot take the host's memory. Only a regular file
+// is opened (hostfile): a FIFO would block, a device never end.
+func (p *Process) readInterp(vf viewFile) ([]byte, error) {
+	open := hostfile.OpenNoFollow // the view resolved the links itself
+	if vf.follow {
+		open = hostfile.Open
+	}
+	f, err := open(vf.host)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := uint64(fi.Size())
+	if m := &p.vm; m.max > 0 && m.total+m.held+size > m.max {
+		return nil, fmt.Errorf("%d bytes do not fit in the memory cap of %d bytes: %w", size, m.max, errMemCap)
+	}
+	// The file may grow while it is read: never more than its size.
+	data, err := io.ReadAll(io.LimitReader(f, int64(size)))
+	if err != nil {
+		return nil, err
+	}
+	p.vm.held += uint64(len(data))
+	return data, nil
 }
 
 // mappedFile registers the ELF file f (a snapshot opened by the guest) as

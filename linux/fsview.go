@@ -184,14 +184,6 @@ func (v *fsView) lookup(abs string, followLast bool) (viewFile, int) {
 	return viewFile{host: host, fi: fi}, 0
 }
 
-// readAll reads the regular file f; anything else is refused (an error
-// matching hostfile.ErrNotRegular) without being opened.
-func (f viewFile) readAll() ([]byte, error) {
-	if f.follow {
-		return hostfile.ReadFile(f.host)
-	}
-	return hostfile.ReadFileNoFollow(f.host) // the view resolved the links itself
-}
 
 // hostErrno is the errno the guest gets for an error of a host file
 // operation.

@@ -219,8 +219,10 @@ func Load(path string, cfg Config) (*Process, error) {
 	p.vm = addrSpace{e: e, max: cfg.MaxMem}
 	if err := p.load(); err != nil {
 		p.Close()
-		if errors.Is(err, errMemCap) {
-			return nil, fmt.Errorf("%s: loading needs more than the memory cap of %d bytes", path, cfg.MaxMem)
+		// The bare cap error gets the program's name; a wrapped one says
+		// already what did not fit.
+		if err == errMemCap {
+			return nil, fmt.Errorf("%s: loading needs more than the memory cap of %d bytes: %w", path, cfg.MaxMem, err)
 		}
 		return nil, err
 	}
