@@ -184,7 +184,6 @@ func (v *fsView) lookup(abs string, followLast bool) (viewFile, int) {
 	return viewFile{host: host, fi: fi}, 0
 }
 
-
 // hostErrno is the errno the guest gets for an error of a host file
 // operation.
 func hostErrno(err error) int {
