@@ -88,7 +88,7 @@ func Write(path string, data []byte) error {
 
 // Test hooks, called at each stage of a write (nil outside tests).
 var (
-	noTmpfile bool              // write through a named temporary file
+	noTmpfile bool               // write through a named temporary file
 	testHook  func(stage string) // "written": the data is written; "linked": the temporary name exists
 )
 
