@@ -22,10 +22,11 @@
 // after the rename), so only SIGKILL landing between two consecutive
 // system calls can leave a temporary file.
 //
-// Where O_TMPFILE is not supported (some file systems), or the file cannot
-// be linked (no /proc), the data goes into a named temporary file beside
-// the target instead: SIGINT, SIGTERM and SIGHUP during the write remove
-// it before the signal takes effect, but SIGKILL leaves it.
+// Where O_TMPFILE is not supported (other systems than Linux, some file
+// systems), or the file cannot be linked (no /proc), the data goes into a
+// named temporary file beside the target instead: SIGINT, SIGTERM and
+// SIGHUP during the write remove it before the signal takes effect, but
+// SIGKILL leaves it.
 //
 // A rename replaces whatever has the name at that moment: a program that
 // swaps the checked regular file for a symbolic link between the check
@@ -40,7 +41,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"sync"
 	"syscall"
@@ -63,9 +63,7 @@ func Write(path string, data []byte) error {
 	if base == "" || base == "." || base == ".." {
 		return fmt.Errorf("%s: not a file name", path)
 	}
-	if dir == "" {
-		dir = "."
-	}
+	dir = filepath.Clean(dir) // "." for ""
 	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return &fs.PathError{Op: "open", Path: dir, Err: err}
@@ -84,6 +82,31 @@ func Write(path string, data []byte) error {
 			return err
 		}
 	}
+}
+
+// Check returns the error Write would give for what path names now if it
+// is not a regular file (wrapping [ErrNotRegular]), and nil otherwise:
+// for a report that is written at the end of a long run, a mistake is
+// told at the start.
+func Check(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode().IsRegular() {
+		return nil // Write tells what is wrong with a missing directory
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	defer unix.Close(dfd)
+	_, err = (&writer{dfd: dfd, base: base, path: path}).check()
+	if !errors.Is(err, ErrNotRegular) {
+		return nil
+	}
+	return err
 }
 
 // Test hooks, called at each stage of a write (nil outside tests).
@@ -142,7 +165,7 @@ var errNoLink = errors.New("cannot link an O_TMPFILE file")
 // temporary file and the process survived it.
 func (w *writer) write(data []byte) (aborted bool, err error) {
 	if !noTmpfile {
-		fd, err := unix.Openat(w.dfd, ".", unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o600)
+		fd, err := openUnnamed(w.dfd)
 		if err == nil {
 			f := os.NewFile(uintptr(fd), w.path)
 			err := w.writeUnnamed(f, data)
@@ -205,23 +228,6 @@ func (w *writer) writeUnnamed(f *os.File, data []byte) error {
 	}
 }
 
-// link gives the O_TMPFILE file f the name in dfd: through /proc/self/fd
-// as open(2) shows, or with AT_EMPTY_PATH where /proc is not mounted
-// (allowed to root, and since Linux 6.10 to the file's opener). It returns
-// errNoLink when neither works.
-func link(f *os.File, dfd int, name string) error {
-	err := unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(int(f.Fd())), dfd, name, unix.AT_SYMLINK_FOLLOW)
-	if err != unix.ENOENT {
-		return err
-	}
-	err = unix.Linkat(int(f.Fd()), "", dfd, name, unix.AT_EMPTY_PATH)
-	switch err {
-	case unix.ENOENT, unix.EPERM, unix.EINVAL:
-		return errNoLink
-	}
-	return err
-}
-
 // tempName calls create with fresh temporary names beside the target until
 // one does not exist yet, and returns it.
 func (w *writer) tempName(create func(name string) error) (string, error) {
@@ -277,7 +283,7 @@ func (w *writer) writeNamed(data []byte) (aborted bool, err error) {
 		}
 		if exists {
 			err = unix.Renameat(w.dfd, tmp, w.dfd, w.base)
-		} else if err = unix.Renameat2(w.dfd, tmp, w.dfd, w.base, unix.RENAME_NOREPLACE); err == unix.EEXIST {
+		} else if err = renameNoReplace(w.dfd, tmp, w.base); err == unix.EEXIST {
 			continue // created meanwhile: check what it is
 		} else if err == unix.EINVAL || err == unix.ENOSYS {
 			err = unix.Renameat(w.dfd, tmp, w.dfd, w.base) // no RENAME_NOREPLACE here
@@ -345,11 +351,7 @@ func (g *guard) handle(s os.Signal) {
 	}
 	g.mu.Unlock()
 	signal.Stop(g.ch)
-	// To this thread: a signal that ends the process does so before tgkill
-	// returns, not later, after Write returned and the program went on.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	unix.Tgkill(os.Getpid(), unix.Gettid(), s.(syscall.Signal))
+	raise(s.(syscall.Signal))
 }
 
 // release stops catching; a signal caught meanwhile is raised again.

@@ -146,6 +146,14 @@ func TestRefuse(t *testing.T) {
 			if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), tt.path+" is "+tt.kind+": refusing") {
 				t.Errorf("Write(%s): %v; want %q", tt.path, err, tt.kind)
 			}
+			if cerr := Check(tt.path); cerr == nil || err == nil || cerr.Error() != err.Error() {
+				t.Errorf("Check(%s): %v; want %v", tt.path, cerr, err)
+			}
+		}
+		for _, p := range []string{target, filepath.Join(dir, "new"), filepath.Join(dir, "no", "new")} {
+			if err := Check(p); err != nil {
+				t.Errorf("Check(%s): %v", p, err)
+			}
 		}
 		if got, _ := os.ReadFile(target); string(got) != "old\n" {
 			t.Errorf("the link's target was written: %q", got)
