@@ -51,6 +51,7 @@ bench: testdata
 fuzz: testdata
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./sframe
 	$(GO) test -run '^$$' -fuzz '^FuzzELF$$' -fuzztime $(FUZZTIME) ./sframe
+	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) ./linux
 
 # Unpack the committed corpus binaries (tests also do this on first use).
 testdata:
