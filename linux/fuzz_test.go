@@ -133,7 +133,7 @@ func FuzzLoad(f *testing.F) {
 // loadAndRun loads and runs the program at path with small limits and
 // returns what is wrong with the outcome ("" if nothing).
 func loadAndRun(path, sysroot string) string {
-	p, err := Load(path, Config{Sysroot: sysroot, MaxInsns: 100_000, MaxMem: 64 << 20, Timeout: time.Second})
+	p, err := Load(path, Config{Sysroot: sysroot, MaxInsns: 20_000, MaxMem: 64 << 20, Timeout: time.Second})
 	if err != nil {
 		if !strings.HasPrefix(err.Error(), path+": ") {
 			return "Load error without the file's name: " + err.Error()
