@@ -80,9 +80,13 @@ unit: deps testdata
 bench: testdata
 	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) ./...
 
+# Each FuzzLoad input starts an emulator (milliseconds): minimizing every new
+# interesting input (mutated programs of tens of KiB) for the default 60 s
+# would leave almost no time to fuzz.
 fuzz: testdata
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./sframe
 	$(GO) test -run '^$$' -fuzz '^FuzzELF$$' -fuzztime $(FUZZTIME) ./sframe
+	$(GO) test -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./linux
 
 # Unpack the committed corpus binaries (tests also do this on first use).
 testdata:

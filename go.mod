@@ -11,6 +11,7 @@ require (
 	github.com/charmbracelet/x/exp/teatest/v2 v2.0.0-20260823001701-96af6d2cb5f6
 	github.com/ianlancetaylor/demangle v0.0.0-20260724033716-83e58baca724
 	golang.org/x/arch v0.32.0
+	golang.org/x/sys v0.47.0
 )
 
 require (
@@ -28,5 +29,4 @@ require (
 	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/xo/terminfo v0.0.0-20220910002029-abceb7e1c41e // indirect
 	golang.org/x/sync v0.22.0 // indirect
-	golang.org/x/sys v0.47.0 // indirect
 )

@@ -17,6 +17,7 @@ import (
 	"github.com/sframesim/sframesim/arch"
 	"github.com/sframesim/sframesim/emu"
 	"github.com/sframesim/sframesim/internal/hostfile"
+	"github.com/sframesim/sframesim/sframe"
 	"github.com/sframesim/sframesim/symbols"
 )
 
@@ -173,6 +174,7 @@ func Load(path string, cfg Config) (*Process, error) {
 	}
 	f, err := elf.NewFile(file)
 	if err != nil {
+		err = sframe.ELFError(file, err) // what is wrong, and where
 		file.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

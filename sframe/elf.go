@@ -2,9 +2,11 @@ package sframe
 
 import (
 	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/sframesim/sframesim/internal/hostfile"
 )
@@ -147,6 +149,9 @@ func NewFile(r io.ReaderAt) (*File, error) {
 		if _, rerr := r.ReadAt(magic[:], 0); rerr != nil || string(magic[:]) != elf.ELFMAG {
 			return nil, ErrNotELF
 		}
+		if e := ELFError(r, err); e != err {
+			return nil, e
+		}
 		return nil, fmt.Errorf("malformed ELF: %w", err)
 	}
 	f := &File{ELF: ef}
@@ -231,4 +236,162 @@ func FormatName(ef *elf.File) string {
 		return "elf32-i386"
 	}
 	return ""
+}
+
+// ELFError explains an error debug/elf's NewFile returned for the file in
+// r. For a file that ends too early, where debug/elf says only "EOF", it
+// says which part runs past the end and where, as in "truncated ELF:
+// section header table at offset 0x3a40 (29 entries of 64 bytes) runs
+// past the end of the file (size 0x1000)"; the error still wraps err. For
+// a file without the ELF magic number it wraps ErrNotELF. Any other error
+// is returned as it is.
+func ELFError(r io.ReaderAt, err error) error {
+	var magic [4]byte
+	switch n, rerr := r.ReadAt(magic[:], 0); {
+	case rerr != nil && n < len(magic):
+		return fmt.Errorf("%w (%d bytes)", ErrNotELF, n)
+	case string(magic[:]) != elf.ELFMAG:
+		return fmt.Errorf("%w (it begins %q)", ErrNotELF, magic[:])
+	}
+	if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return err
+	}
+	t := truncation{r: r, size: -1}
+	switch v := r.(type) {
+	case interface{ Size() int64 }:
+		t.size = v.Size()
+	case interface{ Stat() (os.FileInfo, error) }:
+		if fi, err := v.Stat(); err == nil && fi.Mode().IsRegular() {
+			t.size = fi.Size()
+		}
+	}
+	return &truncatedError{msg: t.explain(), err: err}
+}
+
+// truncatedError is a file that ends too early.
+type truncatedError struct {
+	msg string
+	err error // debug/elf's
+}
+
+func (e *truncatedError) Error() string { return "truncated ELF: " + e.msg }
+func (e *truncatedError) Unwrap() error { return e.err }
+
+// truncation finds the first part of an ELF file's headers that runs past
+// its end, in the order debug/elf reads them.
+type truncation struct {
+	r    io.ReaderAt
+	size int64 // -1: unknown
+}
+
+// fits reports whether the n bytes at off are in the file.
+func (t *truncation) fits(off, n uint64) bool {
+	if n == 0 {
+		return true
+	}
+	end := off + n
+	if end < off || end > 1<<63-1 {
+		return false
+	}
+	if t.size >= 0 {
+		return end <= uint64(t.size)
+	}
+	var b [1]byte
+	_, err := t.r.ReadAt(b[:], int64(end-1))
+	return err == nil
+}
+
+// past says that what runs past the end of the file.
+func (t *truncation) past(what string) string {
+	if t.size < 0 {
+		return what + " runs past the end of the file"
+	}
+	return fmt.Sprintf("%s runs past the end of the file (size %#x)", what, t.size)
+}
+
+func (t *truncation) explain() string {
+	var ident [elf.EI_NIDENT]byte
+	if !t.fits(0, elf.EI_NIDENT) {
+		return t.past(fmt.Sprintf("the %d-byte ELF identification", elf.EI_NIDENT))
+	}
+	t.r.ReadAt(ident[:], 0)
+	var bo binary.ByteOrder = binary.LittleEndian
+	if elf.Data(ident[elf.EI_DATA]) == elf.ELFDATA2MSB {
+		bo = binary.BigEndian
+	}
+	// The header fields debug/elf reads, and the sizes it wants.
+	var phoff, shoff uint64
+	var phentsize, phnum, shentsize, shnum, shstrndx uint64
+	var ehsize, wantSh uint64
+	is64 := elf.Class(ident[elf.EI_CLASS]) == elf.ELFCLASS64
+	if is64 {
+		ehsize, wantSh = 64, 64
+	} else {
+		ehsize, wantSh = 52, 40
+	}
+	if !t.fits(0, ehsize) {
+		return t.past(fmt.Sprintf("the %d-byte ELF header", ehsize))
+	}
+	h := make([]byte, ehsize)
+	t.r.ReadAt(h, 0)
+	if is64 {
+		phoff, shoff = bo.Uint64(h[32:]), bo.Uint64(h[40:])
+		h = h[52:]
+	} else {
+		phoff, shoff = uint64(bo.Uint32(h[28:])), uint64(bo.Uint32(h[32:]))
+		h = h[40:]
+	}
+	phentsize, phnum = uint64(bo.Uint16(h[2:])), uint64(bo.Uint16(h[4:]))
+	shentsize, shnum, shstrndx = uint64(bo.Uint16(h[6:])), uint64(bo.Uint16(h[8:])), uint64(bo.Uint16(h[10:]))
+	table := func(name string, off, n, size uint64) string {
+		return t.past(fmt.Sprintf("%s at offset %#x (%d entries of %d bytes)", name, off, n, size))
+	}
+	if !t.fits(phoff, phnum*phentsize) {
+		return table("program header table", phoff, phnum, phentsize)
+	}
+	// With 0xff00 sections or more, section header 0 holds the count.
+	if shoff > 0 && shnum == 0 {
+		if !t.fits(shoff, wantSh) {
+			return t.past(fmt.Sprintf("section header 0 (holding the number of sections) at offset %#x", shoff))
+		}
+		s := make([]byte, wantSh)
+		t.r.ReadAt(s, int64(shoff))
+		link := uint64(0)
+		if is64 {
+			shnum, link = bo.Uint64(s[32:]), uint64(bo.Uint32(s[40:]))
+		} else {
+			shnum, link = uint64(bo.Uint32(s[20:])), uint64(bo.Uint32(s[24:]))
+		}
+		if shstrndx == uint64(elf.SHN_XINDEX) {
+			shstrndx = link
+		}
+	}
+	if shnum > 0 && shnum*shentsize/shnum == shentsize && !t.fits(shoff, shnum*shentsize) {
+		return table("section header table", shoff, shnum, shentsize)
+	}
+	// Each section: the compression header of a compressed one, and the
+	// section name string table.
+	s := make([]byte, wantSh)
+	for i := uint64(0); i < shnum && shentsize >= wantSh; i++ {
+		if _, err := t.r.ReadAt(s, int64(shoff+i*shentsize)); err != nil {
+			break
+		}
+		var flags, off, size, chdr uint64
+		if is64 {
+			flags, off, size, chdr = bo.Uint64(s[8:]), bo.Uint64(s[24:]), bo.Uint64(s[32:]), 24
+		} else {
+			flags, off, size, chdr = uint64(bo.Uint32(s[8:])), uint64(bo.Uint32(s[16:])), uint64(bo.Uint32(s[20:])), 12
+		}
+		typ := elf.SectionType(bo.Uint32(s[4:]))
+		if typ != elf.SHT_NOBITS && elf.SectionFlag(flags)&elf.SHF_COMPRESSED != 0 && !t.fits(off, min(chdr, size)) {
+			return t.past(fmt.Sprintf("the compression header of section %d at offset %#x", i, off))
+		}
+		if i == shstrndx && !t.fits(off, size) {
+			return t.past(fmt.Sprintf("the section name string table (section %d, %d bytes at offset %#x)", i, size, off))
+		}
+	}
+	if t.size >= 0 {
+		return fmt.Sprintf("the headers end early (file size %#x)", t.size)
+	}
+	return "the headers end early"
 }

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sframesim/sframesim/cmd/sframesim/internal/interrupt"
 	"github.com/sframesim/sframesim/corpus"
 	"github.com/sframesim/sframesim/internal/atomicfile"
 )
@@ -82,6 +83,14 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 		return cl.usageError(stderr, "-j %d: want 0 (one per CPU) or more", *workers)
 	case *jsonPath == "-" && *junitPath == "-":
 		return cl.usageError(stderr, "--json and --junit cannot both write to stdout")
+	}
+	for _, r := range []struct{ flag, path string }{{"--json", *jsonPath}, {"--junit", *junitPath}} {
+		if !checkReportPath(stderr, "corpus", r.flag, r.path) {
+			return exitError
+		}
+	}
+	if *update && !checkReportPath(stderr, "corpus", "--expect", *expectPath) {
+		return exitError
 	}
 	input := inputs[0]
 	showBar, showLines := false, false
@@ -153,7 +162,14 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 
 	var interrupted atomic.Bool
 	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt)
+	if interrupt.Notify(sig) {
+		// Ctrl-C before the run started (see package interrupt): handled
+		// as one during the run.
+		select {
+		case sig <- os.Interrupt:
+		default:
+		}
+	}
 	stopSignals := func() {
 		signal.Stop(sig)
 		close(sig)
@@ -186,21 +202,29 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 	sum.Interrupted = interrupted.Load()
 	sum = corpus.Summarize(sum, results)
 
+	// Every requested report is written, whatever happened to the others;
+	// each failure is reported and makes the status 2.
+	writeFailed := false
+	failWrite := func(flag, path string, err error) {
+		printWriteError(stderr, "corpus", flag, path, err)
+		writeFailed = true
+	}
 	status := exitOK
 	if *update {
 		changes, refused := exp.Update(results, in.Jobs)
 		if err := exp.Write(*expectPath); err != nil {
-			return fail("writing %s: %v", *expectPath, err)
-		}
-		fmt.Fprintf(summary, "%s: %d binaries changed\n", *expectPath, len(changes))
-		for _, c := range changes {
-			fmt.Fprintf(summary, "  %s\n", c)
-		}
-		for _, r := range refused {
-			fmt.Fprintf(summary, "  not recorded: %s\n", r)
-		}
-		if n := exp.Unexplained(); n > 0 {
-			fmt.Fprintf(summary, "%d expected problems have no reason: add one to each in %s\n", n, *expectPath)
+			failWrite("--expect", *expectPath, err)
+		} else {
+			fmt.Fprintf(summary, "%s: %d binaries changed\n", *expectPath, len(changes))
+			for _, c := range changes {
+				fmt.Fprintf(summary, "  %s\n", c)
+			}
+			for _, r := range refused {
+				fmt.Fprintf(summary, "  not recorded: %s\n", r)
+			}
+			if n := exp.Unexplained(); n > 0 {
+				fmt.Fprintf(summary, "%d expected problems have no reason: add one to each in %s\n", n, *expectPath)
+			}
 		}
 		if len(refused) > 0 {
 			status = exitError
@@ -218,7 +242,7 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 		doc := corpus.Document{Summary: sum, Results: results}
 		writeFile := func(path string) error { return corpus.WriteJSON(path, sum, results) }
 		if err := writeJSONReport(stdout, *jsonPath, doc, writeFile); err != nil {
-			return fail("writing %s: %v", *jsonPath, err)
+			failWrite("--json", *jsonPath, err)
 		}
 	}
 	if *junitPath != "" {
@@ -231,8 +255,11 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 			err = atomicfile.Write(*junitPath, data)
 		}
 		if err != nil {
-			return fail("writing %s: %v", *junitPath, err)
+			failWrite("--junit", *junitPath, err)
 		}
+	}
+	if writeFailed {
+		return exitError
 	}
 	return status
 }

@@ -15,7 +15,8 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 		"binutils that made it: 2.40 for V1, 2.44 for V2, 2.47 for V3.\n"+
 		"Without FILE, dumps the sample binary embedded in sframesim.\n\n"+
 		"Exit status: 0 valid, 1 malformed (what could be read is printed, the\n"+
-		"problems go to stderr), 2 could not run, 3 no .sframe section.\n\n")
+		"problems go to stderr: the first 100, then how many more there are), 2\n"+
+		"could not run, 3 no .sframe section.\n\n")
 	base := cl.String("base", "", "treat FILE as a raw .sframe section (as written by objcopy --dump-section) loaded at virtual address `ADDR`")
 	styleName := cl.String("style", "auto", "whose objdump output to reproduce: auto (by SFrame version), 2.40, 2.44 or latest")
 	if status, done := cl.parse(args, stdout, stderr); done {
@@ -105,9 +106,18 @@ func reportOpenError(stderr io.Writer, cmd string, err error) int {
 	return exitError
 }
 
-// printProblems lists format errors one per line.
+// maxProblems bounds the problems printed per file: a few flipped bytes
+// can make a section break a rule at every one of thousands of FREs.
+const maxProblems = 100
+
+// printProblems lists format errors one per line, the first maxProblems
+// of them, then how many more there are.
 func printProblems(w io.Writer, cmd string, errs sframe.Errors) {
-	for _, e := range errs {
+	for i, e := range errs {
+		if i == maxProblems {
+			fmt.Fprintf(w, "sframesim %s: %d more problems suppressed\n", cmd, len(errs)-i)
+			break
+		}
 		fmt.Fprintf(w, "sframesim %s: %v\n", cmd, e)
 	}
 }

@@ -157,7 +157,8 @@ func TestExitStatuses(t *testing.T) {
 		{"no sframe", []string{"dump", noSFrame}, exitNoSFrame, "", "no .sframe section"},
 		{"bad version", []string{"dump", badVersion}, exitProblems, "", "offset 0x2: preamble.version: unknown SFrame version"},
 		{"truncated", []string{"dump", truncated}, exitProblems, "Contents of the SFrame section .sframe:", "header.fre_len"},
-		{"validate truncated", []string{"validate", truncated}, exitProblems, "header.fre_len", ""},
+		// Problems on stderr, the summary on stdout.
+		{"validate truncated", []string{"validate", truncated}, exitProblems, " errors, ", "header.fre_len"},
 		{"validate good", []string{"validate", filepath.Join(testcorpus.Dir(t), e.Path)}, exitOK, "0 errors", ""},
 		{"bad style", []string{"dump", "--style", "2.39", notELF}, exitUsage, "", "unknown dump style"},
 		{"bad base", []string{"dump", "--base", "zz", notELF}, exitUsage, "", "not an address"},
@@ -167,6 +168,67 @@ func TestExitStatuses(t *testing.T) {
 			out, errOut, status := runCmd(t, "", tt.args...)
 			if status != tt.status || !strings.Contains(out, tt.stdout) || !strings.Contains(errOut, tt.stderr) {
 				t.Errorf("status %d (want %d)\nstdout %q (want ⊇ %q)\nstderr %q (want ⊇ %q)", status, tt.status, trim(out), tt.stdout, trim(errOut), tt.stderr)
+			}
+		})
+	}
+}
+
+// TestProblemsCapped: a section that breaks a rule at nearly every FRE
+// (three bytes of header.freoff changed) gets its first 100 problems
+// printed, then how many more there are; validate's summary still counts
+// them all.
+func TestProblemsCapped(t *testing.T) {
+	e := testcorpus.Lookup(t, "v3/x86-64/except-O2-static")
+	flipped := patched(t, e, func(data []byte, raw *sframe.RawSection, _ *elf.File) {
+		copy(data[raw.Offset+22:], []byte{0, 0, 0x80})
+	})
+	name := filepath.Base(flipped)
+	// A raw V2 section of 150 FDEs whose FRE type (3) does not exist: 150
+	// decode errors.
+	var raw bytes.Buffer
+	binary.Write(&raw, binary.LittleEndian, struct {
+		Magic                    uint16
+		Version, Flags, ABI      uint8
+		CFAFixedFP, CFAFixedRA   int8
+		AuxLen                   uint8
+		NumFDEs, NumFREs, FRELen uint32
+		FDEOff, FREOff           uint32
+	}{0xdee2, 2, 1, 3, 0, -8, 0, 150, 150, 0, 0, 150 * 20})
+	for i := range uint32(150) {
+		binary.Write(&raw, binary.LittleEndian, struct {
+			Start                 int32
+			Size, FREOff, NumFREs uint32
+			Info, RepSize         uint8
+			Padding               uint16
+		}{int32(0x1000 + 16*i), 16, 0, 1, 3, 0, 0})
+	}
+	rawPath := filepath.Join(t.TempDir(), "raw.sframe")
+	if err := os.WriteFile(rawPath, raw.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args       []string
+		stdout     string
+		problems   string // the first problem line
+		suppressed string
+	}{
+		{[]string{"validate", flipped}, "FREs: 141 errors, 2 warnings\n",
+			flipped + ": sframe: offset 0xc: header.num_fres: the FDEs have 32654 FREs in all (0x1f)\n", flipped + ": 43 more problems suppressed"},
+		{[]string{"validate", "--quiet", flipped}, "FREs: 141 errors, 2 warnings\n",
+			flipped + ": sframe: offset 0xc: header.num_fres", flipped + ": 41 more problems suppressed"},
+		{[]string{"dump", "--base", "0x1000", rawPath}, "Contents of the SFrame section .sframe:",
+			"sframesim dump: sframe: offset 0x2c: FDE[0].func_info: invalid FRE type 3, FREs cannot be read (0x3)\n", "sframesim dump: 50 more problems suppressed"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args[:len(tt.args)-1], " "), func(t *testing.T) {
+			out, errOut, status := runCmd(t, "", tt.args...)
+			lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")
+			last := lines[len(lines)-1]
+			if status != exitProblems || !strings.Contains(out, tt.stdout) || strings.Contains(out, name+": sframe:") ||
+				!strings.HasPrefix(errOut, tt.problems) || len(lines) != maxProblems+1 ||
+				last != tt.suppressed {
+				t.Errorf("status %d (want %d)\nstdout %q (want ⊇ %q, no problem)\nstderr (%d lines) %q\nlast %q (want %q)",
+					status, exitProblems, trim(out), tt.stdout, len(lines), trim(errOut), last, tt.suppressed)
 			}
 		})
 	}

@@ -9,7 +9,9 @@ import (
 
 func runValidate(args []string, stdout, stderr io.Writer) int {
 	cl := newCommandLine("validate", "Checks each FILE's .sframe section: header, layout, every FDE and FRE,\n"+
-		"ordering and totals. Prints one line per problem with its section offset.\n"+
+		"ordering and totals. Prints one line per problem with its section offset on\n"+
+		"stderr (the first 100 of a FILE, then how many more there are), and a\n"+
+		"summary line per FILE on stdout.\n"+
 		"Without FILE, checks the sample binary embedded in sframesim.\n\n"+
 		"Exit status: 0 valid, 1 malformed, 2 could not run, 3 no .sframe section\n"+
 		"(for several FILEs, the highest).\n\n")
@@ -42,7 +44,7 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 		}
 		problems := f.Section.Validate(f.ValidateOptions())
 		f.Close()
-		nerr, nwarn := 0, 0
+		nerr, nwarn, printed := 0, 0, 0
 		for _, p := range problems {
 			if p.Warn {
 				nwarn++
@@ -52,7 +54,13 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 			} else {
 				nerr++
 			}
-			fmt.Fprintf(stdout, "%s: %v\n", name, p)
+			if printed < maxProblems {
+				fmt.Fprintf(stderr, "%s: %v\n", name, p)
+			}
+			printed++
+		}
+		if printed > maxProblems {
+			fmt.Fprintf(stderr, "%s: %d more problems suppressed\n", name, printed-maxProblems)
 		}
 		h := &f.Section.Header
 		fmt.Fprintf(stdout, "%s: %s %s, %d FDEs, %d FREs: %d errors, %d warnings\n",

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"sync/atomic"
 
+	"github.com/sframesim/sframesim/cmd/sframesim/internal/interrupt"
 	"github.com/sframesim/sframesim/linux"
 	"github.com/sframesim/sframesim/verify"
 )
@@ -43,6 +44,25 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	if *maxFrames < 0 {
 		return cl.usageError(stderr, "--max-frames %d: want 0 (no limit) or more", *maxFrames)
 	}
+	if !checkReportPath(stderr, "verify", "--json", *jsonPath) {
+		return exitError
+	}
+	// Ctrl-C at any point from here (or since the process started: see
+	// package interrupt) stops the run and still writes the report.
+	var interrupted atomic.Bool
+	sig := make(chan os.Signal, 1)
+	if interrupt.Notify(sig) {
+		interrupted.Store(true)
+	}
+	defer func() {
+		signal.Stop(sig)
+		close(sig)
+	}()
+	go func() {
+		if _, ok := <-sig; ok {
+			interrupted.Store(true)
+		}
+	}()
 	binary, progArgs := programArgs(cl.FlagSet)
 	if binary == "" {
 		path, cleanup, err := writeSample()
@@ -54,15 +74,6 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 		binary = path
 		fmt.Fprintf(stderr, "sframesim verify: no BINARY given: verifying the embedded sample %s (testdata/corpus/%s)\n", sampleName, sampleCorpus)
 	}
-	var interrupted atomic.Bool
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt)
-	defer signal.Stop(sig)
-	go func() {
-		if _, ok := <-sig; ok {
-			interrupted.Store(true)
-		}
-	}()
 	opt := verify.Options{Args: progArgs, Config: linux.Config{Sysroot: *sysroot},
 		MaxInsns: *maxInsns, Timeout: *timeout, Interrupt: &interrupted, MaxFrames: *maxFrames}
 	if *exact {
@@ -83,7 +94,7 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	rep.WriteText(summary, *maxProblems)
 	if *jsonPath != "" {
 		if err := writeJSONReport(stdout, *jsonPath, rep, rep.WriteJSONFile); err != nil {
-			fmt.Fprintf(stderr, "sframesim verify: writing %s: %v\n", *jsonPath, err)
+			printWriteError(stderr, "verify", "--json", *jsonPath, err)
 			return exitError
 		}
 	}

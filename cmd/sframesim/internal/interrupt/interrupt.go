@@ -1,0 +1,52 @@
+// Package interrupt catches Ctrl-C (SIGINT) for the commands that report
+// what was done when interrupted (verify, corpus) from the start of the
+// process, before their own handlers exist.
+//
+// A Go program dies of SIGINT until it calls signal.Notify, and package
+// initialisation can take long before main runs: go-runewidth (pulled in
+// by the terminal UI) builds its tables for 20 to 400 ms. A Ctrl-C then
+// ended verify without a report. This package has an init function and
+// imports only the standard library's os/signal, so it is initialised
+// early (Go initialises a package as soon as its imports are, choosing by
+// import path among those ready; go-runewidth becomes ready only after
+// regexp): from then on a SIGINT is kept here, and [Notify] hands it to
+// the command's handler.
+package interrupt
+
+import (
+	"os"
+	"os/signal"
+)
+
+// commands catch SIGINT from the start; the others keep Go's default
+// (dying of it) until they say otherwise.
+var commands = map[string]bool{"verify": true, "corpus": true}
+
+var (
+	early    = make(chan os.Signal, 1)
+	catching bool
+)
+
+func init() {
+	if len(os.Args) > 1 && commands[os.Args[1]] {
+		signal.Notify(early, os.Interrupt)
+		catching = true
+	}
+}
+
+// Notify relays SIGINT to c from now on, as signal.Notify(c, os.Interrupt)
+// does, and reports whether one came earlier, since the process started.
+func Notify(c chan<- os.Signal) (came bool) {
+	signal.Notify(c, os.Interrupt)
+	if !catching {
+		return false
+	}
+	catching = false
+	signal.Stop(early)
+	select {
+	case <-early:
+		return true
+	default:
+		return false
+	}
+}
