@@ -141,7 +141,7 @@ func (p *Process) readInterp(vf viewFile) ([]byte, error) {
 	}
 	size := uint64(fi.Size())
 	if m := &p.vm; m.max > 0 && m.total+m.held+size > m.max {
-		return nil, fmt.Errorf("%d bytes do not fit in the memory cap of %d bytes: %w", size, m.max, errMemCap)
+		return nil, fmt.Errorf("the file is %d bytes: %w", size, errMemCap)
 	}
 	// The file may grow while it is read: never more than its size.
 	data, err := io.ReadAll(io.LimitReader(f, int64(size)))

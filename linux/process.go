@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -221,10 +222,12 @@ func Load(path string, cfg Config) (*Process, error) {
 	p.vm = addrSpace{e: e, max: cfg.MaxMem}
 	if err := p.load(); err != nil {
 		p.Close()
-		// The bare cap error gets the program's name; a wrapped one says
-		// already what did not fit.
-		if err == errMemCap {
-			return nil, fmt.Errorf("%s: loading needs more than the memory cap of %d bytes: %w", path, cfg.MaxMem, err)
+		if errors.Is(err, errMemCap) {
+			what := ""
+			if err != errMemCap { // say what did not fit
+				what = " (" + strings.TrimPrefix(err.Error(), path+": ") + ")"
+			}
+			return nil, fmt.Errorf("%s: loading needs more than the memory cap of %d bytes%s", path, cfg.MaxMem, what)
 		}
 		return nil, err
 	}
