@@ -163,6 +163,9 @@ type Process struct {
 	stalls      int   // chunks in a row that ran no instruction
 	syms        *symbols.Table
 	symsOnce    sync.Once
+
+	// denied counts the system calls the sandbox denied, by name (sys_net.go).
+	denied map[string]uint64
 }
 
 // Load reads an ELF program, maps it (and, for a dynamically linked one,
