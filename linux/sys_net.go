@@ -1,13 +1,15 @@
-//go:build cgo
-
 package linux
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 )
+
+// This file builds without cgo, for reports (DeniedSummary); the calls'
+// handler is deny (syscalls.go).
 
 // Network calls are denied as a sandbox denies them: the guest gets
 // EACCES, as under a seccomp or Landlock policy that refuses networking,
@@ -22,31 +24,11 @@ var deniedCalls = []string{
 	"getsockopt", "setsockopt", "getsockname", "getpeername", "shutdown",
 }
 
-// deniedErrno is the errno a denied call returns.
-const deniedErrno = eACCES
+// deniedErrno is the errno a denied call returns: EACCES.
+const deniedErrno = 13
 
 // DeniedErrno names the errno denied calls return, for reports.
 const DeniedErrno = "EACCES"
-
-// deny is the handler of a denied call: it counts the call and fails it.
-func deny(name string) handler {
-	return func(p *Process, _ *[6]uint64) uint64 {
-		if p.denied == nil {
-			p.denied = map[string]uint64{}
-		}
-		p.denied[name]++
-		return sysErr(deniedErrno)
-	}
-}
-
-// Denied returns how many times each system call was denied by the
-// sandbox (EACCES), by name; nil if none was.
-func (p *Process) Denied() map[string]uint64 {
-	if len(p.denied) == 0 {
-		return nil
-	}
-	return maps.Clone(p.denied)
-}
 
 // DeniedSummary formats denied calls as reports print them, most frequent
 // first (then by name): "socket 2, connect 1 (sandbox: EACCES)"; "" for
@@ -57,11 +39,8 @@ func DeniedSummary(denied map[string]uint64) string {
 	}
 	names := slices.Collect(maps.Keys(denied))
 	slices.SortFunc(names, func(a, b string) int {
-		if denied[a] != denied[b] {
-			if denied[a] > denied[b] {
-				return -1
-			}
-			return 1
+		if c := cmp.Compare(denied[b], denied[a]); c != 0 {
+			return c
 		}
 		return strings.Compare(a, b)
 	})

@@ -157,6 +157,17 @@ func init() {
 	}
 }
 
+// deny is the handler of a denied call: it counts the call and fails it.
+func deny(name string) handler {
+	return func(p *Process, _ *[6]uint64) uint64 {
+		if p.denied == nil {
+			p.denied = map[string]uint64{}
+		}
+		p.denied[name]++
+		return sysErr(deniedErrno)
+	}
+}
+
 // constResult is a handler returning v.
 func constResult(v uint64) handler { return func(*Process, *[6]uint64) uint64 { return v } }
 
