@@ -134,7 +134,7 @@ func TestReadManifest(t *testing.T) {
 		{`{"path": "a"}`, "cannot unmarshal object"},
 		{`[]`, "lists no binaries"},
 		{`[{"args": []}]`, `entry 0: no "path"`},
-		{`[{"path": "a"}, {"path": "./a"}]`, "entry 1: ./a is already entry 0"},
+		{`[{"path": "a"}, {"path": "./a"}]`, `entry 0 (path a) and entry 1 (path ./a) have the same key "a": give them distinct "name"s`},
 		{`[{"path": "a", "expect": {"problems": [{"kind": "pc"}]}}]`, `entry 0 (a): expect: problem 0: kind "pc" is not one of`},
 	} {
 		p := write("bad.json", tt.text)

@@ -4,8 +4,11 @@
 // The input is a directory (every ELF executable with SFrame data under it;
 // other files are listed as skipped, with the reason) or a manifest: a JSON
 // array of objects naming each binary ("path", relative to the manifest),
-// optionally its arguments ("args") and what a correct run prints and
-// returns ("stdout", "exit_status"). The committed corpus's
+// optionally its arguments ("args"), its standard input ("stdin") and what
+// a correct run prints and returns ("stdout", "exit_status"). An entry's
+// "name", when given, is its key in expectations and output instead of its
+// path, so that one binary may be listed several times (an interpreter
+// with several scripts). The committed corpus's
 // testdata/corpus/manifest.json is such a manifest; other keys are ignored.
 //
 // Each binary runs through [verify.Run] in a pool of workers (one emulator

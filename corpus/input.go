@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/sframesim/sframesim/internal/hostfile"
 	"github.com/sframesim/sframesim/sframe"
@@ -22,10 +23,13 @@ import (
 // Job is one binary to verify.
 type Job struct {
 	// Key names the binary in expectations and output: its path relative
-	// to the input directory or manifest, with forward slashes.
+	// to the input directory or manifest, with forward slashes, or the
+	// manifest entry's "name".
 	Key  string
 	Path string   // the file to run
 	Args []string // argv[1:]
+	// Stdin is what the program reads from fd 0 (then end of file).
+	Stdin string
 	// ExitStatus and Stdout, when set (from a manifest), are what a correct
 	// run returns and prints; a run that differs is a failure.
 	ExitStatus *int
@@ -198,7 +202,9 @@ func isPIE(f *elf.File) bool {
 
 // manifestEntry is the part of a manifest entry a corpus run uses.
 type manifestEntry struct {
+	Name          *string  `json:"name"`
 	Path          string   `json:"path"`
+	Stdin         string   `json:"stdin"`
 	Args          []string `json:"args"`
 	ExitStatus    *int     `json:"exit_status"`
 	Stdout        *string  `json:"stdout"`
@@ -211,11 +217,18 @@ type manifestEntry struct {
 
 // ReadManifest reads a manifest: a JSON array of objects, each with the
 // binary's "path" (relative to the manifest's directory, or absolute) and
-// optionally "args", "exit_status", "stdout", "arch", "sframe_version",
-// "toolchain", "sysroot" (for a dynamically linked binary; relative to the
-// manifest's directory, or absolute) and "expect": the binary's expected
-// outcome, as in an expectations file (see [Expectations]). Other keys are
-// ignored, so testdata/corpus/manifest.json serves as is.
+// optionally "name", "args", "stdin", "exit_status", "stdout", "arch",
+// "sframe_version", "toolchain", "sysroot" (for a dynamically linked
+// binary; relative to the manifest's directory, or absolute) and "expect":
+// the binary's expected outcome, as in an expectations file (see
+// [Expectations]). Other keys are ignored, so testdata/corpus/manifest.json
+// serves as is.
+//
+// An entry's key, which names it in expectations, reports, JUnit and the
+// summary, is its "name", or else its path: one binary may be listed
+// several times, with different "args" and "stdin" (an interpreter with
+// several scripts), as long as each entry has a key of its own. "stdin"
+// is what the program reads (then end of file; none: end of file at once).
 func ReadManifest(path string) (*Input, error) {
 	data, err := hostfile.ReadFile(path)
 	if err != nil {
@@ -236,8 +249,14 @@ func ReadManifest(path string) (*Input, error) {
 			return nil, fmt.Errorf("%s: entry %d: no \"path\"", path, i)
 		}
 		key := filepath.ToSlash(filepath.Clean(e.Path))
+		if e.Name != nil {
+			if err := checkName(*e.Name); err != nil {
+				return nil, fmt.Errorf("%s: entry %d (%s): name %q: %w", path, i, e.Path, *e.Name, err)
+			}
+			key = *e.Name
+		}
 		if j, dup := seen[key]; dup {
-			return nil, fmt.Errorf("%s: entry %d: %s is already entry %d", path, i, e.Path, j)
+			return nil, fmt.Errorf("%s: %s", path, collision(entries, j, i, key))
 		}
 		seen[key] = i
 		file := e.Path
@@ -246,7 +265,7 @@ func ReadManifest(path string) (*Input, error) {
 		}
 		if e.Expect != nil {
 			if err := e.Expect.check(); err != nil {
-				return nil, fmt.Errorf("%s: entry %d (%s): expect: %w", path, i, e.Path, err)
+				return nil, fmt.Errorf("%s: entry %d (%s): expect: %w", path, i, key, err)
 			}
 			if in.Expect == nil {
 				in.Expect = NewExpectations()
@@ -258,12 +277,44 @@ func ReadManifest(path string) (*Input, error) {
 			sysroot = filepath.Join(dir, sysroot)
 		}
 		in.Jobs = append(in.Jobs, Job{
-			Key: key, Path: file, Args: e.Args, ExitStatus: e.ExitStatus, Stdout: e.Stdout,
+			Key: key, Path: file, Args: e.Args, Stdin: e.Stdin, ExitStatus: e.ExitStatus, Stdout: e.Stdout,
 			Arch: e.Arch, SFrameVersion: e.SFrameVersion, Toolchain: e.Toolchain, Sysroot: sysroot,
 		})
 	}
 	sortJobs(in.Jobs)
 	return in, nil
+}
+
+// checkName checks a manifest entry's name: a key for reports and
+// expectations, on one line.
+func checkName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("empty (leave \"name\" out to name the entry by its path)")
+	case strings.TrimSpace(name) != name:
+		return errors.New("leading or trailing white space")
+	case strings.ContainsFunc(name, unicode.IsControl):
+		return errors.New("a control character")
+	}
+	return nil
+}
+
+// collision describes entries j and i (j < i) of a manifest having the
+// same key.
+func collision(entries []manifestEntry, j, i int, key string) string {
+	describe := func(k int) string {
+		if entries[k].Name != nil {
+			return fmt.Sprintf("entry %d (name %q, path %s)", k, *entries[k].Name, entries[k].Path)
+		}
+		return fmt.Sprintf("entry %d (path %s)", k, entries[k].Path)
+	}
+	msg := fmt.Sprintf("%s and %s have the same key %q", describe(j), describe(i), key)
+	if entries[j].Name == nil && entries[i].Name == nil {
+		msg += ": give them distinct \"name\"s to list one binary twice"
+	} else {
+		msg += ": names must be unique, and differ from the other entries' paths"
+	}
+	return msg
 }
 
 // jsonError adds the line and column of a decoding error's offset.

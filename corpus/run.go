@@ -4,6 +4,7 @@ package corpus
 
 import (
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -84,10 +85,14 @@ func runOne(job Job, exp *Expect, opt Options, interrupt *atomic.Bool) Result {
 	if sysroot == "" {
 		sysroot = opt.Sysroot
 	}
+	cfg := linux.Config{Stdout: out, Sysroot: sysroot}
+	if job.Stdin != "" {
+		cfg.Stdin = strings.NewReader(job.Stdin)
+	}
 	start := time.Now()
 	rep, err := verify.Run(job.Path, verify.Options{
 		Args:      job.Args,
-		Config:    linux.Config{Stdout: out, Sysroot: sysroot},
+		Config:    cfg,
 		MaxInsns:  opt.MaxInsns,
 		Timeout:   opt.Timeout,
 		Interrupt: interrupt,

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/sframesim/sframesim/internal/atomicfile"
+	"github.com/sframesim/sframesim/linux"
 )
 
 // Summary is the corpus-wide outcome of a run.
@@ -34,6 +35,9 @@ type Summary struct {
 
 	RowsInRunFunctions int `json:"rows_in_run_functions"`
 	RowsExercised      int `json:"rows_exercised"`
+	// Denied counts, over all binaries, the system calls the sandbox
+	// denied (network calls: EACCES), by name.
+	Denied map[string]uint64 `json:"denied,omitempty"`
 
 	Groups  []GroupStat `json:"groups"`  // per SFrame version and arch
 	Slowest []Slow      `json:"slowest"` // up to 5
@@ -107,6 +111,12 @@ func Summarize(s Summary, results []Result) Summary {
 			if problemKinds[k] && n > 0 {
 				s.ProblemBinaries[k]++
 			}
+		}
+		for name, n := range rep.Denied {
+			if s.Denied == nil {
+				s.Denied = map[string]uint64{}
+			}
+			s.Denied[name] += n
 		}
 		s.RowsInRunFunctions += rep.RowsInRunFunctions
 		s.RowsExercised += rep.RowsExercised
@@ -183,6 +193,9 @@ func (s *Summary) WriteText(w io.Writer, results []Result) {
 	fmt.Fprintf(w, "\noutcomes (instructions): %s\n", orDash(strings.Join(kinds, ", ")))
 	fmt.Fprintf(w, "problems by kind: %s\n", orDash(strings.Join(problems, ", ")))
 	fmt.Fprintf(w, "FRE rows: %d of %d rows of the functions that ran were the topmost row at least once\n", s.RowsExercised, s.RowsInRunFunctions)
+	if len(s.Denied) > 0 {
+		fmt.Fprintf(w, "denied calls: %s\n", linux.DeniedSummary(s.Denied))
+	}
 	if len(s.Slowest) > 0 {
 		fmt.Fprintf(w, "slowest:\n")
 		for _, sl := range s.Slowest {

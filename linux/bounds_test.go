@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -363,10 +364,19 @@ func TestSyscallNumbers(t *testing.T) {
 		}
 	}
 	p := idleProcess(t, arch.AMD64, Config{})
-	p.Engine.SetReg(p.abi.sysRegs[0], 1<<32|41) // socket
+	p.Engine.SetReg(p.abi.sysRegs[0], 1<<32|59) // execve
 	p.syscall()
-	if p.exit == nil || p.exit.Reason != StopUnsupported {
-		t.Errorf("socket: %v, want unsupported", p.exit)
+	if p.exit == nil || p.exit.Reason != StopUnsupported || !strings.Contains(p.exit.Detail, "(execve)") {
+		t.Errorf("execve: %v, want unsupported", p.exit)
+	}
+	// fork and vfork (x86-64 only) stop, naming the call.
+	for _, nr := range []uint64{57, 58} {
+		p := idleProcess(t, arch.AMD64, Config{})
+		p.Engine.SetReg(p.abi.sysRegs[0], nr)
+		p.syscall()
+		if name := SyscallName(arch.AMD64, nr); p.exit == nil || p.exit.Reason != StopUnsupported || !strings.Contains(p.exit.Detail, "("+name+")") {
+			t.Errorf("%s: %v, want unsupported", name, p.exit)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ package linux
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"time"
 
@@ -14,9 +15,9 @@ import (
 // A Checkpoint is the complete state of a Session between two
 // instructions: the engine's (CPU context, guest memory: emu.Snapshot),
 // the memory map and the Linux layer's state (brk, files, signal actions,
-// clocks, random stream, exit) and the shadow stack. Restoring it puts the
-// session back exactly there, so that running on repeats the same
-// instructions (the guest is deterministic).
+// clocks, random stream, denied calls, exit) and the shadow stack.
+// Restoring it puts the session back exactly there, so that running on
+// repeats the same instructions (the guest is deterministic).
 //
 // Memory pages unchanged since the previous checkpoint are shared with it
 // (emu.Snapshot), so a series of checkpoints costs the pages that changed
@@ -32,6 +33,7 @@ type Checkpoint struct {
 	fds    map[int]*openFile
 	sig    sigState
 	sleep  time.Duration
+	denied map[string]uint64
 	exit   *Exit
 	stalls int
 	shadow shadow.State
@@ -63,6 +65,7 @@ func (s *Session) Checkpoint(prev *Checkpoint) (*Checkpoint, error) {
 		brk: p.brk, sig: p.sig, sleep: p.sleep, stalls: p.stalls, cur: s.cur,
 		fds: copyFiles(p.fds), shadow: s.Shadow.Save(),
 	}
+	c.denied = p.Denied()
 	if c.rng, err = p.rng.c.MarshalBinary(); err != nil {
 		return nil, fmt.Errorf("checkpoint: random stream: %w", err)
 	}
@@ -97,6 +100,7 @@ func (s *Session) Restore(c *Checkpoint) error {
 	}
 	p.vm.total = c.total
 	p.brk, p.sig, p.sleep, p.stalls = c.brk, c.sig, c.sleep, c.stalls
+	p.denied = maps.Clone(c.denied)
 	rng := rand.NewChaCha8([32]byte{})
 	if err := rng.UnmarshalBinary(c.rng); err != nil {
 		return fmt.Errorf("restore: random stream: %w", err)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -163,6 +164,9 @@ type Process struct {
 	stalls      int   // chunks in a row that ran no instruction
 	syms        *symbols.Table
 	symsOnce    sync.Once
+
+	// denied counts the system calls the sandbox denied, by name (sys_net.go).
+	denied map[string]uint64
 }
 
 // Load reads an ELF program, maps it (and, for a dynamically linked one,
@@ -281,6 +285,15 @@ func (p *Process) stopForSignal() {
 
 // Exited returns how the run ended, or nil while it can continue.
 func (p *Process) Exited() *Exit { return p.exit }
+
+// Denied returns how many times each system call was denied by the
+// sandbox (EACCES), by name; nil if none was.
+func (p *Process) Denied() map[string]uint64 {
+	if len(p.denied) == 0 {
+		return nil
+	}
+	return maps.Clone(p.denied)
+}
 
 // untilNever is the "until" address given to emu.Engine.Start: one no program
 // reaches (not canonical on x86-64, beyond the VA range on AArch64).

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,14 +36,28 @@ var testCode = map[string]map[*arch.Arch]string{
 	},
 	// 1: jmp 1b
 	"loop": {arch.AMD64: "ebfe", arch.ARM64: "00000014"},
-	// socket(2, 1, 0) (unsupported); exit_group
+	// r = socket(2, 1, 0) twice, connect(3, 0, 0), exit_group(-r): the
+	// sandbox denies them, the status is EACCES (13)
 	"socket": {
-		// mov edi,2; mov esi,1; xor edx,edx; mov eax,41; syscall (at +0x11);
+		// mov edi,2; mov esi,1; xor edx,edx; mov eax,41; syscall (twice);
+		// mov r12,rax; mov edi,3; xor esi,esi; xor edx,edx; mov eax,42;
+		// syscall; mov rdi,r12; neg rdi; mov eax,231; syscall
+		arch.AMD64: "bf02000000be0100000031d2b8290000000f05bf02000000be0100000031d2b8290000000f05" +
+			"4989c4bf0300000031f631d2b82a0000000f054c89e748f7dfb8e70000000f05",
+		// mov x0,#2; mov x1,#1; mov x2,#0; mov x8,#198; svc #0 (twice);
+		// mov x19,x0; mov x0,#3; mov x1,#0; mov x2,#0; mov x8,#203; svc #0;
+		// neg x0,x19; mov x8,#94; svc #0
+		arch.ARM64: "400080d2210080d2020080d2c81880d2010000d4400080d2210080d2020080d2c81880d2010000d4" +
+			"f30300aa600080d2010080d2020080d2681980d2010000d4e00313cbc80b80d2010000d4",
+	},
+	// execve(0, 0, 0) (unsupported: a stop); exit_group
+	"execve": {
+		// xor edi,edi; xor esi,esi; xor edx,edx; mov eax,59; syscall (at +0xb);
 		// mov eax,231; syscall
-		arch.AMD64: "bf02000000be0100000031d2b8290000000f05b8e70000000f05",
-		// mov x0,#2; mov x1,#1; mov x2,#0; mov x8,#198; svc #0 (at +0x10);
+		arch.AMD64: "31ff31f631d2b83b0000000f05b8e70000000f05",
+		// mov x0,#0; mov x1,#0; mov x2,#0; mov x8,#221; svc #0 (at +0x10);
 		// mov x8,#94; svc #0
-		arch.ARM64: "400080d2210080d2020080d2c81880d2010000d4c80b80d2010000d4",
+		arch.ARM64: "000080d2010080d2020080d2a81b80d2010000d4c80b80d2010000d4",
 	},
 	// tgkill(getpid(), getpid(), SIGABRT); exit_group(0)
 	"abort": {
@@ -369,14 +384,66 @@ func TestUnsupportedSyscall(t *testing.T) {
 		a   *arch.Arch
 		nr  int
 		off uint64
-	}{{arch.AMD64, 41, 0x11}, {arch.ARM64, 198, 0x10}} {
+	}{{arch.AMD64, 59, 0xb}, {arch.ARM64, 221, 0x10}} {
 		for _, typ := range []elf.Type{elf.ET_EXEC, elf.ET_DYN} {
-			path, entry := testELF(t, c.a, typ, "socket")
+			path, entry := testELF(t, c.a, typ, "execve")
 			p, x := runTest(t, path, Config{})
 			pc := p.Base + entry + c.off
-			want := fmt.Sprintf("unsupported system call %d (socket) at pc %#x (_start+%#x)", c.nr, pc, c.off)
+			want := fmt.Sprintf("unsupported system call %d (execve) at pc %#x (_start+%#x)", c.nr, pc, c.off)
 			if x.Reason != StopUnsupported || x.Detail != want || x.PC != pc {
 				t.Errorf("%s %v: %+v\nwant detail %q", c.a.Name, typ, x, want)
+			}
+			if d := p.Denied(); d != nil {
+				t.Errorf("%s %v: denied %v", c.a.Name, typ, d)
+			}
+		}
+	}
+}
+
+// TestDenied: network calls fail with EACCES as in a sandbox, the program
+// goes on (its status is the errno it got) and each denial is counted.
+func TestDenied(t *testing.T) {
+	for _, a := range testArches {
+		for _, typ := range []elf.Type{elf.ET_EXEC, elf.ET_DYN} {
+			path, _ := testELF(t, a, typ, "socket")
+			p, x := runTest(t, path, Config{})
+			if x.Reason != StopExited || x.Status != eACCES {
+				t.Errorf("%s %v: %+v, want exit status %d (EACCES)", a.Name, typ, x, eACCES)
+			}
+			want := map[string]uint64{"socket": 2, "connect": 1}
+			if d := p.Denied(); !maps.Equal(d, want) {
+				t.Errorf("%s %v: denied %v, want %v", a.Name, typ, d, want)
+			}
+			if got, want := DeniedSummary(p.Denied()), "socket 2, connect 1 (sandbox: EACCES)"; got != want {
+				t.Errorf("%s %v: summary %q, want %q", a.Name, typ, got, want)
+			}
+		}
+	}
+	if s := DeniedSummary(nil); s != "" {
+		t.Errorf("no denials: %q", s)
+	}
+	if got, want := DeniedSummary(map[string]uint64{"sendto": 1, "bind": 1, "socket": 3}), "socket 3, bind 1, sendto 1 (sandbox: EACCES)"; got != want {
+		t.Errorf("summary %q, want %q", got, want)
+	}
+}
+
+// TestDeniedNames: every denied call is a system call of both
+// architectures (by the generated tables), and calls that cannot be
+// emulated honestly stay stops.
+func TestDeniedNames(t *testing.T) {
+	for _, a := range testArches {
+		known := map[string]bool{}
+		for _, name := range abiFor(a).names {
+			known[name] = true
+		}
+		for _, name := range deniedCalls {
+			if !known[name] {
+				t.Errorf("%s: %s is not a system call", a.Name, name)
+			}
+		}
+		for _, name := range []string{"fork", "vfork", "execve", "execveat"} {
+			if known[name] && handlers[name] != nil {
+				t.Errorf("%s: %s is handled, want a stop", a.Name, name)
 			}
 		}
 	}

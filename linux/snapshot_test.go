@@ -4,7 +4,9 @@ package linux
 
 import (
 	"bytes"
+	"debug/elf"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -118,5 +120,57 @@ func TestCheckpointRestore(t *testing.T) {
 				t.Fatalf("replay: exit %v (want %v) after %d (want %d), err %v, output %q", exit, wantExit, s.Executed(), total, err, out.String())
 			}
 		})
+	}
+}
+
+// TestCheckpointDenied: a checkpoint keeps the denied-call counts, and
+// restoring it puts them back.
+func TestCheckpointDenied(t *testing.T) {
+	for _, a := range testArches {
+		path, _ := testELF(t, a, elf.ET_EXEC, "socket")
+		p, err := Load(path, Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Close()
+		s := NewSession(p)
+		c0, err := s.Checkpoint(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Up to and including the first socket call: 5 instructions.
+		for range 6 {
+			if _, err := s.Step(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c1, err := s.Checkpoint(c0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := p.Denied(); !maps.Equal(d, map[string]uint64{"socket": 1}) {
+			t.Fatalf("%s: after the first socket: %v", a.Name, d)
+		}
+		if x, _, err := s.RunUntil(nil, 0); err != nil || x == nil || x.Status != 13 {
+			t.Fatalf("%s: %v, %v", a.Name, x, err)
+		}
+		for _, c := range []struct {
+			c    *Checkpoint
+			want map[string]uint64
+		}{{c1, map[string]uint64{"socket": 1}}, {c0, nil}} {
+			if err := s.Restore(c.c); err != nil {
+				t.Fatal(err)
+			}
+			if d := p.Denied(); !maps.Equal(d, c.want) {
+				t.Errorf("%s: restored at %d instructions: %v, want %v", a.Name, c.c.Insns(), d, c.want)
+			}
+		}
+		// Running on from the start counts each call once.
+		if x, _, err := s.RunUntil(nil, 0); err != nil || x == nil || x.Status != 13 {
+			t.Fatalf("%s: %v, %v", a.Name, x, err)
+		}
+		if d := p.Denied(); !maps.Equal(d, map[string]uint64{"socket": 2, "connect": 1}) {
+			t.Errorf("%s: rerun: %v", a.Name, d)
+		}
 	}
 }

@@ -21,10 +21,13 @@ import (
 //     membarrier (notImplemented, with the reasons); and, as from Linux,
 //     for a number no system call has (of the number's low 32 bits, which
 //     are all Linux looks at; x86-64's x32 calls included);
+//   - denied: network calls (socket, connect, sendto... deniedCalls in
+//     sys_net.go) fail with EACCES, as in a sandbox, and are counted by
+//     name (Process.Denied): programs cope with that failure;
 //   - stop: anything else ends the run with StopUnsupported, naming the
 //     call's number and name, the PC and its symbol (exec, fork, clone,
-//     sockets, file writes... deliberately, and whatever no corpus program
-//     needs).
+//     file writes... deliberately: they cannot be emulated honestly, and
+//     whatever no corpus program needs).
 //
 // Emulated calls, and their limits:
 //
@@ -148,6 +151,20 @@ func init() {
 	}
 	for name := range notImplemented {
 		handlers[name] = constResult(sysErr(eNOSYS))
+	}
+	for _, name := range deniedCalls {
+		handlers[name] = deny(name)
+	}
+}
+
+// deny is the handler of a denied call: it counts the call and fails it.
+func deny(name string) handler {
+	return func(p *Process, _ *[6]uint64) uint64 {
+		if p.denied == nil {
+			p.denied = map[string]uint64{}
+		}
+		p.denied[name]++
+		return sysErr(deniedErrno)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/sframesim/sframesim/internal/atomicfile"
+	"github.com/sframesim/sframesim/linux"
 	"github.com/sframesim/sframesim/symbols"
 )
 
@@ -28,6 +29,9 @@ type Report struct {
 	Exited     bool    `json:"exited"`
 	ExitStatus int     `json:"exit_status"`
 	Seconds    float64 `json:"seconds"`
+	// Denied counts the system calls the sandbox denied (network calls,
+	// answered with EACCES: linux.Process.Denied), by name.
+	Denied map[string]uint64 `json:"denied,omitempty"`
 
 	Instructions uint64            `json:"instructions"` // checked
 	Covered      uint64            `json:"covered"`      // with SFrame data for the topmost PC
@@ -149,6 +153,9 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 	}
 	fmt.Fprintf(w, "%s: %s, SFrame V%d\n", r.Binary, r.Arch, r.SFrameVersion)
 	fmt.Fprintf(w, "  run:          %s, %d instructions checked in %.2fs\n", symbols.Demangle(r.Stop), r.Instructions, r.Seconds)
+	if len(r.Denied) > 0 {
+		fmt.Fprintf(w, "  denied:       %s\n", linux.DeniedSummary(r.Denied))
+	}
 	fmt.Fprintf(w, "  covered:      %d instructions (%.1f%%) had SFrame data for the current PC\n", r.Covered, pct(r.Covered, r.Instructions))
 	var kinds []string
 	for _, k := range kindNames {

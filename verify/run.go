@@ -97,6 +97,7 @@ func (tg *Target) run(opt Options) (*Report, error) {
 	})
 	exit, stopped, err := s.RunUntil(nil, 0)
 	c.rep.Seconds = time.Since(start).Seconds()
+	c.rep.Denied = tg.Process.Denied()
 	switch {
 	case err != nil:
 		c.rep.Stop = "emulator error: " + err.Error()

@@ -25,8 +25,10 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 		"expected problem that no longer occurs, or (with a manifest) a wrong exit\n"+
 		"status or output fails.\n\n"+
 		"DIR: every ELF executable with a .sframe section under it. MANIFEST: a JSON\n"+
-		"array of {\"path\", \"args\", \"exit_status\", \"stdout\", \"sysroot\", \"expect\"},\n"+
-		"such as testdata/corpus/manifest.json; \"expect\" is an entry of the --expect\n"+
+		"array of {\"path\", \"args\", \"stdin\", \"exit_status\", \"stdout\", \"sysroot\",\n"+
+		"\"expect\"}, such as testdata/corpus/manifest.json; an entry's optional \"name\"\n"+
+		"is its key instead of the path (one binary may be listed several times, each\n"+
+		"with a name of its own); \"expect\" is an entry of the --expect\n"+
 		"file, which overrides it. Dynamically linked binaries read ld.so and their\n"+
 		"libraries from their \"sysroot\", else --sysroot-for by the manifest's\n"+
 		"\"toolchain\" and \"arch\", else --sysroot.\n\n"+

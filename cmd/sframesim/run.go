@@ -22,7 +22,9 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 		"its arguments (argv[0] is BINARY), fd 0 is this command's stdin. It cannot\n"+
 		"write files, exec, fork or use the network, and reads only itself, --allow-read\n"+
 		"files and the files of the sysroot (regular files only); time, pid and random\n"+
-		"bytes are fixed or derived from the instruction count, so runs are reproducible.\n\n"+
+		"bytes are fixed or derived from the instruction count, so runs are reproducible.\n"+
+		"Network calls (socket, connect...) fail with EACCES, as in a sandbox; the calls\n"+
+		"denied are counted on stderr at the end.\n\n"+
 		sysrootHelp+
 		"Exit status: the program's own; 128+N if it killed itself with signal N\n"+
 		"(abort: 134); 2 if it could not be loaded or was stopped for another reason\n"+
@@ -76,6 +78,10 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "sframesim run: %s: %v\n", binary, err)
 		return exitError
+	}
+	// The calls the sandbox denied, last.
+	if d := linux.DeniedSummary(p.Denied()); d != "" {
+		defer fmt.Fprintf(stderr, "sframesim run: %s: denied: %s\n", binary, d)
 	}
 	switch x.Reason {
 	case linux.StopExited:

@@ -3,9 +3,16 @@
 package main
 
 import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"encoding/hex"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/sframesim/sframesim/arch"
 	"github.com/sframesim/sframesim/internal/testcorpus"
 )
 
@@ -61,5 +68,51 @@ func TestParseSize(t *testing.T) {
 		if _, err := parseSize(s); err == nil {
 			t.Errorf("parseSize(%q) succeeded", s)
 		}
+	}
+}
+
+// TestRunDenied: the calls the sandbox denied are listed on stderr at the
+// end of a run; the program's status passes through (here the errno its
+// socket call got, EACCES).
+func TestRunDenied(t *testing.T) {
+	code := map[*arch.Arch]string{
+		// socket(2, 1, 0) twice; connect(3, 0, 0); exit_group(-socket's result)
+		arch.AMD64: "bf02000000be0100000031d2b8290000000f05bf02000000be0100000031d2b8290000000f05" +
+			"4989c4bf0300000031f631d2b82a0000000f054c89e748f7dfb8e70000000f05",
+		arch.ARM64: "400080d2210080d2020080d2c81880d2010000d4400080d2210080d2020080d2c81880d2010000d4" +
+			"f30300aa600080d2010080d2020080d2681980d2010000d4e00313cbc80b80d2010000d4",
+	}
+	dir := t.TempDir()
+	for a, hexCode := range code {
+		path := filepath.Join(dir, a.Name)
+		writeTinyELF(t, path, a, hexCode)
+		out, errOut, status := runCmd(t, "", "run", path)
+		want := "sframesim run: " + path + ": denied: socket 2, connect 1 (sandbox: EACCES)\n"
+		if status != 13 || out != "" || errOut != want {
+			t.Errorf("%s: status %d, stdout %q, stderr %q; want 13 and %q", a.Name, status, out, errOut, want)
+		}
+	}
+}
+
+// writeTinyELF writes a static ET_EXEC program for a at 0x400000 whose one
+// PT_LOAD holds the headers and code (hex), the entry point.
+func writeTinyELF(t *testing.T, path string, a *arch.Arch, hexCode string) {
+	t.Helper()
+	code, err := hex.DecodeString(hexCode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const base, ehsize, phsize = 0x400000, 64, 56
+	var b bytes.Buffer
+	hdr := elf.Header64{Type: uint16(elf.ET_EXEC), Machine: uint16(a.Machine), Version: 1,
+		Entry: base + ehsize + phsize, Phoff: ehsize, Ehsize: ehsize, Phentsize: phsize, Phnum: 1}
+	copy(hdr.Ident[:], "\x7fELF\x02\x01\x01")
+	binary.Write(&b, binary.LittleEndian, hdr)
+	size := uint64(ehsize + phsize + len(code))
+	binary.Write(&b, binary.LittleEndian, elf.Prog64{Type: uint32(elf.PT_LOAD), Flags: uint32(elf.PF_R | elf.PF_X),
+		Vaddr: base, Paddr: base, Filesz: size, Memsz: size, Align: 0x1000})
+	b.Write(code)
+	if err := os.WriteFile(path, b.Bytes(), 0o755); err != nil {
+		t.Fatal(err)
 	}
 }
