@@ -322,7 +322,9 @@ func (p *Process) waiters(addr uint64, mask uint32) []*thread {
 }
 
 // futexWake wakes up to n waiters of addr and returns how many it woke.
+// As in Linux, n of 0 or less wakes one.
 func (p *Process) futexWake(addr uint64, n int, mask uint32) int {
+	n = max(n, 1)
 	woken := 0
 	for _, t := range p.waiters(addr, mask) {
 		if woken >= n {

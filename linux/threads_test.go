@@ -184,3 +184,73 @@ func TestCloneFork(t *testing.T) {
 		p.Close()
 	}
 }
+
+// TestFutexOps checks the futex operations that the threads program does
+// not reach on threads set up by hand: wakes by bitset, requeues and
+// WAKE_OP, in the order the waiters started waiting.
+func TestFutexOps(t *testing.T) {
+	p, err := Load(threadsProgram("x86_64"), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	w1, w2 := p.SP-64, p.SP-128 // words on the stack
+	setup := func() []*thread {
+		p.initThreads()
+		p.writeGuest(w1, []byte{7, 0, 0, 0})
+		p.writeGuest(w2, []byte{5, 0, 0, 0})
+		var ts []*thread
+		for i, mask := range []uint32{1, 2, 3} {
+			th := &thread{tid: guestPID + 1 + i, deadline: -1}
+			p.thr.list = append(p.thr.list, th)
+			p.thr.cur = th
+			p.waitOn(w1, mask, -1, "test")
+			ts = append(ts, th)
+		}
+		p.thr.cur = p.thr.list[0]
+		return ts
+	}
+	states := func(ts []*thread) string {
+		var b strings.Builder
+		for _, th := range ts {
+			switch {
+			case th.state == running:
+				b.WriteByte('R')
+			case th.futex == w1:
+				b.WriteByte('1')
+			case th.futex == w2:
+				b.WriteByte('2')
+			}
+		}
+		return b.String()
+	}
+	word := func(addr uint64) uint32 {
+		b, _ := p.readGuest(addr, 4)
+		return uint32(b[0]) | uint32(b[1])<<8
+	}
+	for _, c := range []struct {
+		name   string
+		args   [6]uint64
+		ret    uint64
+		states string
+		w2     uint32
+	}{
+		{"wake 2", [6]uint64{w1, futexWake | 128, 2}, 2, "RR1", 5},
+		{"wake 0 wakes one", [6]uint64{w1, futexWake, 0}, 1, "R11", 5},
+		{"wake bitset 2", [6]uint64{w1, futexWakeBitset, 9, 0, 0, 2}, 2, "1RR", 5},
+		{"wake bitset 0", [6]uint64{w1, futexWakeBitset, 9, 0, 0, 0}, sysErr(eINVAL), "111", 5},
+		{"requeue", [6]uint64{w1, futexRequeue, 1, 1, w2}, 2, "R21", 5},
+		{"cmp requeue", [6]uint64{w1, futexCmpRequeue, 0, 9, w2, 7}, 3, "222", 5},
+		{"cmp requeue changed", [6]uint64{w1, futexCmpRequeue, 0, 9, w2, 8}, sysErr(eAGAIN), "111", 5},
+		// WAKE_OP: w2 += 1 (old 5); wake 1 of w1; 5 > 4: wake 1 of w2 (none).
+		{"wake op add", [6]uint64{w1, futexWakeOp, 1, 1, w2, 1<<28 | 1<<12 | 4<<24 | 4}, 1, "R11", 6},
+		// w2 = 1<<3, old 5 == 6 fails: only w1's waiters.
+		{"wake op shift", [6]uint64{w1, futexWakeOp, 2, 1, w2, 8<<28 | 3<<12 | 6}, 2, "RR1", 8},
+		{"wait changed", [6]uint64{w1, futexWait, 6}, sysErr(eAGAIN), "111", 5},
+	} {
+		ts := setup()
+		if ret := p.sysFutex(&c.args); ret != c.ret || states(ts) != c.states || word(w2) != c.w2 {
+			t.Errorf("%s: returned %d, states %s, w2 %d; want %d, %s, %d", c.name, int64(ret), states(ts), word(w2), int64(c.ret), c.states, c.w2)
+		}
+	}
+}
