@@ -15,9 +15,10 @@ import (
 // A Checkpoint is the complete state of a Session between two
 // instructions: the engine's (CPU context, guest memory: emu.Snapshot),
 // the memory map and the Linux layer's state (brk, files, signal actions,
-// clocks, random stream, denied calls, exit) and the shadow stack.
-// Restoring it puts the session back exactly there, so that running on
-// repeats the same instructions (the guest is deterministic).
+// clocks, random stream, denied calls, exit, threads and the scheduler)
+// and every thread's shadow stack. Restoring it puts the session back
+// exactly there, so that running on repeats the same instructions (the
+// guest is deterministic).
 //
 // Memory pages unchanged since the previous checkpoint are shared with it
 // (emu.Snapshot), so a series of checkpoints costs the pages that changed
@@ -36,8 +37,15 @@ type Checkpoint struct {
 	denied map[string]uint64
 	exit   *Exit
 	stalls int
-	shadow shadow.State
 	cur    shadow.Record
+	// The threads (the running one's registers are in engine), the
+	// scheduler's state and every thread's shadow stack.
+	threads  []thread
+	running  int // index in threads
+	thrNext  int
+	thrSeq   uint64
+	switches uint64
+	shadows  map[int]shadow.State
 }
 
 // Insns returns the instruction count the checkpoint was taken at.
@@ -63,7 +71,18 @@ func (s *Session) Checkpoint(prev *Checkpoint) (*Checkpoint, error) {
 	c := &Checkpoint{
 		engine: snap, vmas: append([]vma(nil), p.vm.vmas...), total: p.vm.total,
 		brk: p.brk, sig: p.sig, sleep: p.sleep, stalls: p.stalls, cur: s.cur,
-		fds: copyFiles(p.fds), shadow: s.Shadow.Save(),
+		fds: copyFiles(p.fds),
+	}
+	c.thrNext, c.thrSeq, c.switches = p.thr.nextTID, p.thr.seq, p.thr.switches
+	for i, t := range p.thr.list {
+		c.threads = append(c.threads, *t)
+		if t == p.thr.cur {
+			c.running = i
+		}
+	}
+	c.shadows = make(map[int]shadow.State, len(s.stacks))
+	for tid, st := range s.stacks {
+		c.shadows[tid] = st.Save()
 	}
 	c.denied = p.Denied()
 	if c.rng, err = p.rng.c.MarshalBinary(); err != nil {
@@ -114,7 +133,22 @@ func (s *Session) Restore(c *Checkpoint) error {
 		p.exit = &x
 	}
 	p.lastErr = nil
-	s.Shadow.Restore(c.shadow)
+	p.thr = threadTable{nextTID: c.thrNext, seq: c.thrSeq, switches: c.switches}
+	for i := range c.threads {
+		t := c.threads[i]
+		p.thr.list = append(p.thr.list, &t)
+	}
+	p.thr.cur = p.thr.list[c.running]
+	for tid := range s.stacks {
+		if _, ok := c.shadows[tid]; !ok {
+			delete(s.stacks, tid) // a thread made after the checkpoint
+		}
+	}
+	for tid, st := range c.shadows {
+		s.stack(tid).Restore(st)
+	}
+	s.tid = p.thr.cur.tid
+	s.Shadow = s.stack(s.tid)
 	s.cur, s.stopped = c.cur, false
 	return nil
 }

@@ -11,13 +11,16 @@
 // interpreter, shared objects, paths inside the sysroot), syscalls.go
 // (the dispatcher and each system call), abi_x86_64.go and abi_aarch64.go
 // (the kernel's ABI per architecture: system call registers, struct stat,
-// TLS, entry registers), session.go (stepping with the shadow call stack)
-// and checkpoint.go (saving and restoring a whole session).
+// TLS, entry registers), threads.go and sched.go (threads: clone, futexes
+// and the deterministic scheduler), session.go (stepping with a shadow
+// call stack per thread) and checkpoint.go (saving and restoring a whole
+// session).
 //
 // The guest never touches the host: its writes to stdout and stderr go to
 // Config.Stdout and Config.Stderr, it reads only the files listed in
 // Config.ReadAllow and the files of its sysroot (snapshotted when
-// opened), and it cannot exec, fork, create threads or use the network.
-// Time, process ids and random bytes are fixed or derived from the
-// instruction count, so every run of a program is the same.
+// opened), and it cannot exec, fork or use the network. Its threads share
+// one emulated CPU. Time, process ids, random bytes and the interleaving of
+// threads are fixed or derived from the instruction count, so every run of
+// a program is the same.
 package linux

@@ -68,6 +68,9 @@ type Config struct {
 	// (Unicorn's translation cache), the ELF structures and symbol tables
 	// of the mapped objects, and what a Session adds (checkpoints, checking).
 	MaxMem uint64
+	// Quantum is how many instructions a thread runs before the next
+	// runnable one gets the CPU (0: DefaultQuantum); see sched.go.
+	Quantum uint64
 }
 
 // DefaultMaxMem is the memory cap when Config.MaxMem is 0: 1 GiB.
@@ -90,7 +93,7 @@ const (
 	StopMemory                        // a mapping would exceed Config.MaxMem
 	StopUnsupported                   // a system call (or use of one) the layer does not emulate
 	StopFault                         // a CPU fault: bad memory access, illegal instruction, trap
-	StopDeadlock                      // the single thread waits for something that cannot happen
+	StopDeadlock                      // every thread waits for something that cannot happen
 	StopInterrupted                   // Process.Interrupt was called (Ctrl-C)
 )
 
@@ -164,6 +167,8 @@ type Process struct {
 	stalls      int   // chunks in a row that ran no instruction
 	syms        *symbols.Table
 	symsOnce    sync.Once
+	thr         threadTable        // the threads and the scheduler's state (threads.go)
+	onSwitch    func(from, to int) // OnSwitch
 
 	// denied counts the system calls the sandbox denied, by name (sys_net.go).
 	denied map[string]uint64
@@ -213,6 +218,7 @@ func Load(path string, cfg Config) (*Process, error) {
 		}
 	}
 	p.rng.init()
+	p.initThreads()
 	if err := p.initFiles(); err != nil {
 		file.Close()
 		return nil, err
@@ -379,7 +385,10 @@ func (p *Process) Continue(n uint64) (*Exit, error) {
 		return nil, err
 	}
 	before := p.Engine.Executed()
-	err = p.Engine.Start(pc, untilNever, 0, n)
+	err = p.Engine.Start(pc, untilNever, 0, p.slice(n))
+	ran := p.Engine.Executed() - before
+	p.thr.cur.insns += ran
+	p.thr.cur.ran += ran
 	if p.lastErr != nil {
 		err, p.lastErr = p.lastErr, nil
 		return p.exit, err
@@ -393,6 +402,15 @@ func (p *Process) Continue(n uint64) (*Exit, error) {
 	if err != nil {
 		p.fault(err)
 		return p.exit, nil
+	}
+	if p.needSchedule() {
+		if err := p.schedule(); err != nil {
+			return p.exit, err
+		}
+		if p.exit != nil {
+			return p.exit, nil
+		}
+		pc = ^uint64(0) // another thread (or a new context): no stall
 	}
 	// A stop nobody asked for (the watchdog's, or a stale one) is harmless
 	// once; an engine that keeps returning without running anything would

@@ -18,10 +18,15 @@ import (
 // instruction sees it. Stops requested by an observer or a predicate
 // happen before the instruction, which then runs first when the session
 // continues. Batch trades exact stops for speed.
+//
+// Each thread has its own shadow stack: Shadow is the running thread's
+// (Thread), and records go to it.
 type Session struct {
 	P      *Process
-	Shadow *shadow.Stack
+	Shadow *shadow.Stack // the running thread's
 	Syms   *symbols.Table
+	stacks map[int]*shadow.Stack // by tid
+	tid    int                   // the thread Shadow belongs to
 
 	observer func(shadow.Record) bool
 	pred     func(shadow.Record) bool
@@ -33,19 +38,47 @@ type Session struct {
 // NewSession prepares stepping p from its current state (normally its entry
 // point). It takes over p's engine observer.
 func NewSession(p *Process) *Session {
-	s := &Session{
-		P:      p,
-		Shadow: shadow.New(p.Arch, p.Engine.ReadMem),
-		Syms:   p.Symbols(),
-	}
-	s.Shadow.SameFunction = s.Syms.SameFunction
-	// Self-modifying code: the shadow stack classifies instructions again
+	s := &Session{P: p, Syms: p.Symbols(), stacks: map[int]*shadow.Stack{}}
+	s.tid = p.CurrentThread()
+	s.Shadow = s.stack(s.tid)
+	// Self-modifying code: the shadow stacks classify instructions again
 	// where the code changed.
-	p.Engine.OnCodeWrite(s.Shadow.Invalidate)
+	p.Engine.OnCodeWrite(func(addr, size uint64) {
+		for _, st := range s.stacks {
+			st.Invalidate(addr, size)
+		}
+	})
+	p.OnSwitch(s.switchThread)
 	p.Engine.ObserveHistory(1, s.hook)
 	s.sync()
 	return s
 }
+
+// stack returns thread tid's shadow stack, made empty for a new thread:
+// its first frame, like the entry point's, is the outermost one.
+func (s *Session) stack(tid int) *shadow.Stack {
+	st := s.stacks[tid]
+	if st == nil {
+		st = shadow.New(s.P.Arch, s.P.Engine.ReadMem)
+		st.SameFunction = s.Syms.SameFunction
+		s.stacks[tid] = st
+	}
+	return st
+}
+
+// switchThread settles the outgoing thread's shadow stack with its
+// registers (still the engine's) and makes the incoming thread's current.
+func (s *Session) switchThread(from, to int) {
+	s.sync()
+	s.tid, s.Shadow = to, s.stack(to)
+}
+
+// Thread returns the id of the thread whose instructions the session sees
+// now (and whose shadow stack Shadow is).
+func (s *Session) Thread() int { return s.tid }
+
+// ShadowOf returns thread tid's shadow stack, or nil if it has none yet.
+func (s *Session) ShadowOf(tid int) *shadow.Stack { return s.stacks[tid] }
 
 // Batch has the engine pass instructions to the session in batches of n
 // (n > 1) instead of one at a time, several times faster: the C hooks

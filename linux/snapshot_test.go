@@ -9,6 +9,7 @@ import (
 	"maps"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/sframesim/sframesim/emu"
@@ -22,8 +23,8 @@ func checkpointsEqual(a, b *Checkpoint) error {
 		return err
 	}
 	switch {
-	case !reflect.DeepEqual(a.shadow, b.shadow):
-		return fmt.Errorf("shadow stacks differ:\n%+v\n%+v", a.shadow, b.shadow)
+	case !reflect.DeepEqual(a.shadows, b.shadows):
+		return fmt.Errorf("shadow stacks differ:\n%+v\n%+v", a.shadows, b.shadows)
 	case a.cur != b.cur:
 		return fmt.Errorf("state %+v, %+v", a.cur, b.cur)
 	case !reflect.DeepEqual(a.vmas, b.vmas) || a.brk != b.brk || a.total != b.total:
@@ -32,6 +33,8 @@ func checkpointsEqual(a, b *Checkpoint) error {
 		return fmt.Errorf("Linux layer state differs")
 	case !reflect.DeepEqual(a.fds, b.fds):
 		return fmt.Errorf("descriptor tables differ")
+	case !reflect.DeepEqual(a.threads, b.threads) || a.running != b.running || a.thrNext != b.thrNext || a.thrSeq != b.thrSeq || a.switches != b.switches:
+		return fmt.Errorf("threads differ:\n%+v\n%+v", a.threads, b.threads)
 	}
 	return nil
 }
@@ -41,12 +44,23 @@ func checkpointsEqual(a, b *Checkpoint) error {
 // each, then restores the first checkpoint, replays to the second and to
 // the end: every byte of the state, the output and the exit must be the
 // same as in the straight run. Restoring a finished program brings it back
-// to life.
+// to life. The threads programs have threads, switched and blocked, at
+// both points.
 func TestCheckpointRestore(t *testing.T) {
 	dir := testcorpus.Dir(t)
+	var paths []string
 	for _, name := range []string{"v3/x86-64/except-O2-static", "v3/aarch64/except-O2-static", "v2/x86-64/setjmp-O0-static"} {
+		paths = append(paths, filepath.Join(dir, name))
+	}
+	for _, a := range threadArches {
+		paths = append(paths, threadsProgram(a))
+	}
+	for _, path := range paths {
+		name, _ := filepath.Rel(dir, path)
+		if strings.HasPrefix(name, "..") {
+			name = filepath.Base(path)
+		}
 		t.Run(name, func(t *testing.T) {
-			path := filepath.Join(dir, name)
 			var out bytes.Buffer
 			p, err := Load(path, Config{Stdout: &out, Stderr: &out})
 			if err != nil {

@@ -11,6 +11,7 @@ import (
 // getrandom, uname, futex, sched_getaffinity, getcpu and arch_prctl (the
 // process and user ids are constants in handlers, syscalls.go).
 
+// sysExit is exit_group (and exit of the last thread): the run ends.
 func (p *Process) sysExit(a *[6]uint64) uint64 {
 	status := int(a[0] & 0xff)
 	p.sysStop(StopExited, status, fmt.Sprintf("exited with status %d", status))
@@ -79,29 +80,173 @@ func (p *Process) sysUname(a *[6]uint64) uint64 {
 	return 0
 }
 
+// Futex operations.
+const (
+	futexWait          = 0
+	futexWake          = 1
+	futexRequeue       = 3
+	futexCmpRequeue    = 4
+	futexWakeOp        = 5
+	futexWaitBitset    = 9
+	futexWakeBitset    = 10
+	futexClockRealtime = 256
+)
+
+// sysFutex is futex(uaddr, op, val, timeout or val2, uaddr2, val3). The
+// PRIVATE flag makes no difference (one process); with one thread a wait
+// that would block forever is a deadlock and one with a timeout times out
+// at once.
 func (p *Process) sysFutex(a *[6]uint64) uint64 {
-	const (
-		futexWait, futexWake, futexWakeOp, futexWaitBitset, futexWakeBitset = 0, 1, 5, 9, 10
-	)
-	switch op := a[1] & 0x7f; op {
-	case futexWake, futexWakeBitset, futexWakeOp:
-		return 0
+	uaddr, op, val := a[0], a[1]&0x7f, uint32(a[2])
+	realtime := a[1]&futexClockRealtime != 0
+	if realtime && op != futexWait && op != futexWaitBitset {
+		return sysErr(eNOSYS)
+	}
+	if uaddr%4 != 0 {
+		return sysErr(eINVAL)
+	}
+	switch op {
+	case futexWake:
+		return uint64(p.futexWake(uaddr, int(int32(val)), ^uint32(0)))
+	case futexWakeBitset:
+		if uint32(a[5]) == 0 {
+			return sysErr(eINVAL)
+		}
+		return uint64(p.futexWake(uaddr, int(int32(val)), uint32(a[5])))
 	case futexWait, futexWaitBitset:
-		b, ok := p.readGuest(a[0], 4)
+		mask := ^uint32(0)
+		if op == futexWaitBitset {
+			if mask = uint32(a[5]); mask == 0 {
+				return sysErr(eINVAL)
+			}
+		}
+		w, ok := p.readGuest(uaddr, 4)
 		if !ok {
 			return sysErr(eFAULT)
 		}
-		if binary.LittleEndian.Uint32(b) != uint32(a[2]) {
+		if binary.LittleEndian.Uint32(w) != val {
 			return sysErr(eAGAIN)
 		}
+		deadline := int64(-1)
 		if a[3] != 0 {
-			return sysErr(eTIMEDOUT)
+			if p.live() == 1 {
+				return sysErr(eTIMEDOUT)
+			}
+			d, e := p.timespec(a[3])
+			if e != 0 {
+				return sysErr(e)
+			}
+			if op == futexWait { // relative
+				deadline = p.base() + int64(d)
+			} else { // absolute, on CLOCK_MONOTONIC or CLOCK_REALTIME
+				clk := uint64(1)
+				if realtime {
+					clk = 0
+				}
+				now, _ := p.now(clk)
+				deadline = p.base() + max(0, int64(d)-now)
+			}
 		}
-		p.sysStop(StopDeadlock, 0, fmt.Sprintf("deadlock: futex wait on %#x with no other thread to wake it", a[0]))
+		if p.live() == 1 {
+			p.sysStop(StopDeadlock, 0, fmt.Sprintf("deadlock: futex wait on %#x with no other thread to wake it", uaddr))
+			return 0
+		}
+		p.waitOn(uaddr, mask, deadline, fmt.Sprintf("futex wait on %#x", uaddr))
 		return 0
+	case futexRequeue, futexCmpRequeue:
+		if op == futexCmpRequeue {
+			w, ok := p.readGuest(uaddr, 4)
+			if !ok {
+				return sysErr(eFAULT)
+			}
+			if binary.LittleEndian.Uint32(w) != uint32(a[5]) {
+				return sysErr(eAGAIN)
+			}
+		}
+		nwake, nmove := int(int32(val)), int(int32(a[3]))
+		if nwake < 0 || nmove < 0 || a[4]%4 != 0 {
+			return sysErr(eINVAL)
+		}
+		n := 0
+		for _, t := range p.waiters(uaddr, ^uint32(0)) {
+			switch {
+			case n < nwake:
+				t.wake(0)
+			case n < nwake+nmove:
+				t.futex = a[4]
+			default:
+				return uint64(n)
+			}
+			n++
+		}
+		return uint64(n)
+	case futexWakeOp:
+		return p.futexWakeOp(uaddr, int(int32(val)), int(int32(a[3])), a[4], uint32(a[5]))
 	default:
 		return sysErr(eNOSYS)
 	}
+}
+
+// futexWakeOp is FUTEX_WAKE_OP: it changes the word at uaddr2 by the
+// operation encoded in code, wakes nwake waiters of uaddr and, if the old
+// value of uaddr2 passes the comparison, nwake2 waiters of uaddr2.
+func (p *Process) futexWakeOp(uaddr uint64, nwake, nwake2 int, uaddr2 uint64, code uint32) uint64 {
+	if uaddr2%4 != 0 {
+		return sysErr(eINVAL)
+	}
+	w, ok := p.readGuest(uaddr2, 4)
+	if !ok || !p.writable(uaddr2, 4) {
+		return sysErr(eFAULT)
+	}
+	old := binary.LittleEndian.Uint32(w)
+	sext := func(v uint32) uint32 { return uint32(int32(v<<20) >> 20) } // 12-bit fields
+	op, cmp, oparg, cmparg := code>>28&0xf, code>>24&0xf, sext(code>>12&0xfff), sext(code&0xfff)
+	if op&8 != 0 { // FUTEX_OP_OPARG_SHIFT
+		if oparg > 31 {
+			return sysErr(eINVAL)
+		}
+		oparg, op = 1<<oparg, op&7
+	}
+	var nv uint32
+	switch op {
+	case 0:
+		nv = oparg
+	case 1:
+		nv = old + oparg
+	case 2:
+		nv = old | oparg
+	case 3:
+		nv = old &^ oparg
+	case 4:
+		nv = old ^ oparg
+	default:
+		return sysErr(eNOSYS)
+	}
+	binary.LittleEndian.PutUint32(w, nv)
+	p.writeGuest(uaddr2, w)
+	n := p.futexWake(uaddr, nwake, ^uint32(0))
+	o, c := int32(old), int32(cmparg)
+	var pass bool
+	switch cmp {
+	case 0:
+		pass = o == c
+	case 1:
+		pass = o != c
+	case 2:
+		pass = o < c
+	case 3:
+		pass = o <= c
+	case 4:
+		pass = o > c
+	case 5:
+		pass = o >= c
+	default:
+		return sysErr(eNOSYS)
+	}
+	if pass {
+		n += p.futexWake(uaddr2, nwake2, ^uint32(0))
+	}
+	return uint64(n)
 }
 
 func (p *Process) sysSchedGetaffinity(a *[6]uint64) uint64 {

@@ -137,15 +137,27 @@ func (p *Process) sysKill(a *[6]uint64) uint64 {
 }
 
 func (p *Process) sysTkill(a *[6]uint64) uint64 {
-	if int32(a[0]) != guestPID {
+	if !p.isThread(int32(a[0])) {
 		return sysErr(eSRCH)
 	}
 	return p.signal(a[1])
 }
 
 func (p *Process) sysTgkill(a *[6]uint64) uint64 {
-	if int32(a[0]) != guestPID || int32(a[1]) != guestPID {
+	if int32(a[0]) != guestPID || !p.isThread(int32(a[1])) {
 		return sysErr(eSRCH)
 	}
 	return p.signal(a[2])
+}
+
+// isThread reports whether tid is a thread of the process that has not
+// exited. A signal to any thread acts on the process: one that terminates
+// ends the run (signals are not delivered).
+func (p *Process) isThread(tid int32) bool {
+	for _, t := range p.thr.list {
+		if int32(t.tid) == tid && t.state != finished {
+			return true
+		}
+	}
+	return false
 }

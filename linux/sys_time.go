@@ -4,6 +4,7 @@ package linux
 
 import (
 	"encoding/binary"
+	"fmt"
 	"time"
 )
 
@@ -84,7 +85,17 @@ func (p *Process) sysNanosleep(a *[6]uint64) uint64 {
 	if e != 0 {
 		return sysErr(e)
 	}
-	p.sleep += d
+	return p.sleepFor(d)
+}
+
+// sleepFor sleeps for d: a lone thread advances the clock at once,
+// otherwise it blocks until the clock reaches the end.
+func (p *Process) sleepFor(d time.Duration) uint64 {
+	if p.live() == 1 {
+		p.sleep += d
+		return 0
+	}
+	p.waitOn(0, 0, p.base()+int64(d), fmt.Sprintf("sleep of %v", d))
 	return 0
 }
 
@@ -100,6 +111,5 @@ func (p *Process) sysClockNanosleep(a *[6]uint64) uint64 {
 	if a[1]&1 != 0 { // TIMER_ABSTIME
 		d = max(0, d-time.Duration(now))
 	}
-	p.sleep += d
-	return 0
+	return p.sleepFor(d)
 }

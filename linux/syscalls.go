@@ -25,9 +25,9 @@ import (
 //     sys_net.go) fail with EACCES, as in a sandbox, and are counted by
 //     name (Process.Denied): programs cope with that failure;
 //   - stop: anything else ends the run with StopUnsupported, naming the
-//     call's number and name, the PC and its symbol (exec, fork, clone,
-//     file writes... deliberately: they cannot be emulated honestly, and
-//     whatever no corpus program needs).
+//     call's number and name, the PC and its symbol (exec, fork, clone of a
+//     process, file writes... deliberately: they cannot be emulated
+//     honestly, and whatever no corpus program needs).
 //
 // Emulated calls, and their limits:
 //
@@ -70,10 +70,19 @@ import (
 //	                         pages from the file again, anonymous ones as
 //	                         zeros; everything counts against Config.MaxMem
 //	                         (exceeding it stops the run with StopMemory)
-//	exit exit_group          end the run (StopExited)
+//	exit exit_group          exit ends the calling thread (the last one ends the
+//	                         run), exit_group the run (StopExited)
+//	clone clone3             threads only: the flags of pthread_create (VM, FS,
+//	                         FILES, SIGHAND, THREAD, SYSVSEM required; SETTLS,
+//	                         PARENT_SETTID, CHILD_SETTID, CHILD_CLEARTID); any
+//	                         other flags (fork, vfork, new namespaces) stop the
+//	                         run; threads share one emulated CPU (sched.go)
 //	arch_prctl               x86-64 ARCH_SET_FS/GET_FS/SET_GS/GET_GS; others EINVAL
-//	set_tid_address set_robust_list  recorded; one thread, id 4242
-//	getpid gettid getppid getpgid getpgrp getsid getuid geteuid getgid getegid
+//	set_tid_address set_robust_list  recorded (the clear-tid word is zeroed and
+//	                         woken at the thread's exit; robust lists unused)
+//	gettid                   the thread's id: 4242 for the main thread, then
+//	                         4243, ... in the order of creation
+//	getpid getppid getpgid getpgrp getsid getuid geteuid getgid getegid
 //	prlimit64 getrlimit setrlimit  RLIMIT_STACK 8 MiB, NOFILE 1024 (soft and hard), others unlimited; new limits ignored
 //	getrandom                fixed-seed ChaCha8 bytes (reproducible)
 //	uname                    Linux 6.1.0, node "sframesim"
@@ -81,17 +90,20 @@ import (
 //	                         a fake clock: 2025-01-01 UTC (monotonic: 1000 s)
 //	                         plus 1 ns per executed instruction plus time slept;
 //	                         sleeping only advances it
-//	futex                    WAIT fails with EAGAIN if the word changed, times
-//	                         out at once with a timeout, and otherwise stops
-//	                         the run (StopDeadlock: nobody could wake it); WAKE
-//	                         wakes nobody
+//	futex                    WAIT, WAIT_BITSET, WAKE, WAKE_BITSET, REQUEUE,
+//	                         CMP_REQUEUE, WAKE_OP (PRIVATE makes no difference);
+//	                         timeouts on the fake clock; a lone thread's wait
+//	                         times out at once with a timeout, and otherwise
+//	                         stops the run (StopDeadlock: nobody could wake it),
+//	                         as does every thread waiting with no timeout
 //	rt_sigaction rt_sigprocmask sigaltstack  recorded, never delivered
-//	kill tkill tgkill        on itself: signal 0 and ignored or blocked signals
+//	kill tkill tgkill        on itself (any of its threads): signal 0 and ignored or blocked signals
 //	                         do nothing; a signal whose default action
 //	                         terminates ends the run (StopSignaled, as
 //	                         abort() does); one with a handler stops it
 //	                         (StopUnsupported: no signal delivery); others ESRCH
-//	sched_getaffinity sched_yield getcpu  one CPU
+//	sched_getaffinity sched_yield getcpu  one CPU; sched_yield lets the next
+//	                         runnable thread run
 //
 // Memory passed to a call must be mapped, and writable where the kernel
 // would write, else EFAULT.
@@ -112,7 +124,7 @@ func sysErr(errno int) uint64 { return uint64(-int64(errno)) }
 var notImplemented = map[string]string{
 	"rseq":       "glibc then runs without restartable sequences",
 	"statx":      "glibc's stat family uses newfstatat/fstat on 64-bit targets",
-	"membarrier": "only needed with several threads",
+	"membarrier": "threads share one emulated CPU: nothing to order; glibc copes with ENOSYS",
 }
 
 type handler func(p *Process, a *[6]uint64) uint64
@@ -132,10 +144,11 @@ func init() {
 		"readlink": (*Process).sysReadlink, "readlinkat": (*Process).sysReadlinkat, "getcwd": (*Process).sysGetcwd,
 		"brk": (*Process).sysBrk, "mmap": (*Process).sysMmap, "munmap": (*Process).sysMunmap,
 		"mprotect": (*Process).sysMprotect, "mremap": (*Process).sysMremap, "madvise": (*Process).sysMadvise,
-		"exit": (*Process).sysExit, "exit_group": (*Process).sysExit,
+		"exit": (*Process).sysExitThread, "exit_group": (*Process).sysExit,
+		"clone": (*Process).sysClone, "clone3": (*Process).sysClone3,
 		"arch_prctl":      (*Process).sysArchPrctl,
-		"set_tid_address": constResult(guestPID), "set_robust_list": (*Process).sysSetRobustList,
-		"getpid": constResult(guestPID), "gettid": constResult(guestPID), "getppid": constResult(1),
+		"set_tid_address": (*Process).sysSetTidAddress, "set_robust_list": (*Process).sysSetRobustList,
+		"getpid": constResult(guestPID), "gettid": (*Process).sysGettid, "getppid": constResult(1),
 		"getpgid": constResult(guestPID), "getpgrp": constResult(guestPID), "getsid": constResult(guestPID),
 		"getuid": constResult(guestUID), "geteuid": constResult(guestUID), "getgid": constResult(guestGID), "getegid": constResult(guestGID),
 		"prlimit64": (*Process).sysPrlimit64, "getrlimit": (*Process).sysGetrlimit, "setrlimit": constResult(0),
@@ -147,7 +160,7 @@ func init() {
 		"rt_sigaction": (*Process).sysRtSigaction, "rt_sigprocmask": (*Process).sysRtSigprocmask,
 		"sigaltstack": (*Process).sysSigaltstack,
 		"kill":        (*Process).sysKill, "tkill": (*Process).sysTkill, "tgkill": (*Process).sysTgkill,
-		"sched_getaffinity": (*Process).sysSchedGetaffinity, "sched_yield": constResult(0), "getcpu": (*Process).sysGetcpu,
+		"sched_getaffinity": (*Process).sysSchedGetaffinity, "sched_yield": (*Process).sysSchedYield, "getcpu": (*Process).sysGetcpu,
 	}
 	for name := range notImplemented {
 		handlers[name] = constResult(sysErr(eNOSYS))

@@ -49,8 +49,16 @@ type Debugger struct {
 
 // Open loads path (with argv[1:] args) for stepping; Close releases it.
 func Open(path string, args []string, sysroot string) (*Debugger, error) {
+	return OpenConfig(path, args, linux.Config{Sysroot: sysroot})
+}
+
+// OpenConfig is Open with more of the run's configuration: cfg's Args,
+// Stdout and Stderr are replaced (the program's output is kept for the
+// UI).
+func OpenConfig(path string, args []string, cfg linux.Config) (*Debugger, error) {
 	d := &Debugger{Path: path, Args: args, bps: map[uint64]bool{}}
-	tg, err := verify.Open(path, linux.Config{Args: append([]string{path}, args...), Stdout: &d.out, Stderr: &d.out, Sysroot: sysroot})
+	cfg.Args, cfg.Stdout, cfg.Stderr = append([]string{path}, args...), &d.out, &d.out
+	tg, err := verify.Open(path, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -62,7 +62,8 @@ type Checker struct {
 	// Tail frames [0, okN) matched shadow frames [0, okN), which had the
 	// Insn values okIDs.
 	okN, okOff int
-	gen        uint64 // the unwinder's Generation the memos belong to
+	gen        uint64        // the unwinder's Generation the memos belong to
+	stack      *shadow.Stack // the shadow stack (thread) the memos belong to
 	okIDs      []uint64
 	rec0       *recorder // records into reads0
 	rec        *recorder // records into reads
@@ -118,8 +119,15 @@ func NewChecker(u *unwind.Unwinder, mem unwind.Memory, regs func(sframe.Reg) (ui
 
 // CheckStack checks the state r against the shadow stack st, reusing the
 // previous result where nothing it depends on changed.
+//
+// Each guest thread has its own shadow stack: when st is another stack
+// than the previous call's (another thread runs), nothing of the previous
+// walks is reused.
 func (c *Checker) CheckStack(r shadow.Record, st *shadow.Stack) Result {
 	c.sync()
+	if st != c.stack {
+		c.valid, c.lastOK, c.okN, c.stack = false, false, 0, st
+	}
 	if c.lastOK && r.PC-c.lo < c.hi-c.lo && r.SP == c.sp && r.FP == c.fp && r.RA == c.ra && st.Version() == c.version {
 		touched := c.Watch == nil || c.Watch.Touched()
 		if !touched || unchanged(c.mem, c.reads0) && unchanged(c.mem, c.reads) {

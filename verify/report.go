@@ -37,6 +37,10 @@ type Report struct {
 	Covered      uint64            `json:"covered"`      // with SFrame data for the topmost PC
 	Counts       map[string]uint64 `json:"counts"`       // per outcome kind
 	Failures     uint64            `json:"failures"`     // instructions with a failure outcome
+	// Threads is how many threads the program ran (the main thread
+	// included); PerThread the instructions checked in each, in tid order.
+	Threads   int          `json:"threads"`
+	PerThread []ThreadStat `json:"per_thread"`
 
 	Problems  []Problem  `json:"problems"`  // each distinct problem once, most hits first
 	Functions []FuncStat `json:"functions"` // per function, most problems first
@@ -105,6 +109,13 @@ type Problem struct {
 	Hits                 uint64 `json:"hits"` // instructions affected
 }
 
+// ThreadStat counts the instructions checked in one thread; each is
+// checked against that thread's own shadow stack.
+type ThreadStat struct {
+	TID          int    `json:"tid"`
+	Instructions uint64 `json:"instructions"`
+}
+
 // FuncStat counts per function.
 type FuncStat struct {
 	Name          string `json:"name"`
@@ -155,6 +166,15 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 	fmt.Fprintf(w, "  run:          %s, %d instructions checked in %.2fs\n", symbols.Demangle(r.Stop), r.Instructions, r.Seconds)
 	if len(r.Denied) > 0 {
 		fmt.Fprintf(w, "  denied:       %s\n", linux.DeniedSummary(r.Denied))
+	}
+	if r.Threads > 1 {
+		var per []string
+		for _, t := range r.PerThread {
+			per = append(per, fmt.Sprintf("tid %d: %d", t.TID, t.Instructions))
+		}
+		fmt.Fprintf(w, "  threads:      %d, instructions checked per thread: %s\n", r.Threads, strings.Join(per, ", "))
+	} else {
+		fmt.Fprintf(w, "  threads:      %d\n", r.Threads)
 	}
 	fmt.Fprintf(w, "  covered:      %d instructions (%.1f%%) had SFrame data for the current PC\n", r.Covered, pct(r.Covered, r.Instructions))
 	var kinds []string

@@ -79,6 +79,9 @@ func (tg *Target) run(opt Options) (*Report, error) {
 	c := newCollector(tg.Path, sec, tg.Process, s)
 	c.lines = tg.Lines
 	start := time.Now()
+	// Each thread is checked against its own shadow stack (s.Shadow is the
+	// running thread's).
+	tid, count := s.Thread(), c.thread(s.Thread())
 	s.Observe(func(r shadow.Record) bool {
 		if opt.Interrupt != nil && opt.Interrupt.Load() {
 			return false
@@ -91,6 +94,10 @@ func (tg *Target) run(opt Options) (*Report, error) {
 			c.stop = fmt.Sprintf("instruction budget of %d reached", opt.MaxInsns)
 			return false
 		}
+		if now := s.Thread(); now != tid {
+			tid, count = now, c.thread(now)
+		}
+		*count++
 		res := checker.CheckStack(r, s.Shadow)
 		c.add(r, &res)
 		return true
@@ -149,6 +156,7 @@ type collector struct {
 	rows     map[[2]int]uint64 // (FDE, FRE) → hits as the topmost row
 	rowFail  map[[2]int]uint64 // (FDE, FRE) → failures attributed to it
 	objs     *objectStats      // per mapped ELF file (objects.go)
+	threads  map[int]*uint64   // instructions checked per thread
 
 	// Per-instruction counters kept without maps: outcomes by kind, rows
 	// hit (rowHits[FDE][FRE], folded into rows at the end), and the
@@ -181,6 +189,7 @@ func newCollector(path string, sec *sframe.Section, p *linux.Process, s *linux.S
 		funcs:    map[string]*FuncStat{},
 		rows:     map[[2]int]uint64{},
 		rowFail:  map[[2]int]uint64{},
+		threads:  map[int]*uint64{},
 		objs:     newObjectStats(p, s.Syms),
 		rowHits:  make([][]uint64, len(sec.FDEs)),
 		pcFunc:   make([]pcFunc, 1<<12),
@@ -258,9 +267,27 @@ func (c *collector) add(r shadow.Record, res *Result) {
 	}
 }
 
+// thread returns the counter of the instructions checked in thread tid.
+func (c *collector) thread(tid int) *uint64 {
+	n := c.threads[tid]
+	if n == nil {
+		n = new(uint64)
+		c.threads[tid] = n
+	}
+	return n
+}
+
 func (c *collector) finish() *Report {
 	rep := c.rep
 	rep.Instructions = c.insns
+	for _, th := range c.p.Threads() {
+		var n uint64
+		if k := c.threads[th.TID]; k != nil {
+			n = *k
+		}
+		rep.PerThread = append(rep.PerThread, ThreadStat{TID: th.TID, Instructions: n})
+	}
+	rep.Threads = len(rep.PerThread)
 	for k, n := range c.kinds {
 		if n > 0 {
 			rep.Counts[Kind(k).String()] = n

@@ -8,6 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/sframesim/sframesim/linux"
 	"github.com/sframesim/sframesim/tui"
 )
 
@@ -18,6 +19,7 @@ func runStep(args []string, stdout, stderr io.Writer) int {
 		"(s step, n next, f finish, c continue, m next mismatch, b breakpoint, g go to,\n"+
 		"S step back, - go back N, r restart, q quit). Without BINARY, steps the sample\n"+
 		"embedded in sframesim. NO_COLOR turns colours off.\n\n")
+	quantum := cl.Uint64("quantum", 0, "switch threads after `N` instructions of one (0: the default of 100000);\nthe interleaving is the same on every run")
 	sysroot := sysrootFlag(cl.FlagSet)
 	if status, done := cl.parse(args, stdout, stderr); done {
 		return status
@@ -32,7 +34,7 @@ func runStep(args []string, stdout, stderr io.Writer) int {
 		defer cleanup()
 		binary = path
 	}
-	d, err := tui.Open(binary, progArgs, *sysroot)
+	d, err := tui.OpenConfig(binary, progArgs, linux.Config{Sysroot: *sysroot, Quantum: *quantum})
 	if err != nil {
 		fmt.Fprintf(stderr, "sframesim step: %v\n", err)
 		return exitError

@@ -1,0 +1,148 @@
+//go:build cgo
+
+package linux
+
+import (
+	"fmt"
+	"time"
+)
+
+// The scheduler: one CPU, threads switched between two emu.Engine.Start
+// calls. A thread keeps the CPU until it blocks (a futex wait, a sleep),
+// exits, yields (sched_yield) or has run Config.Quantum instructions; then
+// the next runnable thread in tid order after it gets the CPU (round
+// robin), itself last. Nothing depends on the host: the same program and
+// input give the same interleaving on every run, whatever the chunks
+// Continue is called with. When every thread is blocked, the clock jumps
+// to the earliest deadline (a futex timeout, the end of a sleep); without
+// one the run ends with StopDeadlock.
+
+// quantum returns the instructions a thread runs before it is switched
+// out.
+func (p *Process) quantum() uint64 {
+	if p.cfg.Quantum > 0 {
+		return p.cfg.Quantum
+	}
+	return DefaultQuantum
+}
+
+// slice bounds the next Start so that the running thread stops at the end
+// of its quantum; a lone thread is never switched.
+func (p *Process) slice(n uint64) uint64 {
+	if len(p.thr.list) == 1 {
+		return n
+	}
+	q, ran := p.quantum(), p.thr.cur.ran
+	if ran >= q {
+		return 1 // only before the first schedule of a restored state
+	}
+	return min(n, q-ran)
+}
+
+// base is the clock the fake clocks are offsets of (time.go): 1 ns per
+// instruction plus the time slept.
+func (p *Process) base() int64 { return int64(p.Engine.Executed()) + int64(p.sleep) }
+
+// needSchedule reports whether the running thread must give up the CPU or
+// a clone left work for schedule.
+func (p *Process) needSchedule() bool {
+	return p.thr.resched || len(p.thr.list) > 1 && p.thr.cur.ran >= p.quantum()
+}
+
+// schedule runs after a Start: it makes the contexts of new threads and
+// switches to the thread that runs next.
+func (p *Process) schedule() error {
+	if err := p.startChildren(); err != nil {
+		return err
+	}
+	cur, yield := p.thr.cur, p.thr.yield
+	p.thr.resched, p.thr.yield = false, false
+	if cur.state == running && !yield && cur.ran < p.quantum() {
+		return nil // only a clone: the parent goes on
+	}
+	for {
+		p.wakeExpired()
+		if next := p.pick(cur); next != nil {
+			return p.switchTo(next)
+		}
+		// Every thread waits: jump to the earliest deadline.
+		var first *thread
+		for _, t := range p.thr.list {
+			if t.state == blocked && t.deadline >= 0 && (first == nil || t.deadline < first.deadline) {
+				first = t
+			}
+		}
+		if first == nil {
+			p.stopAt(StopDeadlock, 0, p.sysPC, "deadlock: every thread waits and none can wake it: "+p.threadStates())
+			return nil
+		}
+		if d := first.deadline - p.base(); d > 0 {
+			p.sleep += time.Duration(d)
+		}
+	}
+}
+
+// wakeExpired wakes the blocked threads whose deadline has passed: a futex
+// wait fails with ETIMEDOUT, a sleep returns 0.
+func (p *Process) wakeExpired() {
+	now := p.base()
+	for _, t := range p.thr.list {
+		if t.state == blocked && t.deadline >= 0 && t.deadline <= now {
+			ret := uint64(0)
+			if t.futex != 0 {
+				ret = sysErr(eTIMEDOUT)
+			}
+			t.wake(ret)
+		}
+	}
+}
+
+// pick returns the first runnable thread after cur in tid order, wrapping
+// around (cur itself last), or nil.
+func (p *Process) pick(cur *thread) *thread {
+	l := p.thr.list
+	at := 0
+	for i, t := range l {
+		if t == cur {
+			at = i
+		}
+	}
+	for k := 1; k <= len(l); k++ {
+		if t := l[(at+k)%len(l)]; t.state == running {
+			return t
+		}
+	}
+	return nil
+}
+
+// switchTo gives the CPU to t: it saves the running thread's registers,
+// loads t's and delivers the result of the system call t blocked in.
+func (p *Process) switchTo(t *thread) error {
+	cur := p.thr.cur
+	if t != cur {
+		if p.onSwitch != nil {
+			p.onSwitch(cur.tid, t.tid)
+		}
+		if cur.state != finished {
+			c, err := p.Engine.SaveCPU()
+			if err != nil {
+				return fmt.Errorf("switching threads: %w", err)
+			}
+			cur.ctx = c
+		}
+		if err := p.Engine.RestoreCPU(t.ctx); err != nil {
+			return fmt.Errorf("switching threads: %w", err)
+		}
+		t.ctx = nil
+		p.thr.cur = t
+		p.thr.switches++
+	}
+	t.ran = 0
+	if t.setRet {
+		t.setRet = false
+		if err := p.Engine.SetReg(p.abi.ret, t.ret); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,256 @@
+//go:build cgo
+
+package linux
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/sframesim/sframesim/shadow"
+)
+
+// testdata/threads-x86_64 and threads-aarch64 are testdata/src/threads.c,
+// built with
+//
+//	$ARCH-linux-gnu-gcc -O2 -static -pthread -Wa,--gsframe -o threads-$ARCH src/threads.c
+//
+// (gcc 12, glibc 2.36 of Debian bookworm, binutils 2.40: SFrame V1):
+// pthread_create (clone3), pthread_join (the clear-tid futex), a mutex, a
+// condition variable and nanosleep.
+
+const threadsOutput = `worker 0 round 0
+worker 1 round 0
+worker 0 round 1
+worker 1 round 1
+worker 0 round 2
+worker 1 round 2
+worker 0 round 3
+worker 1 round 3
+worker 0 round 4
+worker 1 round 4
+total 52500 joined 21
+`
+
+var threadArches = []string{"x86_64", "aarch64"}
+
+func threadsProgram(arch string) string { return filepath.Join("testdata", "threads-"+arch) }
+
+// runThreads runs the threads program to its end and returns its output,
+// the exit and the threads.
+func runThreads(t *testing.T, arch string, quantum uint64) (string, *Exit, []Thread) {
+	t.Helper()
+	var out bytes.Buffer
+	p, err := Load(threadsProgram(arch), Config{Stdout: &out, Quantum: quantum, MaxInsns: 50_000_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	x, err := p.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), x, p.Threads()
+}
+
+func TestThreads(t *testing.T) {
+	for _, a := range threadArches {
+		for _, q := range []uint64{0, 1000, 37} {
+			t.Run(fmt.Sprintf("%s/quantum=%d", a, q), func(t *testing.T) {
+				out, x, threads := runThreads(t, a, q)
+				if x.Reason != StopExited || x.Status != 0 {
+					t.Fatalf("exit %v (%s), want status 0\noutput:\n%s", x.Reason, x, out)
+				}
+				if out != threadsOutput {
+					t.Errorf("output:\n%s\nwant:\n%s", out, threadsOutput)
+				}
+				if len(threads) != 3 {
+					t.Fatalf("threads %+v, want 3", threads)
+				}
+				var sum uint64
+				for i, th := range threads {
+					if th.TID != guestPID+i || th.Insns == 0 {
+						t.Errorf("thread %d: %+v", i, th)
+					}
+					sum += th.Insns
+				}
+				if sum != x.Insns {
+					t.Errorf("threads ran %d instructions in all, the run %d", sum, x.Insns)
+				}
+				// The same run again gives the same interleaving.
+				out2, x2, threads2 := runThreads(t, a, q)
+				if out2 != out || *x2 != *x || !reflect.DeepEqual(threads2, threads) {
+					t.Errorf("second run differs: %+v %+v, then %+v %+v", x, threads, x2, threads2)
+				}
+			})
+		}
+	}
+}
+
+// TestThreadsSession steps the threads program through a Session in
+// chunks of different sizes: the interleaving is the same as Run's, and
+// every thread's instructions go to its own shadow stack.
+func TestThreadsSession(t *testing.T) {
+	for _, a := range threadArches {
+		t.Run(a, func(t *testing.T) {
+			_, want, wantThreads := runThreads(t, a, 0)
+			var out bytes.Buffer
+			p, err := Load(threadsProgram(a), Config{Stdout: &out})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			s := NewSession(p)
+			if err := s.Batch(512); err != nil {
+				t.Fatal(err)
+			}
+			seen := map[int]uint64{}
+			s.Observe(func(r shadow.Record) bool {
+				seen[s.Thread()]++
+				return true
+			})
+			var x *Exit
+			for x == nil {
+				if x, _, err = s.RunUntil(nil, 7919); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if x.Reason != StopExited || x.Insns != want.Insns || out.String() != threadsOutput {
+				t.Fatalf("exit %+v, want %+v; output:\n%s", x, want, out.String())
+			}
+			for _, th := range wantThreads {
+				if seen[th.TID] != th.Insns {
+					t.Errorf("thread %d: observed %d instructions, ran %d", th.TID, seen[th.TID], th.Insns)
+				}
+				if s.ShadowOf(th.TID) == nil {
+					t.Errorf("thread %d has no shadow stack", th.TID)
+				}
+			}
+		})
+	}
+}
+
+// TestThreadsTimeoutDeadlock runs the program's other two modes: a timed
+// wait on a condition variable (FUTEX_WAIT_BITSET with a CLOCK_REALTIME
+// deadline) times out on the fake clock while main yields, and a worker
+// waiting forever while main joins it is a deadlock naming both threads.
+func TestThreadsTimeoutDeadlock(t *testing.T) {
+	for _, a := range threadArches {
+		t.Run(a, func(t *testing.T) {
+			run := func(mode string) (string, *Exit) {
+				var out bytes.Buffer
+				p, err := Load(threadsProgram(a), Config{Args: []string{"threads", mode}, Stdout: &out, MaxInsns: 20_000_000})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer p.Close()
+				x, err := p.Run()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return out.String(), x
+			}
+			out, x := run("timeout")
+			if want := "timedwait: timed out\njoined after yielding\n"; x.Reason != StopExited || out != want {
+				t.Errorf("timeout: %v, output %q, want %q", x, out, want)
+			}
+			out, x = run("deadlock")
+			if x.Reason != StopDeadlock || out != "" ||
+				!strings.Contains(x.Detail, "tid 4242 blocked: futex wait on 0x") ||
+				!strings.Contains(x.Detail, "tid 4243 blocked: futex wait on 0x") {
+				t.Errorf("deadlock: %v: %s, output %q", x.Reason, x.Detail, out)
+			}
+		})
+	}
+}
+
+// TestCloneFork: clone with the flags of fork stays refused, naming the
+// call.
+func TestCloneFork(t *testing.T) {
+	for _, a := range threadArches {
+		p, err := Load(threadsProgram(a), Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.sysPC = 0x1234
+		args := [6]uint64{17} // SIGCHLD: fork
+		p.sysClone(&args)
+		if x := p.Exited(); x == nil || x.Reason != StopUnsupported || !strings.Contains(x.Detail, "unsupported system call clone with flags 0x11") {
+			t.Errorf("%s: fork-like clone: %+v", a, x)
+		}
+		p.Close()
+	}
+}
+
+// TestFutexOps checks the futex operations that the threads program does
+// not reach on threads set up by hand: wakes by bitset, requeues and
+// WAKE_OP, in the order the waiters started waiting.
+func TestFutexOps(t *testing.T) {
+	p, err := Load(threadsProgram("x86_64"), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	w1, w2 := p.SP-64, p.SP-128 // words on the stack
+	setup := func() []*thread {
+		p.initThreads()
+		p.writeGuest(w1, []byte{7, 0, 0, 0})
+		p.writeGuest(w2, []byte{5, 0, 0, 0})
+		var ts []*thread
+		for i, mask := range []uint32{1, 2, 3} {
+			th := &thread{tid: guestPID + 1 + i, deadline: -1}
+			p.thr.list = append(p.thr.list, th)
+			p.thr.cur = th
+			p.waitOn(w1, mask, -1, "test")
+			ts = append(ts, th)
+		}
+		p.thr.cur = p.thr.list[0]
+		return ts
+	}
+	states := func(ts []*thread) string {
+		var b strings.Builder
+		for _, th := range ts {
+			switch {
+			case th.state == running:
+				b.WriteByte('R')
+			case th.futex == w1:
+				b.WriteByte('1')
+			case th.futex == w2:
+				b.WriteByte('2')
+			}
+		}
+		return b.String()
+	}
+	word := func(addr uint64) uint32 {
+		b, _ := p.readGuest(addr, 4)
+		return uint32(b[0]) | uint32(b[1])<<8
+	}
+	for _, c := range []struct {
+		name   string
+		args   [6]uint64
+		ret    uint64
+		states string
+		w2     uint32
+	}{
+		{"wake 2", [6]uint64{w1, futexWake | 128, 2}, 2, "RR1", 5},
+		{"wake 0 wakes one", [6]uint64{w1, futexWake, 0}, 1, "R11", 5},
+		{"wake bitset 2", [6]uint64{w1, futexWakeBitset, 9, 0, 0, 2}, 2, "1RR", 5},
+		{"wake bitset 0", [6]uint64{w1, futexWakeBitset, 9, 0, 0, 0}, sysErr(eINVAL), "111", 5},
+		{"requeue", [6]uint64{w1, futexRequeue, 1, 1, w2}, 2, "R21", 5},
+		{"cmp requeue", [6]uint64{w1, futexCmpRequeue, 0, 9, w2, 7}, 3, "222", 5},
+		{"cmp requeue changed", [6]uint64{w1, futexCmpRequeue, 0, 9, w2, 8}, sysErr(eAGAIN), "111", 5},
+		// WAKE_OP: w2 += 1 (old 5); wake 1 of w1; 5 > 4: wake 1 of w2 (none).
+		{"wake op add", [6]uint64{w1, futexWakeOp, 1, 1, w2, 1<<28 | 1<<12 | 4<<24 | 4}, 1, "R11", 6},
+		// w2 = 1<<3, old 5 == 6 fails: only w1's waiters.
+		{"wake op shift", [6]uint64{w1, futexWakeOp, 2, 1, w2, 8<<28 | 3<<12 | 6}, 2, "RR1", 8},
+		{"wait changed", [6]uint64{w1, futexWait, 6}, sysErr(eAGAIN), "111", 5},
+	} {
+		ts := setup()
+		if ret := p.sysFutex(&c.args); ret != c.ret || states(ts) != c.states || word(w2) != c.w2 {
+			t.Errorf("%s: returned %d, states %s, w2 %d; want %d, %s, %d", c.name, int64(ret), states(ts), word(w2), int64(c.ret), c.states, c.w2)
+		}
+	}
+}

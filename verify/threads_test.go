@@ -1,0 +1,104 @@
+//go:build cgo
+
+package verify
+
+import (
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/sframesim/sframesim/linux"
+	"github.com/sframesim/sframesim/sframe"
+)
+
+// The threads program of the linux package's tests (linux/testdata/src/
+// threads.c): main and two workers, with SFrame data for its own
+// functions.
+func threadsProgram(arch string) string {
+	return filepath.Join("..", "linux", "testdata", "threads-"+arch)
+}
+
+// TestThreads verifies a program with threads: every instruction of every
+// thread is checked against that thread's own shadow stack, the report
+// counts them per thread, batched and exact checking agree, and two runs
+// give the same report.
+func TestThreads(t *testing.T) {
+	for _, a := range []string{"x86_64", "aarch64"} {
+		for _, q := range []uint64{0, 37} {
+			t.Run(a+"/quantum="+map[uint64]string{0: "default", 37: "37"}[q], func(t *testing.T) {
+				t.Parallel()
+				path := threadsProgram(a)
+				run := func(batch int) *Report {
+					rep, err := Run(path, Options{Batch: batch, Config: linux.Config{Quantum: q}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					rep.Seconds = 0
+					return rep
+				}
+				rep := run(0)
+				if !rep.OK() || rep.Threads != 3 || len(rep.PerThread) != 3 {
+					t.Fatalf("%s: %d threads %+v, stop %s, counts %v", rep.Verdict(), rep.Threads, rep.PerThread, rep.Stop, rep.Counts)
+				}
+				var sum uint64
+				for i, th := range rep.PerThread {
+					if th.TID != 4242+i || th.Instructions == 0 {
+						t.Errorf("thread %d: %+v", i, th)
+					}
+					sum += th.Instructions
+				}
+				if sum != rep.Instructions {
+					t.Errorf("per thread %d instructions, in all %d", sum, rep.Instructions)
+				}
+				// The workers run work() (SFrame data) in their threads.
+				workers := 0
+				for _, f := range rep.Functions {
+					if f.Name == "work" && f.Covered > 0 {
+						workers++
+					}
+				}
+				if workers != 1 {
+					t.Errorf("work() not checked: %+v", rep.Functions)
+				}
+				if again := run(0); !reflect.DeepEqual(again, rep) {
+					t.Errorf("second run differs:\n%+v\n%+v", rep, again)
+				}
+				if exact := run(1); !reflect.DeepEqual(exact, rep) {
+					t.Errorf("exact run differs:\n%+v\n%+v", rep, exact)
+				}
+			})
+		}
+	}
+}
+
+// TestThreadsMutated: a wrong CFA offset in work(), which only the worker
+// threads run, is caught in those threads, and nowhere else.
+func TestThreadsMutated(t *testing.T) {
+	for _, a := range []string{"x86_64", "aarch64"} {
+		t.Run(a, func(t *testing.T) {
+			t.Parallel()
+			path := threadsProgram(a)
+			f, err := sframe.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if n := mutateFunction(t, path, f.Section, "work"); n == 0 {
+				t.Fatal("work has no rows")
+			}
+			rep, err := runSection(path, f.Section, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Failures == 0 || len(rep.Problems) == 0 {
+				t.Fatalf("the mutation was not caught: %v", rep.Counts)
+			}
+			for _, pr := range rep.Problems {
+				if !strings.HasPrefix(pr.FrameSymbol, "work") {
+					t.Errorf("problem outside work: %+v", pr)
+				}
+			}
+		})
+	}
+}
