@@ -30,6 +30,7 @@ type Checkpoint struct {
 	brk    uint64
 	rng    []byte
 	fds    map[int]*openFile
+	ov     *overlay
 	sig    sigState
 	sleep  time.Duration
 	exit   *Exit
@@ -61,8 +62,9 @@ func (s *Session) Checkpoint(prev *Checkpoint) (*Checkpoint, error) {
 	c := &Checkpoint{
 		engine: snap, vmas: append([]vma(nil), p.vm.vmas...), total: p.vm.total,
 		brk: p.brk, sig: p.sig, sleep: p.sleep, stalls: p.stalls, cur: s.cur,
-		fds: copyFiles(p.fds), shadow: s.Shadow.Save(),
+		shadow: s.Shadow.Save(),
 	}
+	c.ov, c.fds = p.ov.clone(p.fds)
 	if c.rng, err = p.rng.c.MarshalBinary(); err != nil {
 		return nil, fmt.Errorf("checkpoint: random stream: %w", err)
 	}
@@ -102,7 +104,8 @@ func (s *Session) Restore(c *Checkpoint) error {
 		return fmt.Errorf("restore: random stream: %w", err)
 	}
 	p.rng.c = rng
-	p.fds = copyFiles(c.fds)
+	p.vm.held = p.vm.held - p.ov.held + c.ov.held
+	p.ov, p.fds = c.ov.clone(c.fds)
 	p.syncFDs()
 	p.exit = nil
 	if c.exit != nil {
@@ -116,14 +119,16 @@ func (s *Session) Restore(c *Checkpoint) error {
 }
 
 // copyFiles copies a descriptor table, keeping descriptors that share a
-// file (dup) sharing its copy. File contents are never written: shared.
-func copyFiles(fds map[int]*openFile) map[int]*openFile {
+// file (dup) sharing its copy; node gives the copy of an overlay node.
+// Host file contents are never written: shared.
+func copyFiles(fds map[int]*openFile, node func(*oNode) *oNode) map[int]*openFile {
 	out := make(map[int]*openFile, len(fds))
 	seen := make(map[*openFile]*openFile, len(fds))
 	for fd, f := range fds {
 		c := seen[f]
 		if c == nil {
 			x := *f
+			x.node = node(f.node)
 			c = &x
 			seen[f] = c
 		}

@@ -146,7 +146,8 @@ type Process struct {
 	brkStart    uint64
 	brk         uint64
 	rng         detRNG
-	view        fsView // the host files the guest sees
+	view        fsView   // the host files the guest sees
+	ov          *overlay // the guest's writable files (overlay.go)
 	fds         map[int]*openFile
 	fdUsed      fdSet                  // the descriptors in fds below fdLimit
 	shared      map[fileID]*sharedFile // the host files opened, by identity

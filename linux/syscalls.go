@@ -145,6 +145,16 @@ func init() {
 		"sigaltstack": (*Process).sysSigaltstack,
 		"kill":        (*Process).sysKill, "tkill": (*Process).sysTkill, "tgkill": (*Process).sysTgkill,
 		"sched_getaffinity": (*Process).sysSchedGetaffinity, "sched_yield": constResult(0), "getcpu": (*Process).sysGetcpu,
+		// The writable overlay (overlay.go).
+		"creat": (*Process).sysCreat, "pwrite64": (*Process).sysPwrite64, "pwritev": (*Process).sysPwritev,
+		"ftruncate": (*Process).sysFtruncate, "truncate": (*Process).sysTruncate,
+		"fsync": (*Process).sysFsync, "fdatasync": (*Process).sysFsync,
+		"mkdir": (*Process).sysMkdir, "mkdirat": (*Process).sysMkdirat, "rmdir": (*Process).sysRmdir,
+		"unlink": (*Process).sysUnlink, "unlinkat": (*Process).sysUnlinkat,
+		"symlink": (*Process).sysSymlink, "symlinkat": (*Process).sysSymlinkat,
+		"rename": (*Process).sysRename, "renameat": (*Process).sysRenameat, "renameat2": (*Process).sysRenameat2,
+		"chmod": (*Process).sysChmod, "fchmod": (*Process).sysFchmod, "fchmodat": (*Process).sysFchmodat,
+		"getdents64": (*Process).sysGetdents64,
 	}
 	for name := range notImplemented {
 		handlers[name] = constResult(sysErr(eNOSYS))
