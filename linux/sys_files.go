@@ -836,7 +836,6 @@ func (p *Process) sysGetcwd(a *[6]uint64) uint64 {
 // System calls that change files: all of them act on the overlay
 // (overlay.go), never on the host.
 
-
 func (p *Process) truncate(n *oNode, length uint64) uint64 {
 	if int64(length) < 0 {
 		return sysErr(eINVAL)
