@@ -341,7 +341,7 @@ func (p *Process) unname(path string) {
 // dropName removes the name path from the overlay: a whiteout if the
 // view has a file there.
 func (p *Process) dropName(path string) {
-	if _, e := p.view.lookup(path, false); e == 0 {
+	if _, e := p.viewEntry(path, false); e == 0 {
 		p.ov.nodes[path] = nil
 	} else {
 		delete(p.ov.nodes, path)
@@ -490,11 +490,23 @@ func (p *Process) children(e ovEntry) []string {
 		}
 	}
 	if e.merged() {
+		for a := range p.view.allow { // the files the user named below it
+			if rel, ok := strings.CutPrefix(a, prefix); ok {
+				name, _, _ := strings.Cut(rel, "/")
+				if !seen[name] {
+					if _, e := p.viewEntry(prefix+name, false); e == 0 {
+						seen[name] = true
+						names = append(names, name)
+					}
+				}
+			}
+		}
 		if ve, err := p.viewEntry(e.path, true); err == 0 && ve.vf.fi != nil && ve.vf.fi.IsDir() {
 			ents, _ := os.ReadDir(ve.vf.host)
 			for _, d := range ents {
 				if !seen[d.Name()] {
 					if _, e := p.view.lookup(prefix+d.Name(), false); e == 0 {
+						seen[d.Name()] = true
 						names = append(names, d.Name())
 					}
 				}

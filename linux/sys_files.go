@@ -913,8 +913,8 @@ func (p *Process) sysMkdirat(a *[6]uint64) uint64 { return p.mkdir(int32(a[0]), 
 // remove removes the name abs: a directory (rmdir) or anything else
 // (unlink).
 func (p *Process) remove(abs string, dir bool) uint64 {
-	if dir && filepath.Base(abs) == "." {
-		return sysErr(eINVAL)
+	if dir && p.ov.isRootOrAbove(abs) {
+		return sysErr(eBUSY)
 	}
 	path, e := p.parentOf(abs)
 	if e != 0 {

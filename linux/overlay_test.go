@@ -1,0 +1,391 @@
+//go:build cgo
+
+package linux
+
+import (
+	"bytes"
+	"encoding/binary"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sframesim/sframesim/arch"
+)
+
+// The overlay's tests call the system call handlers directly on an idle
+// process (idleProcess), with arguments in guest memory.
+
+// guest is a process and where its arguments go in guest memory.
+type guest struct {
+	t    *testing.T
+	p    *Process
+	strs uint64 // paths
+	buf  uint64 // data
+}
+
+const (
+	gRDONLY = 0
+	gWRONLY = 1
+	gRDWR   = 2
+	seekSet = 0
+)
+
+func newGuest(t *testing.T, a *arch.Arch, cfg Config) *guest {
+	p := idleProcess(t, a, cfg)
+	return &guest{t: t, p: p, strs: scratch(p), buf: scratch(p) + 64<<10}
+}
+
+// path puts s into guest memory (one of 8 slots, by n).
+func (g *guest) path(n int, s string) uint64 {
+	return putString(g.t, g.p, g.strs+uint64(n)*4096, s)
+}
+
+func (g *guest) call(name string, args ...uint64) int64 { return call(g.p, name, args...) }
+
+func (g *guest) open(path string, flags, mode uint64) int64 {
+	return g.call("openat", atFDCWD64, g.path(0, path), flags, mode)
+}
+
+func (g *guest) write(fd int64, s string) int64 {
+	if err := g.p.Engine.WriteMem(g.buf, []byte(s)); err != nil {
+		g.t.Fatal(err)
+	}
+	return g.call("write", uint64(fd), g.buf, uint64(len(s)))
+}
+
+// pread reads up to n bytes of fd at off.
+func (g *guest) pread(fd int64, off, n uint64) string {
+	g.t.Helper()
+	k := g.call("pread64", uint64(fd), g.buf, n, off)
+	if k < 0 {
+		g.t.Fatalf("pread64(%d) = %d", fd, k)
+	}
+	return string(readGuestBytes(g.t, g.p, g.buf, uint64(k)))
+}
+
+// stat returns the st_mode, st_size and st_ino of path (or -errno in
+// mode).
+func (g *guest) stat(path string, follow bool) (mode int64, size, ino uint64) {
+	flags := uint64(0)
+	if !follow {
+		flags = atSymlinkNofollow
+	}
+	if r := g.call("newfstatat", atFDCWD64, g.path(1, path), g.buf, flags); r != 0 {
+		return r, 0, 0
+	}
+	b := readGuestBytes(g.t, g.p, g.buf, 64)
+	le := binary.LittleEndian
+	if g.p.abi == abiFor(arch.AMD64) {
+		return int64(le.Uint32(b[24:])), le.Uint64(b[48:]), le.Uint64(b[8:])
+	}
+	return int64(le.Uint32(b[16:])), le.Uint64(b[48:]), le.Uint64(b[8:])
+}
+
+// names lists the directory path with getdents64.
+func (g *guest) names(path string) []string {
+	g.t.Helper()
+	fd := g.open(path, gRDONLY|g.p.abi.oDirectory, 0)
+	if fd < 0 {
+		g.t.Fatalf("open %s = %d", path, fd)
+	}
+	defer g.call("close", uint64(fd))
+	var names []string
+	for {
+		n := g.call("getdents64", uint64(fd), g.buf, 100) // small: several calls
+		if n < 0 {
+			g.t.Fatalf("getdents64 = %d", n)
+		}
+		if n == 0 {
+			return names
+		}
+		b := readGuestBytes(g.t, g.p, g.buf, uint64(n))
+		for len(b) > 0 {
+			reclen := binary.LittleEndian.Uint16(b[16:])
+			name, _, _ := strings.Cut(string(b[19:reclen]), "\x00")
+			names = append(names, name)
+			b = b[reclen:]
+		}
+	}
+}
+
+func TestOverlayFiles(t *testing.T) {
+	for _, a := range []*arch.Arch{arch.AMD64, arch.ARM64} {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{})
+			excl := uint64(oCREAT | oEXCL)
+
+			// Create, write, read back through the shared offset.
+			expect(t, "create", g.open("/tmp/a", excl|gRDWR, 0o666), 3)
+			expect(t, "create again with O_EXCL", g.open("/tmp/a", excl|gRDWR, 0o666), -eEXIST)
+			expect(t, "write", g.write(3, "hello"), 5)
+			expect(t, "dup", g.call("dup", 3), 4)
+			expect(t, "write through the dup", g.write(4, "!"), 1)
+			expect(t, "lseek", g.call("lseek", 3, 0, seekSet), 0)
+			expect(t, "read", g.call("read", 3, g.buf, 100), 6)
+			if got := string(readGuestBytes(t, g.p, g.buf, 6)); got != "hello!" {
+				t.Errorf("read %q, want hello!", got)
+			}
+			mode, size, ino := g.stat("/tmp/a", true)
+			expect(t, "st_mode", mode, 0o100644) // 0666 less the umask
+			expect(t, "st_size", int64(size), 6)
+
+			// O_APPEND writes at the end whatever the offset.
+			expect(t, "open O_APPEND", g.open("/tmp/a", gWRONLY|oAPPEND, 0), 5)
+			expect(t, "lseek", g.call("lseek", 5, 0, seekSet), 0)
+			expect(t, "append", g.write(5, "X"), 1)
+			expect(t, "read a write-only fd", g.call("read", 5, g.buf, 1), -eBADF)
+			putString(t, g.p, g.buf, "J")
+			expect(t, "pwrite64", g.call("pwrite64", 3, g.buf, 1, 0), 1)
+			if got := g.pread(3, 0, 100); got != "Jello!X" {
+				t.Errorf("contents %q, want Jello!X", got)
+			}
+
+			// Truncation, both ways, and O_TRUNC.
+			expect(t, "ftruncate", g.call("ftruncate", 3, 2), 0)
+			expect(t, "ftruncate longer", g.call("ftruncate", 3, 4), 0)
+			if got := g.pread(3, 0, 100); got != "Je\x00\x00" {
+				t.Errorf("contents %q, want Je\\0\\0", got)
+			}
+			expect(t, "ftruncate read-only", g.call("ftruncate", 0, 0), -eINVAL)
+			expect(t, "open O_TRUNC", g.open("/tmp/a", gRDONLY|oTRUNC, 0), 6)
+			if _, size, _ := g.stat("/tmp/a", true); size != 0 {
+				t.Errorf("size after O_TRUNC %d", size)
+			}
+			expect(t, "write", g.write(3, "data"), 4)
+
+			// A private mapping reads the current contents.
+			const protRead = 1
+			addr := g.call("mmap", 0, 4096, protRead, mapPrivate, 3, 0)
+			if addr < 0 {
+				t.Fatalf("mmap = %d", addr)
+			}
+			if got := readGuestBytes(t, g.p, uint64(addr), 10); !bytes.Equal(got, []byte("\x00\x00\x00\x00\x00\x00data")) {
+				t.Errorf("mapped %q", got)
+			}
+
+			// Rename keeps the inode; unlink of an open file keeps it
+			// readable and writable through its descriptor.
+			expect(t, "renameat", g.call("renameat", atFDCWD64, g.path(2, "/tmp/a"), atFDCWD64, g.path(3, "/tmp/b")), 0)
+			if mode, _, _ := g.stat("/tmp/a", true); mode != -eNOENT {
+				t.Errorf("old name: stat = %d", mode)
+			}
+			if _, _, ino2 := g.stat("/tmp/b", true); ino2 != ino {
+				t.Errorf("inode %d after rename, want %d", ino2, ino)
+			}
+			expect(t, "unlinkat", g.call("unlinkat", atFDCWD64, g.path(2, "/tmp/b"), 0), 0)
+			if mode, _, _ := g.stat("/tmp/b", true); mode != -eNOENT {
+				t.Errorf("unlinked: stat = %d", mode)
+			}
+			expect(t, "write unlinked", g.write(4, "!"), 1)
+			if got := g.pread(3, 6, 100); got != "data!" {
+				t.Errorf("unlinked file reads %q", got)
+			}
+
+			// Directories.
+			expect(t, "mkdirat", g.call("mkdirat", atFDCWD64, g.path(2, "/tmp/d"), 0o777), 0)
+			expect(t, "mkdirat again", g.call("mkdirat", atFDCWD64, g.path(2, "/tmp/d"), 0o777), -eEXIST)
+			if mode, _, _ := g.stat("/tmp/d", true); mode != 0o040755 {
+				t.Errorf("directory mode %o", mode)
+			}
+			expect(t, "create in it", g.open("/tmp/d/f", oCREAT|gRDWR, 0o600), 7)
+			expect(t, "create below a file", g.open("/tmp/d/f/g", oCREAT|gWRONLY, 0o600), -eNOTDIR)
+			expect(t, "rmdir non-empty", g.call("unlinkat", atFDCWD64, g.path(2, "/tmp/d"), 0x200), -eNOTEMPTY)
+			expect(t, "unlink a directory", g.call("unlinkat", atFDCWD64, g.path(2, "/tmp/d"), 0), -eISDIR)
+			expect(t, "rename directory", g.call("renameat", atFDCWD64, g.path(2, "/tmp/d"), atFDCWD64, g.path(3, "/tmp/e")), 0)
+			if got := g.pread(7, 0, 1); got != "" {
+				t.Errorf("moved file reads %q", got)
+			}
+			if mode, _, _ := g.stat("/tmp/e/f", true); mode != 0o100600 {
+				t.Errorf("moved file: stat = %o", mode)
+			}
+			expect(t, "unlink", g.call("unlinkat", atFDCWD64, g.path(2, "/tmp/e/f"), 0), 0)
+			expect(t, "rmdir", g.call("unlinkat", atFDCWD64, g.path(2, "/tmp/e"), 0x200), 0)
+			expect(t, "rmdir again", g.call("unlinkat", atFDCWD64, g.path(2, "/tmp/e"), 0x200), -eNOENT)
+			expect(t, "rmdir /tmp", g.call("unlinkat", atFDCWD64, g.path(2, "/tmp"), 0x200), -eBUSY)
+
+			// Links and modes.
+			expect(t, "symlinkat", g.call("symlinkat", g.path(2, "c"), atFDCWD64, g.path(3, "/tmp/l")), 0)
+			expect(t, "readlinkat", g.call("readlinkat", atFDCWD64, g.path(2, "/tmp/l"), g.buf, 100), 1)
+			expect(t, "create through the link", g.open("/tmp/l", oCREAT|gWRONLY, 0o644), 8)
+			expect(t, "O_EXCL on the link", g.open("/tmp/l", excl|gWRONLY, 0o644), -eEXIST)
+			if mode, _, _ := g.stat("/tmp/c", true); mode != 0o100644 {
+				t.Errorf("link target: stat = %o", mode)
+			}
+			if mode, size, _ := g.stat("/tmp/l", false); mode != 0o120777 || size != 1 {
+				t.Errorf("link: mode %o size %d", mode, size)
+			}
+			expect(t, "fchmodat", g.call("fchmodat", atFDCWD64, g.path(2, "/tmp/l"), 0o751, 0), 0)
+			if mode, _, _ := g.stat("/tmp/c", true); mode != 0o100751 {
+				t.Errorf("after chmod: mode %o", mode)
+			}
+			expect(t, "fsync", g.call("fsync", 8), 0)
+			got := slices.DeleteFunc(g.names("/tmp"), func(s string) bool { return strings.HasPrefix(s, "Test") }) // the program's directory
+			if want := []string{".", "..", "c", "l"}; !reflect.DeepEqual(got, want) {
+				t.Errorf("/tmp lists %q, want %q", got, want)
+			}
+
+			// Outside the writable trees nothing changes.
+			expect(t, "create in /usr", g.open("/usr/x", oCREAT|gWRONLY, 0o644), -eROFS)
+			expect(t, "mkdir in /usr", g.call("mkdirat", atFDCWD64, g.path(2, "/x"), 0o777), -eROFS)
+			expect(t, "create in a missing directory", g.open("/tmp/none/x", oCREAT|gWRONLY, 0o644), -eNOENT)
+		})
+	}
+}
+
+// TestOverlayMemoryCap fills the overlay up to the memory cap: the write
+// that crosses it is short, the next one ENOSPC; removing the file gives
+// the memory back.
+func TestOverlayMemoryCap(t *testing.T) {
+	g := newGuest(t, arch.AMD64, Config{})
+	g.p.vm.max = g.p.vm.total + g.p.vm.held + 100_000
+	expect(t, "create", g.open("/tmp/big", oCREAT|gWRONLY, 0o644), 3)
+	chunk := strings.Repeat("x", 30_000)
+	var total int64
+	for range 3 {
+		expect(t, "write", g.write(3, chunk), 30_000)
+		total += 30_000
+	}
+	n := g.write(3, chunk)
+	if n <= 0 || n >= 30_000 {
+		t.Fatalf("write crossing the cap = %d, want a short write", n)
+	}
+	expect(t, "write at the cap", g.write(3, chunk), -eNOSPC)
+	expect(t, "create at the cap", g.open("/tmp/other", oCREAT|gWRONLY, 0o644), -eNOSPC)
+	expect(t, "ftruncate beyond the cap", g.call("ftruncate", 3, 1<<20), -eNOSPC)
+	expect(t, "unlink", g.call("unlinkat", atFDCWD64, g.path(2, "/tmp/big"), 0), 0)
+	expect(t, "still open: still full", g.open("/tmp/other", oCREAT|gWRONLY, 0o644), -eNOSPC)
+	expect(t, "close", g.call("close", 3), 0)
+	expect(t, "create after close", g.open("/tmp/other", oCREAT|gWRONLY, 0o644), 3)
+	expect(t, "write after close", g.write(3, chunk), 30_000)
+}
+
+// TestOverlayCheckpoint restores the overlay of a checkpoint: contents,
+// names, offsets, and the memory counted; restoring twice gives the same.
+func TestOverlayCheckpoint(t *testing.T) {
+	g := newGuest(t, arch.ARM64, Config{})
+	s := NewSession(g.p)
+	expect(t, "create", g.open("/tmp/f", oCREAT|gRDWR, 0o644), 3)
+	expect(t, "write", g.write(3, "one"), 3)
+	held := g.p.vm.held
+	c, err := s.Checkpoint(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		expect(t, "pwrite", g.call("pwrite64", 3, g.buf, 3, 0), 3)
+		expect(t, "write more", g.write(3, strings.Repeat("two", 1000)), 3000)
+		expect(t, "create another", g.open("/tmp/g", oCREAT|gRDWR, 0o644), 4)
+		expect(t, "unlink", g.call("unlinkat", atFDCWD64, g.path(2, "/tmp/f"), 0), 0)
+		if err := s.Restore(c); err != nil {
+			t.Fatal(err)
+		}
+		if got := g.pread(3, 0, 100); got != "one" {
+			t.Errorf("restored contents %q", got)
+		}
+		expect(t, "restored offset", g.call("lseek", 3, 0, 1), 3)
+		if mode, _, _ := g.stat("/tmp/f", true); mode != 0o100644 {
+			t.Errorf("restored file: stat = %d", mode)
+		}
+		if mode, _, _ := g.stat("/tmp/g", true); mode != -eNOENT {
+			t.Errorf("file made after the checkpoint: stat = %d", mode)
+		}
+		if g.p.vm.held != held {
+			t.Errorf("held %d after restore, want %d", g.p.vm.held, held)
+		}
+	}
+}
+
+// snapshotTree records every file below dir: type, permissions, size,
+// modification time and contents (or link target).
+func snapshotTree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := os.Lstat(path)
+		if err != nil {
+			return err
+		}
+		var content []byte
+		switch {
+		case fi.Mode().IsRegular():
+			content, err = os.ReadFile(path)
+		case fi.Mode()&fs.ModeSymlink != 0:
+			var s string
+			s, err = os.Readlink(path)
+			content = []byte(s)
+		}
+		m[path] = fi.Mode().String() + " " + fi.ModTime().String() + " " + string(content)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestOverlayHostUnchanged runs a guest whose working directory is a host
+// directory with files the user named: it writes, renames and deletes
+// them and makes new ones; the guest sees its changes, the host directory
+// is unchanged.
+func TestOverlayHostUnchanged(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	keep, gone := filepath.Join(dir, "keep"), filepath.Join(dir, "sub", "gone")
+	for _, f := range []string{keep, gone} {
+		if err := os.WriteFile(f, []byte("host "+filepath.Base(f)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("keep", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshotTree(t, dir)
+	t.Chdir(dir)
+	for _, a := range []*arch.Arch{arch.AMD64, arch.ARM64} {
+		g := newGuest(t, a, Config{ReadAllow: []string{keep, gone, filepath.Join(dir, "link")}})
+		expect(t, "open keep for writing", g.open("keep", gRDWR, 0), 3)
+		if got := g.pread(3, 0, 100); got != "host keep" {
+			t.Errorf("copied up: %q", got)
+		}
+		expect(t, "write", g.write(3, "guest"), 5)
+		expect(t, "rename", g.call("renameat", atFDCWD64, g.path(2, "keep"), atFDCWD64, g.path(3, "moved")), 0)
+		expect(t, "unlink", g.call("unlinkat", atFDCWD64, g.path(2, "sub/gone"), 0), 0)
+		expect(t, "rmdir", g.call("unlinkat", atFDCWD64, g.path(2, "sub"), 0x200), 0)
+		expect(t, "create", g.open(filepath.Join(dir, "new"), oCREAT|gWRONLY, 0o644), 4)
+		expect(t, "write new", g.write(4, "new"), 3)
+		expect(t, "mkdir", g.call("mkdirat", atFDCWD64, g.path(2, "newdir"), 0o755), 0)
+		expect(t, "symlink", g.call("symlinkat", g.path(2, "moved"), atFDCWD64, g.path(3, "newdir/l")), 0)
+		expect(t, "chmod", g.call("fchmodat", atFDCWD64, g.path(2, "moved"), 0o600, 0), 0)
+		expect(t, "truncate through the new link", g.call("truncate", g.path(2, "newdir/l"), 3), -eNOENT)
+		expect(t, "rename the link", g.call("renameat", atFDCWD64, g.path(2, "link"), atFDCWD64, g.path(3, "link2")), 0)
+		expect(t, "getcwd", g.call("getcwd", g.buf, 4096), int64(len(dir)+1))
+
+		if got := g.pread(3, 0, 100); got != "guestkeep" {
+			t.Errorf("written: %q", got)
+		}
+		if mode, _, _ := g.stat("keep", true); mode != -eNOENT {
+			t.Errorf("renamed away: stat = %d", mode)
+		}
+		if mode, size, _ := g.stat("moved", true); mode != 0o100600 || size != 9 {
+			t.Errorf("moved: mode %o size %d", mode, size)
+		}
+		if mode, _, _ := g.stat("sub", true); mode != -eNOENT {
+			t.Errorf("removed directory: stat = %d", mode)
+		}
+		if got, want := g.names("."), []string{".", "..", "link2", "moved", "new", "newdir"}; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s lists %q, want %q", dir, got, want)
+		}
+	}
+	if after := snapshotTree(t, dir); !reflect.DeepEqual(before, after) {
+		t.Errorf("the host directory changed:\nbefore %q\nafter  %q", before, after)
+	}
+}
