@@ -13,14 +13,16 @@ import (
 
 // A Checkpoint is the complete state of a Session between two
 // instructions: the engine's (CPU context, guest memory: emu.Snapshot),
-// the memory map and the Linux layer's state (brk, files, signal actions,
-// clocks, random stream, exit) and the shadow stack. Restoring it puts the
-// session back exactly there, so that running on repeats the same
-// instructions (the guest is deterministic).
+// the memory map and the Linux layer's state (brk, files, the files the
+// guest wrote (its overlay), signal actions, clocks, random stream, exit)
+// and the shadow stack. Restoring it puts the session back exactly there,
+// so that running on repeats the same instructions (the guest is
+// deterministic).
 //
 // Memory pages unchanged since the previous checkpoint are shared with it
 // (emu.Snapshot), so a series of checkpoints costs the pages that changed
-// between them. Not covered: what the guest read from Config.Stdin and
+// between them; likewise the overlay's file contents are shared until
+// written. Not covered: what the guest read from Config.Stdin and
 // wrote to Config.Stdout and Config.Stderr (the caller's readers and
 // writers).
 type Checkpoint struct {

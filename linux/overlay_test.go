@@ -4,6 +4,7 @@ package linux
 
 import (
 	"bytes"
+	"debug/elf"
 	"encoding/binary"
 	"io/fs"
 	"os"
@@ -18,6 +19,44 @@ import (
 
 // The overlay's tests call the system call handlers directly on an idle
 // process (idleProcess), with arguments in guest memory.
+
+func init() {
+	// fd = openat(AT_FDCWD, "/tmp/t", O_CREAT|O_RDWR|O_TRUNC, 0644);
+	// write(fd, "wrote\n", 6); lseek(fd, 0, SEEK_SET); n = read(fd, sp-64, 64);
+	// write(1, sp-64, n); exit_group(0)
+	testCode["tmpfile"] = map[*arch.Arch]string{
+		// mov edi,-100; lea rsi,[rip+path]; mov edx,0x242; mov r10d,0x1a4;
+		// mov eax,257; syscall; mov ebx,eax; mov edi,ebx; lea rsi,[rip+msg];
+		// mov edx,6; mov eax,1; syscall; mov edi,ebx; xor esi,esi; xor edx,edx;
+		// mov eax,8; syscall; sub rsp,64; mov edi,ebx; mov rsi,rsp; mov edx,64;
+		// xor eax,eax; syscall; mov edx,eax; mov edi,1; mov rsi,rsp; mov eax,1;
+		// syscall; xor edi,edi; mov eax,231; syscall;
+		// path: .asciz "/tmp/t"; msg: .ascii "wrote\n"
+		arch.AMD64: "bf9cffffff488d3562000000ba4202000041baa4010000b8010100000f0589c389df488d354c000000ba06000000b8010000000f0589df31f631d2b8080000000f054883ec4089df4889e6ba4000000031c00f0589c2bf010000004889e6b8010000000f0531ffb8e70000000f052f746d702f740077726f74650a",
+		// mov x0,#-100; adr x1,path; mov x2,#0x242; mov x3,#0x1a4; mov x8,#56;
+		// svc #0; mov x19,x0; adr x1,msg; mov x2,#6; mov x8,#64; svc #0;
+		// mov x0,x19; mov x1,#0; mov x2,#0; mov x8,#62; svc #0; sub sp,sp,#64;
+		// mov x0,x19; mov x1,sp; mov x2,#64; mov x8,#63; svc #0; mov x2,x0;
+		// mov x0,#1; mov x1,sp; mov x8,#64; svc #0; mov x0,#0; mov x8,#94; svc #0;
+		// path: .asciz "/tmp/t"; msg: .ascii "wrote\n"
+		arch.ARM64: "600c8092a1030010424880d2833480d2080780d2010000d4f30300aa01030070c20080d2080880d2010000d4e00313aa010080d2020080d2c80780d2010000d4ff0301d1e00313aae1030091020880d2e80780d2010000d4e20300aa200080d2e1030091080880d2010000d4000080d2c80b80d2010000d42f746d702f740077726f74650a",
+	}
+}
+
+// TestOverlayGuest runs a program that writes a file in /tmp and reads it
+// back to its standard output.
+func TestOverlayGuest(t *testing.T) {
+	for _, a := range testArches {
+		t.Run(a.Name, func(t *testing.T) {
+			path, _ := testELF(t, a, elf.ET_EXEC, "tmpfile")
+			var out bytes.Buffer
+			_, x := runTest(t, path, Config{Stdout: &out})
+			if x.Reason != StopExited || x.Status != 0 || out.String() != "wrote\n" {
+				t.Errorf("exit %+v, stdout %q; want status 0, \"wrote\\n\"", x, out.String())
+			}
+		})
+	}
+}
 
 // guest is a process and where its arguments go in guest memory.
 type guest struct {

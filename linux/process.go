@@ -57,7 +57,9 @@ type Config struct {
 	// mappings (segments, stack, brk heap and mmap regions, counted whole
 	// when mapped, though host pages are only allocated when touched) and
 	// the contents of the files it maps as ELF objects (each file once,
-	// kept for its symbols). Exceeding it stops the run (StopMemory).
+	// kept for its symbols). Exceeding it stops the run (StopMemory). The
+	// files the guest writes (its in-memory overlay, overlay.go) count
+	// too: a write beyond the cap fails with ENOSPC instead.
 	// Beyond MaxMem the layer uses a bounded amount of host memory, which
 	// does not grow with what the guest asks for: file reads and writes go
 	// through 64 KiB pieces, at most 1024 descriptors are open (opened
