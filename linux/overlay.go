@@ -187,7 +187,7 @@ restart:
 			continue
 		}
 		next := filepath.Join(cur, c)
-		last := strings.Trim(strings.Join(rest, "/"), "/.") == ""
+		last := !slices.ContainsFunc(rest, func(c string) bool { return c != "" && c != "." })
 		n, in := o.nodes[next]
 		if !in {
 			full := filepath.Join(append([]string{next}, rest...)...)
