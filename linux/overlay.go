@@ -41,8 +41,8 @@ import (
 // target).
 //
 // Deterministic: inode numbers are handed out in the order nodes are made
-// (a copied-up file keeps the inode number the guest saw), and the layer
-// reports no file times (st_mtime and the others are 0, as for the view).
+// (a copied-up file keeps the inode number the guest saw), and every
+// file's times are the fake clock's epoch, as for the view's files.
 // The permission bits are recorded (chmod, the creation mode less a fixed
 // umask of 022) and shown, but not enforced: the guest is its files' owner.
 //
@@ -55,7 +55,8 @@ import (
 //
 // Limits: no hard links; renaming a directory the view shows (or one
 // merged with it) is EXDEV, as on overlayfs without redirect_dir; a
-// shared writable mapping (MAP_SHARED with PROT_WRITE) of a file is
+// O_TMPFILE makes a file without a name in a directory of the overlay
+// (linkat cannot give it one: no hard links). A shared writable mapping (MAP_SHARED with PROT_WRITE) of a file is
 // refused (EACCES), a private one is a copy of the contents at mmap time;
 // madvise(MADV_DONTNEED) on a mapping of an overlay file gives zeros; a
 // descriptor opened for reading before a copy-up keeps reading the host

@@ -262,6 +262,13 @@ func TestOverlayFiles(t *testing.T) {
 				t.Errorf("after chmod: mode %o", mode)
 			}
 			expect(t, "fsync", g.call("fsync", 8), 0)
+			expect(t, "O_TMPFILE", g.open("/tmp", oTMPFILE|g.p.abi.oDirectory|gRDWR, 0o600), 9)
+			expect(t, "write the unnamed file", g.write(9, "tmp"), 3)
+			if got := g.pread(9, 0, 10); got != "tmp" {
+				t.Errorf("O_TMPFILE file reads %q", got)
+			}
+			expect(t, "O_TMPFILE read-only", g.open("/tmp", oTMPFILE|g.p.abi.oDirectory, 0o600), -eINVAL)
+			expect(t, "O_TMPFILE in /", g.open("/", oTMPFILE|g.p.abi.oDirectory|gRDWR, 0o600), -eROFS)
 			got := slices.DeleteFunc(g.names("/tmp"), func(s string) bool { return strings.HasPrefix(s, "Test") }) // the program's directory
 			if want := []string{".", "..", "c", "l"}; !reflect.DeepEqual(got, want) {
 				t.Errorf("/tmp lists %q, want %q", got, want)
@@ -391,6 +398,9 @@ func TestOverlayHostUnchanged(t *testing.T) {
 	t.Chdir(dir)
 	for _, a := range []*arch.Arch{arch.AMD64, arch.ARM64} {
 		g := newGuest(t, a, Config{ReadAllow: []string{keep, gone, filepath.Join(dir, "link")}})
+		if got, want := g.names("."), []string{".", "..", "keep", "link", "sub"}; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s lists %q, want %q", dir, got, want)
+		}
 		expect(t, "open keep for writing", g.open("keep", gRDWR, 0), 3)
 		if got := g.pread(3, 0, 100); got != "host keep" {
 			t.Errorf("copied up: %q", got)

@@ -112,6 +112,7 @@ const (
 	oEXCL    = 0o200
 	oTRUNC   = 0o1000
 	oAPPEND  = 0o2000
+	oTMPFILE = 0o20000000 // without O_DIRECTORY, which O_TMPFILE includes
 )
 
 // oNofollow is O_NOFOLLOW: on both targets the bit above O_DIRECTORY.
@@ -137,6 +138,9 @@ func (p *Process) open(dirfd int32, pathAddr, flags, mode uint64) uint64 {
 	}
 	follow := flags&p.abi.oNofollow() == 0 && flags&(oCREAT|oEXCL) != oCREAT|oEXCL
 	ent, e := p.lookup(abs, follow)
+	if flags&oTMPFILE != 0 && e == 0 {
+		return p.openTmpfile(ent, flags, mode)
+	}
 	switch {
 	case e == eNOENT && flags&oCREAT != 0:
 		path, e := p.parentOf(ent.path)
@@ -208,6 +212,31 @@ func (p *Process) open(dirfd int32, pathAddr, flags, mode uint64) uint64 {
 	fd, e := p.allocFD(0, &openFile{kind: fileRegular, path: abs, host: host, sf: sf, ino: p.inode(host)})
 	if e != 0 {
 		p.released(sf)
+		return sysErr(e)
+	}
+	return uint64(fd)
+}
+
+// openTmpfile opens a new file without a name in directory dir
+// (O_TMPFILE).
+func (p *Process) openTmpfile(dir ovEntry, flags, mode uint64) uint64 {
+	switch {
+	case flags&oACCMODE == 0:
+		return sysErr(eINVAL)
+	case !dir.isDir():
+		return sysErr(eNOTDIR)
+	case !p.ov.writable(dir.path):
+		return sysErr(eROFS)
+	}
+	n := p.ov.newNode(nodeFile, uint32(mode)&^umask)
+	n.nlink = 0
+	if !p.charge(nodeOverhead) {
+		return sysErr(eNOSPC)
+	}
+	n.cost = nodeOverhead
+	fd, e := p.allocFD(0, &openFile{kind: fileRegular, path: dir.path, node: n, flags: flags & (oACCMODE | oAPPEND), ino: n.ino})
+	if e != 0 {
+		p.releaseNode(n)
 		return sysErr(e)
 	}
 	return uint64(fd)
