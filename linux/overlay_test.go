@@ -276,6 +276,8 @@ func TestOverlayFiles(t *testing.T) {
 
 			// Outside the writable trees nothing changes.
 			expect(t, "create in /usr", g.open("/usr/x", oCREAT|gWRONLY, 0o644), -eROFS)
+			fd := g.open(filepath.Dir(filepath.Dir(g.p.ov.roots[1])), gRDONLY|g.p.abi.oDirectory, 0)
+			expect(t, "fchmod above the working directory", g.call("fchmod", uint64(fd), 0o777), -eROFS)
 			expect(t, "mkdir in /usr", g.call("mkdirat", atFDCWD64, g.path(2, "/x"), 0o777), -eROFS)
 			expect(t, "create in a missing directory", g.open("/tmp/none/x", oCREAT|gWRONLY, 0o644), -eNOENT)
 		})

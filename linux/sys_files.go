@@ -1181,6 +1181,8 @@ func (p *Process) sysFchmod(a *[6]uint64) uint64 {
 	switch {
 	case f == nil:
 		return sysErr(eBADF)
+	case f.node != nil && f.kind == fileDir && !p.ov.writable(f.path):
+		return sysErr(eROFS) // a directory above a writable tree
 	case f.node != nil:
 		f.node.mode = uint32(a[1]) & 0o7777
 		return 0
