@@ -14,15 +14,16 @@ import (
 
 // A Checkpoint is the complete state of a Session between two
 // instructions: the engine's (CPU context, guest memory: emu.Snapshot),
-// the memory map and the Linux layer's state (brk, files, signal actions,
-// clocks, random stream, denied calls, exit, threads and the scheduler)
-// and every thread's shadow stack. Restoring it puts the session back
-// exactly there, so that running on repeats the same instructions (the
-// guest is deterministic).
+// the memory map and the Linux layer's state (brk, files, the files the
+// guest wrote (its overlay), signal actions, clocks, random stream, denied
+// calls, exit, threads and the scheduler) and every thread's shadow stack.
+// Restoring it puts the session back exactly there, so that running on
+// repeats the same instructions (the guest is deterministic).
 //
 // Memory pages unchanged since the previous checkpoint are shared with it
 // (emu.Snapshot), so a series of checkpoints costs the pages that changed
-// between them. Not covered: what the guest read from Config.Stdin and
+// between them; likewise the overlay's file contents are shared until
+// written. Not covered: what the guest read from Config.Stdin and
 // wrote to Config.Stdout and Config.Stderr (the caller's readers and
 // writers).
 type Checkpoint struct {
@@ -32,6 +33,7 @@ type Checkpoint struct {
 	brk    uint64
 	rng    []byte
 	fds    map[int]*openFile
+	ov     *overlay
 	sig    sigState
 	sleep  time.Duration
 	denied map[string]uint64
@@ -71,8 +73,8 @@ func (s *Session) Checkpoint(prev *Checkpoint) (*Checkpoint, error) {
 	c := &Checkpoint{
 		engine: snap, vmas: append([]vma(nil), p.vm.vmas...), total: p.vm.total,
 		brk: p.brk, sig: p.sig, sleep: p.sleep, stalls: p.stalls, cur: s.cur,
-		fds: copyFiles(p.fds),
 	}
+	c.ov, c.fds = p.ov.clone(p.fds)
 	c.thrNext, c.thrSeq, c.switches = p.thr.nextTID, p.thr.seq, p.thr.switches
 	for i, t := range p.thr.list {
 		c.threads = append(c.threads, *t)
@@ -125,7 +127,8 @@ func (s *Session) Restore(c *Checkpoint) error {
 		return fmt.Errorf("restore: random stream: %w", err)
 	}
 	p.rng.c = rng
-	p.fds = copyFiles(c.fds)
+	p.vm.held = p.vm.held - p.ov.held + c.ov.held
+	p.ov, p.fds = c.ov.clone(c.fds)
 	p.syncFDs()
 	p.exit = nil
 	if c.exit != nil {
@@ -154,14 +157,16 @@ func (s *Session) Restore(c *Checkpoint) error {
 }
 
 // copyFiles copies a descriptor table, keeping descriptors that share a
-// file (dup) sharing its copy. File contents are never written: shared.
-func copyFiles(fds map[int]*openFile) map[int]*openFile {
+// file (dup) sharing its copy; node gives the copy of an overlay node.
+// Host file contents are never written: shared.
+func copyFiles(fds map[int]*openFile, node func(*oNode) *oNode) map[int]*openFile {
 	out := make(map[int]*openFile, len(fds))
 	seen := make(map[*openFile]*openFile, len(fds))
 	for fd, f := range fds {
 		c := seen[f]
 		if c == nil {
 			x := *f
+			x.node = node(f.node)
 			c = &x
 			seen[f] = c
 		}

@@ -10,20 +10,25 @@ const (
 	eINTR        = 4
 	eIO          = 5
 	eBADF        = 9
+	eBUSY        = 16
 	eAGAIN       = 11
 	eNOMEM       = 12
 	eACCES       = 13
 	eFAULT       = 14
 	eEXIST       = 17
+	eXDEV        = 18
 	eNOTDIR      = 20
 	eISDIR       = 21
 	eINVAL       = 22
 	eMFILE       = 24
 	eNOTTY       = 25
+	eNOSPC       = 28
 	eSPIPE       = 29
 	eROFS        = 30
 	eRANGE       = 34
 	eNAMETOOLONG = 36
 	eNOSYS       = 38
+	eNOTEMPTY    = 39
+	eOPNOTSUPP   = 95
 	eTIMEDOUT    = 110
 )

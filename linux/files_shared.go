@@ -93,6 +93,7 @@ func (p *Process) setFD(fd int, f *openFile) {
 	p.fdUsed.set(fd)
 	if old != nil && old != f {
 		p.released(old.sf)
+		p.releaseNode(old.node)
 	}
 }
 
@@ -107,6 +108,7 @@ func (p *Process) closeFD(fd int) bool {
 		p.fdUsed.clear(fd)
 	}
 	p.released(f.sf)
+	p.releaseNode(f.node)
 	return true
 }
 

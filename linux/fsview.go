@@ -48,6 +48,9 @@ import (
 // PIEs; open), is emulated: it is the program. Of what is shown, only
 // regular files are opened and directories stat'ed; a device, FIFO or
 // socket is refused with EACCES (see openHost).
+//
+// The view is read-only; the guest's writable files are an overlay over
+// it (overlay.go), which is looked up first.
 
 // fsView is the view of one process.
 type fsView struct {
@@ -208,7 +211,8 @@ func hostErrno(err error) int {
 }
 
 // statMode is the st_mode the guest sees for a host file: its type, and
-// read-only permissions (the guest writes nothing).
+// read-only permissions (no host file is ever written: the guest's writes
+// go to its overlay, overlay.go).
 func statMode(fi fs.FileInfo) uint32 {
 	m := fi.Mode()
 	switch {

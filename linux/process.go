@@ -58,7 +58,9 @@ type Config struct {
 	// mappings (segments, stack, brk heap and mmap regions, counted whole
 	// when mapped, though host pages are only allocated when touched) and
 	// the contents of the files it maps as ELF objects (each file once,
-	// kept for its symbols). Exceeding it stops the run (StopMemory).
+	// kept for its symbols). Exceeding it stops the run (StopMemory). The
+	// files the guest writes (its in-memory overlay, overlay.go) count
+	// too: a write beyond the cap fails with ENOSPC instead.
 	// Beyond MaxMem the layer uses a bounded amount of host memory, which
 	// does not grow with what the guest asks for: file reads and writes go
 	// through 64 KiB pieces, at most 1024 descriptors are open (opened
@@ -150,7 +152,8 @@ type Process struct {
 	brkStart    uint64
 	brk         uint64
 	rng         detRNG
-	view        fsView // the host files the guest sees
+	view        fsView   // the host files the guest sees
+	ov          *overlay // the guest's writable files (overlay.go)
 	fds         map[int]*openFile
 	fdUsed      fdSet                  // the descriptors in fds below fdLimit
 	shared      map[fileID]*sharedFile // the host files opened, by identity

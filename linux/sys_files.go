@@ -6,8 +6,10 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // System calls on files: open, read, write, stat, fcntl, ioctl, dup,
@@ -20,23 +22,31 @@ const (
 	fileStdout
 	fileStderr
 	fileRegular
+	fileDir // a directory of the overlay (overlay.go), for getdents64
 )
 
-// openFile is an open file description: one of the standard streams, or
-// an allowed host file (sf), read lazily, or contents held in data.
+// openFile is an open file description: one of the standard streams, an
+// allowed host file (sf), read lazily, or contents held in data, or a
+// file or directory of the overlay (node).
 type openFile struct {
-	kind fileKind
-	path string // as the guest named it (absolute)
-	host string // the host file read
-	sf   *sharedFile
-	data []byte // the contents, if not sf (and sf's once mapped as an ELF object)
-	off  int64
-	ino  uint64
+	kind  fileKind
+	path  string // as the guest named it (absolute)
+	host  string // the host file read
+	sf    *sharedFile
+	data  []byte // the contents, if not sf (and sf's once mapped as an ELF object)
+	node  *oNode
+	flags uint64 // the access mode and O_APPEND
+	off   int64
+	ino   uint64
+	names []string // a directory's entries, listed when read from its start
 }
 
 // size returns the file's size.
 func (f *openFile) size() int64 {
-	if f.sf != nil {
+	switch {
+	case f.node != nil:
+		return int64(len(f.node.data))
+	case f.sf != nil:
 		return f.sf.size
 	}
 	return int64(len(f.data))
@@ -48,6 +58,8 @@ func (p *Process) initFiles() error {
 		return err
 	}
 	p.view = v
+	cwd, _ := os.Getwd()
+	p.ov = newOverlay(cwd)
 	p.fds = map[int]*openFile{0: {kind: fileStdin, ino: 1}, 1: {kind: fileStdout, ino: 2}, 2: {kind: fileStderr, ino: 3}}
 	p.syncFDs()
 	return nil
@@ -94,9 +106,17 @@ func (p *Process) resolve(dirfd int32, path string) (string, int) {
 // O_* flags shared by both targets.
 const (
 	oACCMODE = 3
+	oWRONLY  = 1
+	oRDWR    = 2
 	oCREAT   = 0o100
+	oEXCL    = 0o200
 	oTRUNC   = 0o1000
+	oAPPEND  = 0o2000
+	oTMPFILE = 0o20000000 // without O_DIRECTORY, which O_TMPFILE includes
 )
+
+// oNofollow is O_NOFOLLOW: on both targets the bit above O_DIRECTORY.
+func (a *sysABI) oNofollow() uint64 { return a.oDirectory << 1 }
 
 // guestPath reads a path argument and resolves it against dirfd.
 func (p *Process) guestPath(dirfd int32, pathAddr uint64) (string, int) {
@@ -107,21 +127,79 @@ func (p *Process) guestPath(dirfd int32, pathAddr uint64) (string, int) {
 	return p.resolve(dirfd, path)
 }
 
-func (p *Process) open(dirfd int32, pathAddr, flags uint64) uint64 {
+func (p *Process) open(dirfd int32, pathAddr, flags, mode uint64) uint64 {
 	abs, e := p.guestPath(dirfd, pathAddr)
 	if e != 0 {
 		return sysErr(e)
 	}
-	vf, e := p.view.lookup(abs, true)
-	if e != 0 {
-		if flags&oCREAT != 0 {
-			return sysErr(eROFS)
+	acc, write := flags&oACCMODE, flags&oACCMODE != 0 || flags&oTRUNC != 0
+	if acc == oACCMODE {
+		return sysErr(eINVAL)
+	}
+	follow := flags&p.abi.oNofollow() == 0 && flags&(oCREAT|oEXCL) != oCREAT|oEXCL
+	ent, e := p.lookup(abs, follow)
+	if flags&oTMPFILE != 0 && e == 0 {
+		return p.openTmpfile(ent, flags, mode)
+	}
+	switch {
+	case e == eNOENT && flags&oCREAT != 0:
+		path, e := p.parentOf(ent.path)
+		if e == eNOENT && !p.ov.writable(ent.path) {
+			e = eROFS // as before: nothing is created outside the writable trees
 		}
+		if e != 0 {
+			return sysErr(e)
+		}
+		n := p.ov.newNode(nodeFile, uint32(mode)&^umask)
+		if e := p.put(path, n); e != 0 {
+			return sysErr(e)
+		}
+		ent = ovEntry{path: path, node: n}
+	case e != 0:
 		return sysErr(e)
+	case flags&(oCREAT|oEXCL) == oCREAT|oEXCL:
+		return sysErr(eEXIST)
+	case ent.isDir():
+		if write {
+			return sysErr(eISDIR)
+		}
+		if ent.node == nil {
+			if ent.vf.fi == nil {
+				return sysErr(eISDIR)
+			}
+			break // a host directory: as before (openShared)
+		}
+		fd, e := p.allocFD(0, &openFile{kind: fileDir, path: ent.path, node: ent.node, ino: ent.node.ino})
+		if e != 0 {
+			return sysErr(e)
+		}
+		return uint64(fd)
+	case flags&p.abi.oDirectory != 0:
+		return sysErr(eNOTDIR)
+	case ent.node != nil && ent.node.kind == nodeLink, ent.node == nil && ent.vf.fi.Mode()&fs.ModeSymlink != 0:
+		return sysErr(eLOOP) // O_NOFOLLOW on a link
 	}
-	if flags&oACCMODE != 0 || flags&(oCREAT|oTRUNC) != 0 {
-		return sysErr(eROFS)
+	if write && ent.node == nil {
+		n, e := p.copyUp(ent)
+		if e != 0 {
+			return sysErr(e)
+		}
+		ent.node = n
 	}
+	if ent.node != nil {
+		if flags&oTRUNC != 0 {
+			if e := p.resize(ent.node, 0); e != 0 {
+				return sysErr(e)
+			}
+		}
+		fd, e := p.allocFD(0, &openFile{kind: fileRegular, path: ent.path, node: ent.node, flags: flags & (oACCMODE | oAPPEND), ino: ent.node.ino})
+		if e != 0 {
+			p.releaseNode(ent.node)
+			return sysErr(e)
+		}
+		return uint64(fd)
+	}
+	vf := ent.vf
 	host := vf.host
 	sf, e := p.openShared(vf) // regular files only (EISDIR, EACCES)
 	if e != 0 {
@@ -139,8 +217,36 @@ func (p *Process) open(dirfd int32, pathAddr, flags uint64) uint64 {
 	return uint64(fd)
 }
 
-func (p *Process) sysOpenat(a *[6]uint64) uint64 { return p.open(int32(a[0]), a[1], a[2]) }
-func (p *Process) sysOpen(a *[6]uint64) uint64   { return p.open(atFDCWD, a[0], a[1]) }
+// openTmpfile opens a new file without a name in directory dir
+// (O_TMPFILE).
+func (p *Process) openTmpfile(dir ovEntry, flags, mode uint64) uint64 {
+	switch {
+	case flags&oACCMODE == 0:
+		return sysErr(eINVAL)
+	case !dir.isDir():
+		return sysErr(eNOTDIR)
+	case !p.ov.writable(dir.path):
+		return sysErr(eROFS)
+	}
+	n := p.ov.newNode(nodeFile, uint32(mode)&^umask)
+	n.nlink = 0
+	if !p.charge(nodeOverhead) {
+		return sysErr(eNOSPC)
+	}
+	n.cost = nodeOverhead
+	fd, e := p.allocFD(0, &openFile{kind: fileRegular, path: dir.path, node: n, flags: flags & (oACCMODE | oAPPEND), ino: n.ino})
+	if e != 0 {
+		p.releaseNode(n)
+		return sysErr(e)
+	}
+	return uint64(fd)
+}
+
+func (p *Process) sysOpenat(a *[6]uint64) uint64 { return p.open(int32(a[0]), a[1], a[2], a[3]) }
+func (p *Process) sysOpen(a *[6]uint64) uint64   { return p.open(atFDCWD, a[0], a[1], a[2]) }
+func (p *Process) sysCreat(a *[6]uint64) uint64 {
+	return p.open(atFDCWD, a[0], oCREAT|oWRONLY|oTRUNC, a[1])
+}
 
 // dup makes newfd (or, if newfd < 0, the lowest free fd) share oldfd's
 // open file: EBADF if oldfd is not open or newfd is beyond the descriptor
@@ -190,8 +296,11 @@ func (p *Process) sysClose(a *[6]uint64) uint64 {
 // checked is writable. Host memory used: at most ioChunk at a time.
 func (p *Process) readInto(fd int, addr, n uint64, off int64) (uint64, int) {
 	f := p.fds[fd]
-	if f == nil || f.kind == fileStdout || f.kind == fileStderr {
+	if f == nil || f.kind == fileStdout || f.kind == fileStderr || f.flags&oACCMODE == oWRONLY {
 		return 0, eBADF
+	}
+	if f.kind == fileDir {
+		return 0, eISDIR
 	}
 	n = min(n, maxRW)
 	if f.kind == fileStdin {
@@ -219,7 +328,13 @@ func (p *Process) readInto(fd int, addr, n uint64, off int64) (uint64, int) {
 		at = f.off
 	}
 	var k uint64
-	if f.sf != nil {
+	if f.node != nil {
+		if at < int64(len(f.node.data)) {
+			b := f.node.data[at:min(int64(len(f.node.data)), at+int64(n))]
+			p.writeGuest(addr, b)
+			k = uint64(len(b))
+		}
+	} else if f.sf != nil {
 		var e int
 		if k, e = p.fileToGuest(f.sf, at, addr, n); e != 0 {
 			return 0, e
@@ -348,9 +463,123 @@ func (p *Process) writeFrom(w io.Writer, addr, n uint64) (uint64, bool) {
 	return done, true
 }
 
+// writeFile writes n bytes of guest memory at addr to the overlay file f
+// at off, or at and advancing its offset if off < 0 (at its end with
+// O_APPEND, pwrite included, as Linux does).
+func (p *Process) writeFile(f *openFile, addr, n uint64, off int64) (uint64, int) {
+	if f.flags&oACCMODE == 0 {
+		return 0, eBADF
+	}
+	at := off
+	switch {
+	case f.flags&oAPPEND != 0:
+		at = int64(len(f.node.data))
+	case off < 0:
+		at = f.off
+	}
+	if uint64(at)+n > 1<<62 {
+		return 0, eINVAL
+	}
+	k, e := p.writeNode(f.node, addr, n, at)
+	if e == 0 && off < 0 {
+		f.off = at + int64(k)
+	}
+	return k, e
+}
+
+// writeFileV writes the iovecs at addr (n of them) to the overlay file f,
+// as writeFile.
+func (p *Process) writeFileV(f *openFile, addr, n uint64, off int64) uint64 {
+	iov, e := p.iovecs(addr, n)
+	if e != 0 {
+		return sysErr(e)
+	}
+	for _, v := range iov {
+		if !p.mapped(v[0], v[1]) {
+			return sysErr(eFAULT)
+		}
+	}
+	var total uint64
+	for _, v := range iov {
+		at := off
+		if off >= 0 {
+			at = off + int64(total)
+		}
+		k, e := p.writeFile(f, v[0], v[1], at)
+		if e != 0 {
+			if total > 0 {
+				break
+			}
+			return sysErr(e)
+		}
+		total += k
+		if k < v[1] {
+			break
+		}
+	}
+	return total
+}
+
+// overlayFile returns fd's open file if it is a file of the overlay.
+func (p *Process) overlayFile(fd uint64) *openFile {
+	if f := p.fds[int(int32(fd))]; f != nil && f.kind == fileRegular && f.node != nil {
+		return f
+	}
+	return nil
+}
+
+func (p *Process) sysPwrite64(a *[6]uint64) uint64 {
+	f := p.fds[int(int32(a[0]))]
+	switch {
+	case f == nil:
+		return sysErr(eBADF)
+	case int64(a[3]) < 0:
+		return sysErr(eINVAL)
+	case f.kind != fileRegular:
+		return sysErr(eSPIPE)
+	case f.node == nil:
+		return sysErr(eBADF)
+	}
+	n := min(a[2], maxRW)
+	if !p.mapped(a[1], n) {
+		return sysErr(eFAULT)
+	}
+	k, e := p.writeFile(f, a[1], n, int64(a[3]))
+	if e != 0 {
+		return sysErr(e)
+	}
+	return k
+}
+
+func (p *Process) sysPwritev(a *[6]uint64) uint64 {
+	f := p.fds[int(int32(a[0]))]
+	switch {
+	case f == nil:
+		return sysErr(eBADF)
+	case int64(a[3]) < 0:
+		return sysErr(eINVAL)
+	case f.kind != fileRegular:
+		return sysErr(eSPIPE)
+	case f.node == nil:
+		return sysErr(eBADF)
+	}
+	return p.writeFileV(f, a[1], a[2], int64(a[3]))
+}
+
 func (p *Process) sysWrite(a *[6]uint64) uint64 {
 	if p.fds[int(int32(a[0]))] == nil {
 		return sysErr(eBADF)
+	}
+	if f := p.overlayFile(a[0]); f != nil {
+		n := min(a[2], maxRW)
+		if !p.mapped(a[1], n) {
+			return sysErr(eFAULT)
+		}
+		k, e := p.writeFile(f, a[1], n, -1)
+		if e != 0 {
+			return sysErr(e)
+		}
+		return k
 	}
 	w := p.writer(int(int32(a[0])))
 	if w == nil {
@@ -370,6 +599,9 @@ func (p *Process) sysWrite(a *[6]uint64) uint64 {
 func (p *Process) sysWritev(a *[6]uint64) uint64 {
 	if p.fds[int(int32(a[0]))] == nil {
 		return sysErr(eBADF)
+	}
+	if f := p.overlayFile(a[0]); f != nil {
+		return p.writeFileV(f, a[1], a[2], -1)
 	}
 	w := p.writer(int(int32(a[0])))
 	if w == nil {
@@ -412,6 +644,13 @@ func (p *Process) sysLseek(a *[6]uint64) uint64 {
 	if f == nil {
 		return sysErr(eBADF)
 	}
+	if f.kind == fileDir {
+		if a[2] != 0 || a[1] != 0 {
+			return sysErr(eINVAL)
+		}
+		f.off, f.names = 0, nil
+		return 0
+	}
 	if f.kind != fileRegular {
 		return sysErr(eSPIPE)
 	}
@@ -449,13 +688,21 @@ func (p *Process) sysFcntl(a *[6]uint64) uint64 {
 			return sysErr(e)
 		}
 		return uint64(fd)
-	case 1, 2, 4: // F_GETFD, F_SETFD, F_SETFL
+	case 1, 2: // F_GETFD, F_SETFD
+		return 0
+	case 4: // F_SETFL: of the flags the layer knows, O_APPEND can change
+		if f.node != nil {
+			f.flags = f.flags&^oAPPEND | a[2]&oAPPEND
+		}
 		return 0
 	case 3: // F_GETFL
 		if f.kind == fileStdout || f.kind == fileStderr {
 			return 1 // O_WRONLY
 		}
-		return 0
+		if f.kind == fileDir {
+			return p.abi.oDirectory
+		}
+		return f.flags
 	}
 	return sysErr(eINVAL)
 }
@@ -475,6 +722,9 @@ type statInfo struct {
 }
 
 func (f *openFile) stat() statInfo {
+	if f.node != nil {
+		return nodeStat(f.node)
+	}
 	if f.kind == fileRegular {
 		n := f.size()
 		return statInfo{dev: 0x801, ino: f.ino, nlink: 1, mode: 0o100444, uid: guestUID, gid: guestGID, size: n, blksize: 4096, blocks: (n + 511) / 512}
@@ -511,17 +761,14 @@ func (p *Process) statPath(dirfd int32, pathAddr, buf uint64, flags uint64) uint
 	if e != 0 {
 		return sysErr(e)
 	}
-	const atSymlinkNofollow = 0x100
-	vf, e := p.view.lookup(abs, flags&atSymlinkNofollow == 0)
+	ent, e := p.lookup(abs, flags&atSymlinkNofollow == 0)
 	if e != 0 {
 		return sysErr(e)
 	}
-	st := (&openFile{kind: fileRegular, ino: p.inode(vf.host)}).stat()
-	st.size = vf.fi.Size()
-	st.blocks = (st.size + 511) / 512
-	st.mode = statMode(vf.fi)
-	return p.putStat(buf, st)
+	return p.putStat(buf, p.entryStat(ent))
 }
+
+const atSymlinkNofollow = 0x100
 
 func (p *Process) sysNewfstatat(a *[6]uint64) uint64 {
 	return p.statPath(int32(a[0]), a[1], a[2], a[3])
@@ -534,13 +781,16 @@ func (p *Process) access(dirfd int32, pathAddr, mode uint64) uint64 {
 	if e != 0 {
 		return sysErr(e)
 	}
-	if _, e := p.view.lookup(abs, true); e != 0 {
+	ent, e := p.lookup(abs, true)
+	if e != 0 {
 		return sysErr(e)
 	}
 	switch {
-	case mode&2 != 0: // W_OK
+	case mode&2 != 0 && ent.node == nil && !p.ov.writable(ent.path): // W_OK
 		return sysErr(eROFS)
-	case mode&1 != 0: // X_OK
+	case mode&2 != 0 && ent.node != nil && ent.node.kind == nodeDir && !p.ov.writable(ent.path):
+		return sysErr(eROFS) // a directory above a writable tree
+	case mode&1 != 0 && (ent.node == nil || ent.node.mode&0o111 == 0): // X_OK
 		return sysErr(eACCES)
 	}
 	return 0
@@ -569,15 +819,21 @@ func (p *Process) readlink(dirfd int32, pathAddr, buf, size uint64) uint64 {
 		if e != 0 {
 			return sysErr(e)
 		}
-		vf, e := p.view.lookup(abs, false)
-		if e != 0 {
+		ent, e := p.lookup(abs, false)
+		switch {
+		case e != 0:
 			return sysErr(e)
-		}
-		t, err := os.Readlink(vf.host)
-		if err != nil {
+		case ent.node != nil && ent.node.kind == nodeLink:
+			target = ent.node.target
+		case ent.node != nil || ent.vf.fi == nil:
 			return sysErr(eINVAL) // not a symbolic link
+		default:
+			t, err := os.Readlink(ent.vf.host)
+			if err != nil {
+				return sysErr(eINVAL) // not a symbolic link
+			}
+			target = t
 		}
-		target = t
 	}
 	b := []byte(target)[:min(uint64(len(target)), size)]
 	if !p.writeGuest(buf, b) {
@@ -604,4 +860,398 @@ func (p *Process) sysGetcwd(a *[6]uint64) uint64 {
 		return sysErr(eFAULT)
 	}
 	return uint64(len(b))
+}
+
+// System calls that change files: all of them act on the overlay
+// (overlay.go), never on the host.
+
+func (p *Process) truncate(n *oNode, length uint64) uint64 {
+	if int64(length) < 0 {
+		return sysErr(eINVAL)
+	}
+	if n.kind == nodeDir {
+		return sysErr(eISDIR)
+	}
+	if e := p.resize(n, int64(length)); e != 0 {
+		return sysErr(e)
+	}
+	return 0
+}
+
+func (p *Process) sysFtruncate(a *[6]uint64) uint64 {
+	f := p.fds[int(int32(a[0]))]
+	switch {
+	case f == nil:
+		return sysErr(eBADF)
+	case f.kind != fileRegular || f.flags&oACCMODE == 0:
+		return sysErr(eINVAL) // not open for writing
+	}
+	return p.truncate(f.node, a[1])
+}
+
+func (p *Process) sysTruncate(a *[6]uint64) uint64 {
+	abs, e := p.guestPath(atFDCWD, a[0])
+	if e != 0 {
+		return sysErr(e)
+	}
+	ent, e := p.lookup(abs, true)
+	if e != 0 {
+		return sysErr(e)
+	}
+	if ent.isDir() {
+		return sysErr(eISDIR)
+	}
+	n, e := p.copyUp(ent)
+	if e != 0 {
+		return sysErr(e)
+	}
+	return p.truncate(n, a[1])
+}
+
+// fsync and fdatasync: nothing to write back.
+func (p *Process) sysFsync(a *[6]uint64) uint64 {
+	if p.fds[int(int32(a[0]))] == nil {
+		return sysErr(eBADF)
+	}
+	return 0
+}
+
+func (p *Process) mkdir(dirfd int32, pathAddr, mode uint64) uint64 {
+	abs, e := p.guestPath(dirfd, pathAddr)
+	if e != 0 {
+		return sysErr(e)
+	}
+	if _, e := p.lookup(abs, false); e == 0 {
+		return sysErr(eEXIST)
+	}
+	path, e := p.parentOf(abs)
+	if e != 0 {
+		return sysErr(e)
+	}
+	n := p.ov.newNode(nodeDir, uint32(mode)&^umask)
+	n.opaque, n.nlink = true, 2
+	if e := p.put(path, n); e != 0 {
+		return sysErr(e)
+	}
+	return 0
+}
+
+func (p *Process) sysMkdir(a *[6]uint64) uint64   { return p.mkdir(atFDCWD, a[0], a[1]) }
+func (p *Process) sysMkdirat(a *[6]uint64) uint64 { return p.mkdir(int32(a[0]), a[1], a[2]) }
+
+// remove removes the name abs: a directory (rmdir) or anything else
+// (unlink).
+func (p *Process) remove(abs string, dir bool) uint64 {
+	if dir && p.ov.isRootOrAbove(abs) {
+		return sysErr(eBUSY)
+	}
+	path, e := p.parentOf(abs)
+	if e != 0 {
+		if e == eBUSY {
+			return sysErr(eBUSY)
+		}
+		if _, le := p.lookup(abs, false); le != 0 {
+			return sysErr(le) // missing: ENOENT before EROFS
+		}
+		return sysErr(e)
+	}
+	ent, e := p.lookup(path, false)
+	switch {
+	case e != 0:
+		return sysErr(e)
+	case dir && !ent.isDir():
+		return sysErr(eNOTDIR)
+	case !dir && ent.isDir():
+		return sysErr(eISDIR)
+	case dir && p.ov.isRootOrAbove(path):
+		return sysErr(eBUSY)
+	case dir && len(p.children(ent)) > 0:
+		return sysErr(eNOTEMPTY)
+	}
+	p.unname(path)
+	return 0
+}
+
+func (p *Process) sysUnlink(a *[6]uint64) uint64 {
+	abs, e := p.guestPath(atFDCWD, a[0])
+	if e != 0 {
+		return sysErr(e)
+	}
+	return p.remove(abs, false)
+}
+
+func (p *Process) sysRmdir(a *[6]uint64) uint64 {
+	abs, e := p.guestPath(atFDCWD, a[0])
+	if e != 0 {
+		return sysErr(e)
+	}
+	return p.remove(abs, true)
+}
+
+func (p *Process) sysUnlinkat(a *[6]uint64) uint64 {
+	const atRemovedir = 0x200
+	if a[2]&^atRemovedir != 0 {
+		return sysErr(eINVAL)
+	}
+	abs, e := p.guestPath(int32(a[0]), a[1])
+	if e != 0 {
+		return sysErr(e)
+	}
+	return p.remove(abs, a[2]&atRemovedir != 0)
+}
+
+func (p *Process) symlink(targetAddr uint64, dirfd int32, pathAddr uint64) uint64 {
+	target, e := p.cstring(targetAddr)
+	if e != 0 {
+		return sysErr(e)
+	}
+	if target == "" {
+		return sysErr(eNOENT)
+	}
+	abs, e := p.guestPath(dirfd, pathAddr)
+	if e != 0 {
+		return sysErr(e)
+	}
+	if _, e := p.lookup(abs, false); e == 0 {
+		return sysErr(eEXIST)
+	}
+	path, e := p.parentOf(abs)
+	if e != 0 {
+		return sysErr(e)
+	}
+	n := p.ov.newNode(nodeLink, 0o777)
+	n.target = target
+	if e := p.put(path, n); e != 0 {
+		return sysErr(e)
+	}
+	return 0
+}
+
+func (p *Process) sysSymlink(a *[6]uint64) uint64 { return p.symlink(a[0], atFDCWD, a[1]) }
+func (p *Process) sysSymlinkat(a *[6]uint64) uint64 {
+	return p.symlink(a[0], int32(a[1]), a[2])
+}
+
+// rename moves oldAbs to newAbs (renameat2's RENAME_NOREPLACE in flags;
+// RENAME_EXCHANGE and RENAME_WHITEOUT are EINVAL).
+func (p *Process) rename(oldAbs, newAbs string, flags uint64) uint64 {
+	const renameNoreplace = 1
+	if flags&^renameNoreplace != 0 {
+		return sysErr(eINVAL)
+	}
+	from, e := p.parentOf(oldAbs)
+	if e == 0 {
+		var to string
+		if to, e = p.parentOf(newAbs); e == 0 {
+			return p.move(from, to, flags&renameNoreplace != 0)
+		}
+	}
+	if _, le := p.lookup(oldAbs, false); le != 0 {
+		return sysErr(le)
+	}
+	return sysErr(e)
+}
+
+// move renames the resolved path from to the resolved path to, both in
+// writable trees.
+func (p *Process) move(from, to string, noReplace bool) uint64 {
+	src, e := p.lookup(from, false)
+	if e != 0 {
+		return sysErr(e)
+	}
+	if from == to {
+		return 0
+	}
+	srcDir := src.isDir()
+	if srcDir {
+		switch {
+		case p.ov.isRootOrAbove(from):
+			return sysErr(eBUSY)
+		case strings.HasPrefix(to, from+"/"):
+			return sysErr(eINVAL)
+		case src.merged():
+			return sysErr(eXDEV) // its contents are (partly) the host's
+		}
+	}
+	if dst, e := p.lookup(to, false); e == 0 {
+		switch {
+		case noReplace:
+			return sysErr(eEXIST)
+		case dst.isDir() && !srcDir:
+			return sysErr(eISDIR)
+		case !dst.isDir() && srcDir:
+			return sysErr(eNOTDIR)
+		case dst.isDir() && p.ov.isRootOrAbove(to):
+			return sysErr(eBUSY)
+		case dst.isDir() && len(p.children(dst)) > 0:
+			return sysErr(eNOTEMPTY)
+		}
+		if dst.node != nil || dst.vf.fi != nil {
+			p.unname(to)
+		}
+	}
+	n, e := p.copyUp(src)
+	if e != 0 {
+		return sysErr(e)
+	}
+	if e := p.put(to, n); e != 0 {
+		return sysErr(e)
+	}
+	if srcDir {
+		for path, c := range p.ov.nodes {
+			if strings.HasPrefix(path, from+"/") {
+				delete(p.ov.nodes, path)
+				p.ov.nodes[to+path[len(from):]] = c
+			}
+		}
+	}
+	p.dropName(from)
+	return 0
+}
+
+func (p *Process) sysRename(a *[6]uint64) uint64 {
+	oldAbs, e := p.guestPath(atFDCWD, a[0])
+	if e != 0 {
+		return sysErr(e)
+	}
+	newAbs, e := p.guestPath(atFDCWD, a[1])
+	if e != 0 {
+		return sysErr(e)
+	}
+	return p.rename(oldAbs, newAbs, 0)
+}
+
+func (p *Process) sysRenameat2(a *[6]uint64) uint64 {
+	oldAbs, e := p.guestPath(int32(a[0]), a[1])
+	if e != 0 {
+		return sysErr(e)
+	}
+	newAbs, e := p.guestPath(int32(a[2]), a[3])
+	if e != 0 {
+		return sysErr(e)
+	}
+	return p.rename(oldAbs, newAbs, a[4])
+}
+
+func (p *Process) sysRenameat(a *[6]uint64) uint64 {
+	return p.sysRenameat2(&[6]uint64{a[0], a[1], a[2], a[3], 0})
+}
+
+// chmod sets the permission bits of what abs names.
+func (p *Process) chmod(abs string, follow bool, mode uint64) uint64 {
+	ent, e := p.lookup(abs, follow)
+	if e != 0 {
+		return sysErr(e)
+	}
+	if ent.node != nil && ent.node.kind == nodeLink {
+		return sysErr(eOPNOTSUPP) // fchmodat(AT_SYMLINK_NOFOLLOW) on a link
+	}
+	if ent.node != nil && !p.ov.writable(ent.path) {
+		return sysErr(eROFS) // a directory above a writable tree
+	}
+	n, e := p.copyUp(ent)
+	if e != 0 {
+		return sysErr(e)
+	}
+	n.mode = uint32(mode) & 0o7777
+	return 0
+}
+
+func (p *Process) sysChmod(a *[6]uint64) uint64 {
+	abs, e := p.guestPath(atFDCWD, a[0])
+	if e != 0 {
+		return sysErr(e)
+	}
+	return p.chmod(abs, true, a[1])
+}
+
+func (p *Process) sysFchmodat(a *[6]uint64) uint64 {
+	if a[3]&^atSymlinkNofollow != 0 {
+		return sysErr(eINVAL)
+	}
+	abs, e := p.guestPath(int32(a[0]), a[1])
+	if e != 0 {
+		return sysErr(e)
+	}
+	return p.chmod(abs, a[3]&atSymlinkNofollow == 0, a[2])
+}
+
+func (p *Process) sysFchmod(a *[6]uint64) uint64 {
+	f := p.fds[int(int32(a[0]))]
+	switch {
+	case f == nil:
+		return sysErr(eBADF)
+	case f.node != nil && f.kind == fileDir && !p.ov.writable(f.path):
+		return sysErr(eROFS) // a directory above a writable tree
+	case f.node != nil:
+		f.node.mode = uint32(a[1]) & 0o7777
+		return 0
+	case f.kind == fileRegular:
+		return p.chmod(f.path, true, a[1])
+	}
+	return sysErr(eROFS)
+}
+
+// sysGetdents64 lists an overlay directory: linux_dirent64 records
+// (d_ino, d_off, d_reclen, d_type, the name and its NUL, padded to 8
+// bytes), "." and ".." first, then the names in order.
+func (p *Process) sysGetdents64(a *[6]uint64) uint64 {
+	f := p.fds[int(int32(a[0]))]
+	switch {
+	case f == nil:
+		return sysErr(eBADF)
+	case f.kind != fileDir:
+		return sysErr(eNOTDIR)
+	}
+	if f.off == 0 || f.names == nil {
+		f.names = append([]string{".", ".."}, p.children(ovEntry{path: f.path, node: f.node})...)
+	}
+	var out []byte
+	for ; f.off < int64(len(f.names)); f.off++ {
+		name := f.names[f.off]
+		reclen := (19 + len(name) + 1 + 7) &^ 7
+		if uint64(len(out)+reclen) > a[2] {
+			break
+		}
+		var ino uint64
+		typ := byte(4) // DT_DIR
+		switch name {
+		case ".":
+			ino = f.ino
+		case "..":
+			ino = p.entryStat(p.dirEntry(filepath.Dir(f.path))).ino
+		default:
+			st := p.entryStat(p.dirEntry(filepath.Join(f.path, name)))
+			ino = st.ino
+			switch st.mode & 0o170000 {
+			case 0o100000:
+				typ = 8 // DT_REG
+			case 0o120000:
+				typ = 10 // DT_LNK
+			case 0o040000:
+			default:
+				typ = 0 // DT_UNKNOWN
+			}
+		}
+		rec := make([]byte, reclen)
+		binary.LittleEndian.PutUint64(rec, ino)
+		binary.LittleEndian.PutUint64(rec[8:], uint64(f.off+1))
+		binary.LittleEndian.PutUint16(rec[16:], uint16(reclen))
+		rec[18] = typ
+		copy(rec[19:], name)
+		out = append(out, rec...)
+	}
+	if len(out) == 0 && f.off < int64(len(f.names)) {
+		return sysErr(eINVAL) // the buffer is too small for one entry
+	}
+	if !p.writeGuest(a[1], out) {
+		return sysErr(eFAULT)
+	}
+	return uint64(len(out))
+}
+
+// dirEntry looks up a name listed in a directory, without following it.
+func (p *Process) dirEntry(path string) ovEntry {
+	ent, _ := p.lookup(path, false)
+	return ent
 }

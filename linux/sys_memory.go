@@ -130,6 +130,12 @@ func (p *Process) sysMmap(a *[6]uint64) uint64 {
 // fillFromFile copies n bytes of file f from offset off (as far as the
 // file goes) into the mapping at addr.
 func (p *Process) fillFromFile(f *openFile, addr, off, n uint64) {
+	if f.node != nil {
+		if off < uint64(len(f.node.data)) {
+			p.Engine.WriteMem(addr, f.node.data[off:min(uint64(len(f.node.data)), off+n)])
+		}
+		return
+	}
 	if f.sf != nil {
 		p.fileToGuest(f.sf, int64(off), addr, n)
 		return

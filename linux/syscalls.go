@@ -26,8 +26,8 @@ import (
 //     name (Process.Denied): programs cope with that failure;
 //   - stop: anything else ends the run with StopUnsupported, naming the
 //     call's number and name, the PC and its symbol (exec, fork, clone of a
-//     process, file writes... deliberately: they cannot be emulated
-//     honestly, and whatever no corpus program needs).
+//     process... deliberately: they cannot be emulated honestly, and
+//     whatever no corpus program needs).
 //
 // Emulated calls, and their limits:
 //
@@ -35,9 +35,10 @@ import (
 //	                         the timeout or Process.Interrupt still ends the
 //	                         run) and opened files, read from the host file
 //	                         as the guest asks, 64 KiB at a time
-//	write writev             fds 1 and 2 only (Config.Stdout/Stderr), passed on
+//	write writev             fds 1 and 2 (Config.Stdout/Stderr), passed on
 //	                         64 KiB at a time (at most MAX_RW_COUNT bytes per
-//	                         call, as Linux); others EBADF
+//	                         call, as Linux), and files of the overlay; others
+//	                         EBADF
 //	openat open              read-only, paths in Config.ReadAllow and, for
 //	                         a dynamically linked program (or with
 //	                         Config.Sysroot), files in the sysroot, resolved
@@ -45,8 +46,12 @@ import (
 //	                         (directories EISDIR, devices, FIFOs and sockets
 //	                         EACCES), each host file opened once however
 //	                         often the guest opens it, and read lazily:
-//	                         others ENOENT, writing or creating EROFS; each
-//	                         host file has its own inode
+//	                         others ENOENT; each host file has its own inode.
+//	                         Below /tmp and the working directory files are
+//	                         created and written in the overlay (overlay.go:
+//	                         O_CREAT, O_EXCL, O_TRUNC, O_APPEND; a host file is
+//	                         copied up when opened for writing); elsewhere
+//	                         writing or creating is EROFS
 //	close lseek fcntl        fds 0-2 and opened files (fcntl: F_GETFD/SETFD/GETFL/SETFL,
 //	dup dup2 dup3            F_DUPFD/F_DUPFD_CLOEXEC); duplicates share the file
 //	                         offset; at most 1024 descriptors (RLIMIT_NOFILE):
@@ -60,6 +65,17 @@ import (
 //	readlink readlinkat      /proc/self/exe (the program's absolute path), links
 //	                         in the sysroot; others ENOENT
 //	getcwd                   the host's working directory
+//	creat pwrite64 pwritev ftruncate truncate mkdir mkdirat rmdir unlink unlinkat
+//	symlink symlinkat rename renameat renameat2 chmod fchmod fchmodat
+//	                         on the in-memory overlay (overlay.go): nothing is
+//	                         written on the host; what it holds counts against
+//	                         Config.MaxMem (beyond it ENOSPC); RENAME_NOREPLACE
+//	                         only; directories the host shows are not renamed
+//	                         (EXDEV)
+//	fsync fdatasync          nothing to do
+//	getdents64               directories of the overlay (/tmp, the working
+//	                         directory, those the guest made), with what the
+//	                         view shows in them
 //	brk mmap munmap mprotect mremap madvise
 //	                         anonymous memory, and private copies of opened
 //	                         files (MAP_FIXED replaces what was there; mapping
@@ -161,6 +177,16 @@ func init() {
 		"sigaltstack": (*Process).sysSigaltstack,
 		"kill":        (*Process).sysKill, "tkill": (*Process).sysTkill, "tgkill": (*Process).sysTgkill,
 		"sched_getaffinity": (*Process).sysSchedGetaffinity, "sched_yield": (*Process).sysSchedYield, "getcpu": (*Process).sysGetcpu,
+		// The writable overlay (overlay.go).
+		"creat": (*Process).sysCreat, "pwrite64": (*Process).sysPwrite64, "pwritev": (*Process).sysPwritev,
+		"ftruncate": (*Process).sysFtruncate, "truncate": (*Process).sysTruncate,
+		"fsync": (*Process).sysFsync, "fdatasync": (*Process).sysFsync,
+		"mkdir": (*Process).sysMkdir, "mkdirat": (*Process).sysMkdirat, "rmdir": (*Process).sysRmdir,
+		"unlink": (*Process).sysUnlink, "unlinkat": (*Process).sysUnlinkat,
+		"symlink": (*Process).sysSymlink, "symlinkat": (*Process).sysSymlinkat,
+		"rename": (*Process).sysRename, "renameat": (*Process).sysRenameat, "renameat2": (*Process).sysRenameat2,
+		"chmod": (*Process).sysChmod, "fchmod": (*Process).sysFchmod, "fchmodat": (*Process).sysFchmodat,
+		"getdents64": (*Process).sysGetdents64,
 	}
 	for name := range notImplemented {
 		handlers[name] = constResult(sysErr(eNOSYS))

@@ -1,0 +1,579 @@
+//go:build cgo
+
+package linux
+
+import (
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/sframesim/sframesim/internal/hostfile"
+)
+
+// The guest's private writable file system: an in-memory overlay over its
+// read-only view of the host (fsview.go). Nothing the guest does is ever
+// written on the host.
+//
+// Where the guest may write: below the writable roots, /tmp and the
+// working directory (getcwd: the host's), which always exist as
+// directories, whether the view shows them or not. There the guest may
+// create, write, truncate, rename, remove and chmod files, make and
+// remove directories and symbolic links; what the view shows there
+// (a Config.ReadAllow file, a sysroot's /tmp) is copied into the overlay
+// the first time it is modified (copy-up, as overlayfs does), and removed
+// from the guest's sight by a whiteout when it is removed. Elsewhere
+// everything stays read-only: creating or modifying is EROFS, as before.
+//
+// The overlay maps guest paths (absolute, clean, links in the overlay
+// resolved) to nodes: a regular file (its contents), a directory, a
+// symbolic link, or nil for a whiteout. A directory the guest made hides
+// whatever the view has below its path (opaque); the writable roots, the
+// directories above them and the host directories the guest created
+// something in are merged: what the overlay does not hold below them is
+// looked up in the view. Looking a path up walks it component by
+// component through the overlay, following the overlay's symbolic links,
+// and hands what remains, from the first component the overlay does not
+// hold, to the view (which follows the host's links itself: a host link
+// written through is copied up at the path the guest named, not at its
+// target).
+//
+// Deterministic: inode numbers are handed out in the order nodes are made
+// (a copied-up file keeps the inode number the guest saw), and every
+// file's times are the fake clock's epoch, as for the view's files.
+// The permission bits are recorded (chmod, the creation mode less a fixed
+// umask of 022) and shown, but not enforced: the guest is its files' owner.
+//
+// Memory: the contents of the overlay's files, their paths and link
+// targets and a fixed 256 bytes per node count against Config.MaxMem
+// (addrSpace.held); a write, truncate or creation that would exceed it
+// fails with ENOSPC (a write writes what still fits). A node's bytes are
+// released when it has no name and no descriptor refers to it (a file
+// unlinked while open stays readable and writable through it).
+//
+// Limits: no hard links; renaming a directory the view shows (or one
+// merged with it) is EXDEV, as on overlayfs without redirect_dir; a
+// O_TMPFILE makes a file without a name in a directory of the overlay
+// (linkat cannot give it one: no hard links). A shared writable mapping (MAP_SHARED with PROT_WRITE) of a file is
+// refused (EACCES), a private one is a copy of the contents at mmap time;
+// madvise(MADV_DONTNEED) on a mapping of an overlay file gives zeros; a
+// descriptor opened for reading before a copy-up keeps reading the host
+// file (as overlayfs did before Linux 4.19).
+
+// nodeKind is the type of an overlay node.
+type nodeKind int
+
+const (
+	nodeFile nodeKind = iota
+	nodeDir
+	nodeLink
+)
+
+// oNode is a file, directory or symbolic link of the overlay.
+type oNode struct {
+	kind   nodeKind
+	mode   uint32 // permission bits
+	ino    uint64
+	data   []byte // a file's contents
+	target string // a link's target
+	opaque bool   // a directory the guest made: the view below it is hidden
+	nlink  int    // names (0 once removed)
+	cost   uint64 // what it counts against the memory cap
+	// shared: data is shared with a checkpoint, copied before a write.
+	shared bool
+}
+
+// overlay is the writable file system of one process.
+type overlay struct {
+	nodes   map[string]*oNode // by guest path; nil: a whiteout
+	roots   []string          // the writable roots
+	nextIno uint64
+	held    uint64 // counted in addrSpace.held
+}
+
+// nodeOverhead is what a node counts against the memory cap besides its
+// contents, path and target.
+const nodeOverhead = 256
+
+// umask is the fixed file mode creation mask.
+const umask = 0o022
+
+// firstOverlayIno is the first inode number of a node the guest makes
+// (host files are numbered from 100 in the order they are met).
+const firstOverlayIno = 1 << 20
+
+// newOverlay makes the overlay of a process whose working directory is
+// cwd: the writable roots and the directories above them are merged
+// directories.
+func newOverlay(cwd string) *overlay {
+	o := &overlay{nodes: map[string]*oNode{}, roots: []string{"/tmp"}, nextIno: firstOverlayIno}
+	if cwd != "" && cwd != "/tmp" {
+		o.roots = append(o.roots, cwd)
+	}
+	for _, r := range o.roots {
+		for d := r; d != "/"; d = filepath.Dir(d) {
+			if o.nodes[d] == nil {
+				o.nodes[d] = o.newNode(nodeDir, 0o755)
+				o.nodes[d].nlink = 2
+			}
+		}
+	}
+	return o
+}
+
+func (o *overlay) newNode(kind nodeKind, mode uint32) *oNode {
+	o.nextIno++
+	return &oNode{kind: kind, mode: mode & 0o7777, ino: o.nextIno - 1, nlink: 1}
+}
+
+// writable reports whether the guest path g is in a writable tree.
+func (o *overlay) writable(g string) bool {
+	for _, r := range o.roots {
+		if g == r || r == "/" || strings.HasPrefix(g, r+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// isRootOrAbove reports whether g is a writable root or a directory above
+// one: it cannot be removed or renamed.
+func (o *overlay) isRootOrAbove(g string) bool {
+	for _, r := range o.roots {
+		if g == r || g == "/" || strings.HasPrefix(r, g+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// ovEntry is what a guest path names: an overlay node, a file of the view
+// or a directory on the way to a file the user named.
+type ovEntry struct {
+	path string   // the guest path, the overlay's links resolved
+	node *oNode   // the overlay's node, or nil
+	vf   viewFile // else the view's file (vf.fi != nil)
+}
+
+// isDir reports whether e is a directory.
+func (e ovEntry) isDir() bool {
+	if e.node != nil {
+		return e.node.kind == nodeDir
+	}
+	return e.vf.fi == nil || e.vf.fi.IsDir()
+}
+
+// merged reports whether e is a directory whose contents come (in part)
+// from the view.
+func (e ovEntry) merged() bool { return e.isDir() && (e.node == nil || !e.node.opaque) }
+
+// lookup finds what the absolute, clean guest path abs names (follow: a
+// symbolic link in its last component is followed), or returns an errno.
+func (p *Process) lookup(abs string, follow bool) (ovEntry, int) {
+	o := p.ov
+	links := 0
+restart:
+	rest := strings.Split(abs, "/")
+	cur := "/"
+	for len(rest) > 0 {
+		c := rest[0]
+		rest = rest[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			continue
+		}
+		next := filepath.Join(cur, c)
+		last := !slices.ContainsFunc(rest, func(c string) bool { return c != "" && c != "." })
+		n, in := o.nodes[next]
+		if !in {
+			full := filepath.Join(append([]string{next}, rest...)...)
+			if pn := o.nodes[cur]; pn != nil && pn.opaque {
+				return ovEntry{path: full}, eNOENT
+			}
+			return p.viewEntry(full, follow)
+		}
+		if n == nil {
+			return ovEntry{path: filepath.Join(append([]string{next}, rest...)...)}, eNOENT
+		}
+		if n.kind == nodeLink && (!last || follow) {
+			if links++; links > maxSymlinks {
+				return ovEntry{}, eLOOP
+			}
+			t := n.target
+			if !filepath.IsAbs(t) {
+				t = filepath.Join(cur, t)
+			}
+			abs = filepath.Join(append([]string{t}, rest...)...)
+			goto restart
+		}
+		if !last && n.kind != nodeDir {
+			return ovEntry{}, eNOTDIR
+		}
+		cur = next
+	}
+	if cur == "/" {
+		return p.viewEntry("/", follow)
+	}
+	return ovEntry{path: cur, node: o.nodes[cur]}, 0
+}
+
+// viewEntry looks the guest path g up in the view: a directory on the way
+// to a file the user named exists too.
+func (p *Process) viewEntry(g string, follow bool) (ovEntry, int) {
+	vf, e := p.view.lookup(g, follow)
+	if e == 0 {
+		return ovEntry{path: g, vf: vf}, 0
+	}
+	if e == eNOENT && p.view.aboveAllowed(g) {
+		return ovEntry{path: g}, 0
+	}
+	return ovEntry{path: g}, e
+}
+
+// aboveAllowed reports whether the guest path g is a directory above a
+// file the user named.
+func (v *fsView) aboveAllowed(g string) bool {
+	for a := range v.allow {
+		if g == "/" || strings.HasPrefix(a, g+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// parentOf looks up the directory that would hold the guest path abs and
+// returns the path abs names with its parent resolved: ENOENT if the
+// parent does not exist, ENOTDIR if it is not a directory, EROFS if it is
+// not writable.
+func (p *Process) parentOf(abs string) (string, int) {
+	if abs == "/" {
+		return "", eBUSY
+	}
+	dir, e := p.lookup(filepath.Dir(abs), true)
+	if e != 0 {
+		return "", e
+	}
+	if !dir.isDir() {
+		return "", eNOTDIR
+	}
+	if !p.ov.writable(dir.path) {
+		return "", eROFS
+	}
+	return filepath.Join(dir.path, filepath.Base(abs)), 0
+}
+
+// charge counts delta more bytes against the memory cap: false (and
+// nothing counted) if they do not fit.
+func (p *Process) charge(delta int64) bool {
+	if delta > 0 && p.vm.max > 0 && p.vm.total+p.vm.held+uint64(delta) > p.vm.max {
+		return false
+	}
+	p.vm.held = uint64(int64(p.vm.held) + delta)
+	p.ov.held = uint64(int64(p.ov.held) + delta)
+	return true
+}
+
+// room returns how many more bytes fit under the memory cap.
+func (p *Process) room() uint64 {
+	if p.vm.max == 0 {
+		return 1 << 62
+	}
+	if used := p.vm.total + p.vm.held; used < p.vm.max {
+		return p.vm.max - used
+	}
+	return 0
+}
+
+// put gives node n the name path (whose parent exists), charging a new
+// node's cost: ENOSPC if it does not fit. Host directories above it
+// become merged directories of the overlay.
+func (p *Process) put(path string, n *oNode) int {
+	var above []string
+	for d := filepath.Dir(path); d != "/"; d = filepath.Dir(d) {
+		if x, in := p.ov.nodes[d]; in && x != nil {
+			break
+		}
+		above = append(above, d)
+	}
+	var cost uint64
+	if n.cost == 0 {
+		cost = uint64(nodeOverhead + len(path) + len(n.target) + len(n.data))
+	}
+	for _, d := range above {
+		cost += uint64(nodeOverhead + len(d))
+	}
+	if !p.charge(int64(cost)) {
+		return eNOSPC
+	}
+	for _, d := range above {
+		m := p.ov.newNode(nodeDir, 0o755)
+		m.nlink, m.cost = 2, uint64(nodeOverhead+len(d))
+		p.ov.nodes[d] = m
+	}
+	if n.cost == 0 {
+		n.cost = cost
+		for _, d := range above {
+			n.cost -= uint64(nodeOverhead + len(d))
+		}
+	}
+	p.ov.nodes[path] = n
+	return 0
+}
+
+// unname removes the name path of a node (a whiteout if the view has a
+// file there too) and releases the node if nothing refers to it any more.
+func (p *Process) unname(path string) {
+	n := p.ov.nodes[path]
+	p.dropName(path)
+	if n != nil {
+		n.nlink--
+		if n.kind == nodeDir {
+			n.nlink = 0
+		}
+		p.releaseNode(n)
+	}
+}
+
+// dropName removes the name path from the overlay: a whiteout if the
+// view has a file there.
+func (p *Process) dropName(path string) {
+	if _, e := p.viewEntry(path, false); e == 0 {
+		p.ov.nodes[path] = nil
+	} else {
+		delete(p.ov.nodes, path)
+	}
+}
+
+// releaseNode uncharges a node once it has no name and no descriptor
+// refers to it.
+func (p *Process) releaseNode(n *oNode) {
+	if n == nil || n.nlink > 0 || n.cost == 0 {
+		return
+	}
+	for _, f := range p.fds {
+		if f.node == n {
+			return
+		}
+	}
+	p.charge(-int64(n.cost))
+	n.cost = 0
+	n.data = nil
+}
+
+// resize sets a file node's size, zero-filling what it grows by: ENOSPC
+// if the growth does not fit.
+func (p *Process) resize(n *oNode, size int64) int {
+	old := int64(len(n.data))
+	if size == old {
+		return 0
+	}
+	if !p.charge(size - old) {
+		return eNOSPC
+	}
+	n.cost = uint64(int64(n.cost) + size - old)
+	switch {
+	case size < old && (size < old/2 || n.shared):
+		n.data = slices.Clone(n.data[:size]) // frees the rest; unshares
+		n.shared = false
+	case size < old:
+		n.data = n.data[:size]
+	case n.shared:
+		n.data = slices.Clone(n.data)
+		n.shared = false
+	}
+	if size > old {
+		n.data = slices.Grow(n.data, int(size-old))[:size]
+		clear(n.data[old:])
+	}
+	return 0
+}
+
+// writeNode writes n bytes of guest memory at addr into file node nd at
+// offset pos: what fits under the memory cap (ENOSPC if nothing does).
+func (p *Process) writeNode(nd *oNode, addr, n uint64, pos int64) (uint64, int) {
+	if n == 0 {
+		return 0, 0
+	}
+	size := uint64(len(nd.data))
+	if end := uint64(pos) + n; end > size {
+		if limit := size + p.room(); end > limit {
+			if limit <= uint64(pos) {
+				return 0, eNOSPC
+			}
+			n = limit - uint64(pos)
+		}
+		if e := p.resize(nd, pos+int64(n)); e != 0 {
+			return 0, e
+		}
+	}
+	if nd.shared {
+		nd.data = slices.Clone(nd.data)
+		nd.shared = false
+	}
+	if p.Engine.ReadMem(addr, nd.data[pos:pos+int64(n)]) != nil {
+		return 0, eFAULT
+	}
+	return n, 0
+}
+
+// copyUp returns the node the guest path of e becomes in the overlay,
+// copying a file of the view there first; EROFS outside the writable
+// trees. A directory of the view becomes a merged directory.
+func (p *Process) copyUp(e ovEntry) (*oNode, int) {
+	if e.node != nil {
+		return e.node, 0
+	}
+	if !p.ov.writable(e.path) {
+		return nil, eROFS
+	}
+	if e.vf.fi == nil || e.vf.fi.IsDir() {
+		n := p.ov.newNode(nodeDir, 0o755)
+		n.nlink = 2
+		if e.vf.fi != nil {
+			n.mode = uint32(e.vf.fi.Mode().Perm())
+		}
+		return n, p.put(e.path, n)
+	}
+	fi := e.vf.fi
+	var n *oNode
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		t, err := os.Readlink(e.vf.host)
+		if err != nil {
+			return nil, eIO
+		}
+		n = &oNode{kind: nodeLink, mode: 0o777, target: t}
+	case fi.Mode().IsRegular():
+		if uint64(fi.Size()) > p.room() {
+			return nil, eNOSPC
+		}
+		open := hostfile.OpenNoFollow
+		if e.vf.follow {
+			open = hostfile.Open
+		}
+		f, err := open(e.vf.host)
+		if err != nil {
+			return nil, hostErrno(err)
+		}
+		data, err := io.ReadAll(io.LimitReader(f, fi.Size()))
+		f.Close()
+		if err != nil {
+			return nil, eIO
+		}
+		n = &oNode{kind: nodeFile, mode: uint32(fi.Mode().Perm()), data: data}
+	default:
+		return nil, eACCES
+	}
+	n.ino, n.nlink = p.inode(e.vf.host), 1
+	return n, p.put(e.path, n)
+}
+
+// children lists the names in directory e, sorted: the overlay's and, for
+// a merged directory, the view's it does not hide.
+func (p *Process) children(e ovEntry) []string {
+	seen := map[string]bool{}
+	var names []string
+	prefix := e.path + "/"
+	if e.path == "/" {
+		prefix = "/"
+	}
+	for path, n := range p.ov.nodes {
+		if strings.HasPrefix(path, prefix) && !strings.Contains(path[len(prefix):], "/") {
+			seen[path[len(prefix):]] = true
+			if n != nil {
+				names = append(names, path[len(prefix):])
+			}
+		}
+	}
+	if e.merged() {
+		for a := range p.view.allow { // the files the user named below it
+			if rel, ok := strings.CutPrefix(a, prefix); ok {
+				name, _, _ := strings.Cut(rel, "/")
+				if !seen[name] {
+					if _, e := p.viewEntry(prefix+name, false); e == 0 {
+						seen[name] = true
+						names = append(names, name)
+					}
+				}
+			}
+		}
+		if ve, err := p.viewEntry(e.path, true); err == 0 && ve.vf.fi != nil && ve.vf.fi.IsDir() {
+			ents, _ := os.ReadDir(ve.vf.host)
+			for _, d := range ents {
+				if !seen[d.Name()] {
+					if _, e := p.view.lookup(prefix+d.Name(), false); e == 0 {
+						seen[d.Name()] = true
+						names = append(names, d.Name())
+					}
+				}
+			}
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// nodeStat is the struct stat of an overlay node.
+func nodeStat(n *oNode) statInfo {
+	st := statInfo{dev: 0x801, ino: n.ino, nlink: uint64(max(n.nlink, 1)), uid: guestUID, gid: guestGID, blksize: 4096, mode: n.mode}
+	switch n.kind {
+	case nodeFile:
+		st.mode |= 0o100000
+		st.size = int64(len(n.data))
+	case nodeDir:
+		st.mode |= 0o040000
+		st.nlink = 2
+		st.size = 4096
+	case nodeLink:
+		st.mode |= 0o120000
+		st.size = int64(len(n.target))
+	}
+	st.blocks = (st.size + 511) / 512
+	return st
+}
+
+// entryStat is the struct stat of what e names.
+func (p *Process) entryStat(e ovEntry) statInfo {
+	if e.node != nil {
+		return nodeStat(e.node)
+	}
+	st := (&openFile{kind: fileRegular}).stat()
+	if e.vf.fi == nil { // a directory above a named file
+		st.ino, st.mode, st.size, st.nlink = p.inode("dir:"+e.path), 0o040555, 4096, 2
+	} else {
+		st.ino, st.mode, st.size = p.inode(e.vf.host), statMode(e.vf.fi), e.vf.fi.Size()
+	}
+	st.blocks = (st.size + 511) / 512
+	return st
+}
+
+// clone copies the overlay and the descriptor table fds together: the
+// copies' nodes are new, their contents shared until written (the
+// originals' and the copies' marked shared), descriptors refer to the
+// copies.
+func (o *overlay) clone(fds map[int]*openFile) (*overlay, map[int]*openFile) {
+	c := &overlay{nodes: make(map[string]*oNode, len(o.nodes)), roots: o.roots, nextIno: o.nextIno, held: o.held}
+	copies := map[*oNode]*oNode{}
+	cp := func(n *oNode) *oNode {
+		if n == nil {
+			return nil
+		}
+		x := copies[n]
+		if x == nil {
+			n.shared = n.data != nil
+			y := *n
+			x = &y
+			copies[n] = x
+		}
+		return x
+	}
+	for path, n := range o.nodes {
+		c.nodes[path] = cp(n)
+	}
+	return c, copyFiles(fds, cp)
+}

@@ -1,0 +1,442 @@
+//go:build cgo
+
+package linux
+
+import (
+	"bytes"
+	"debug/elf"
+	"encoding/binary"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sframesim/sframesim/arch"
+)
+
+// The overlay's tests call the system call handlers directly on an idle
+// process (idleProcess), with arguments in guest memory.
+
+func init() {
+	// fd = openat(AT_FDCWD, "/tmp/t", O_CREAT|O_RDWR|O_TRUNC, 0644);
+	// write(fd, "wrote\n", 6); lseek(fd, 0, SEEK_SET); n = read(fd, sp-64, 64);
+	// write(1, sp-64, n); exit_group(0)
+	testCode["tmpfile"] = map[*arch.Arch]string{
+		// mov edi,-100; lea rsi,[rip+path]; mov edx,0x242; mov r10d,0x1a4;
+		// mov eax,257; syscall; mov ebx,eax; mov edi,ebx; lea rsi,[rip+msg];
+		// mov edx,6; mov eax,1; syscall; mov edi,ebx; xor esi,esi; xor edx,edx;
+		// mov eax,8; syscall; sub rsp,64; mov edi,ebx; mov rsi,rsp; mov edx,64;
+		// xor eax,eax; syscall; mov edx,eax; mov edi,1; mov rsi,rsp; mov eax,1;
+		// syscall; xor edi,edi; mov eax,231; syscall;
+		// path: .asciz "/tmp/t"; msg: .ascii "wrote\n"
+		arch.AMD64: "bf9cffffff488d3562000000ba4202000041baa4010000b8010100000f0589c389df488d354c000000ba06000000b8010000000f0589df31f631d2b8080000000f054883ec4089df4889e6ba4000000031c00f0589c2bf010000004889e6b8010000000f0531ffb8e70000000f052f746d702f740077726f74650a",
+		// mov x0,#-100; adr x1,path; mov x2,#0x242; mov x3,#0x1a4; mov x8,#56;
+		// svc #0; mov x19,x0; adr x1,msg; mov x2,#6; mov x8,#64; svc #0;
+		// mov x0,x19; mov x1,#0; mov x2,#0; mov x8,#62; svc #0; sub sp,sp,#64;
+		// mov x0,x19; mov x1,sp; mov x2,#64; mov x8,#63; svc #0; mov x2,x0;
+		// mov x0,#1; mov x1,sp; mov x8,#64; svc #0; mov x0,#0; mov x8,#94; svc #0;
+		// path: .asciz "/tmp/t"; msg: .ascii "wrote\n"
+		arch.ARM64: "600c8092a1030010424880d2833480d2080780d2010000d4f30300aa01030070c20080d2080880d2010000d4e00313aa010080d2020080d2c80780d2010000d4ff0301d1e00313aae1030091020880d2e80780d2010000d4e20300aa200080d2e1030091080880d2010000d4000080d2c80b80d2010000d42f746d702f740077726f74650a",
+	}
+}
+
+// TestOverlayGuest runs a program that writes a file in /tmp and reads it
+// back to its standard output.
+func TestOverlayGuest(t *testing.T) {
+	for _, a := range testArches {
+		t.Run(a.Name, func(t *testing.T) {
+			path, _ := testELF(t, a, elf.ET_EXEC, "tmpfile")
+			var out bytes.Buffer
+			_, x := runTest(t, path, Config{Stdout: &out})
+			if x.Reason != StopExited || x.Status != 0 || out.String() != "wrote\n" {
+				t.Errorf("exit %+v, stdout %q; want status 0, \"wrote\\n\"", x, out.String())
+			}
+		})
+	}
+}
+
+// guest is a process and where its arguments go in guest memory.
+type guest struct {
+	t    *testing.T
+	p    *Process
+	strs uint64 // paths
+	buf  uint64 // data
+}
+
+const (
+	gRDONLY = 0
+	gWRONLY = 1
+	gRDWR   = 2
+	seekSet = 0
+)
+
+func newGuest(t *testing.T, a *arch.Arch, cfg Config) *guest {
+	p := idleProcess(t, a, cfg)
+	return &guest{t: t, p: p, strs: scratch(p), buf: scratch(p) + 64<<10}
+}
+
+// path puts s into guest memory (one of 8 slots, by n).
+func (g *guest) path(n int, s string) uint64 {
+	return putString(g.t, g.p, g.strs+uint64(n)*4096, s)
+}
+
+func (g *guest) call(name string, args ...uint64) int64 { return call(g.p, name, args...) }
+
+func (g *guest) open(path string, flags, mode uint64) int64 {
+	return g.call("openat", atFDCWD64, g.path(0, path), flags, mode)
+}
+
+func (g *guest) write(fd int64, s string) int64 {
+	if err := g.p.Engine.WriteMem(g.buf, []byte(s)); err != nil {
+		g.t.Fatal(err)
+	}
+	return g.call("write", uint64(fd), g.buf, uint64(len(s)))
+}
+
+// pread reads up to n bytes of fd at off.
+func (g *guest) pread(fd int64, off, n uint64) string {
+	g.t.Helper()
+	k := g.call("pread64", uint64(fd), g.buf, n, off)
+	if k < 0 {
+		g.t.Fatalf("pread64(%d) = %d", fd, k)
+	}
+	return string(readGuestBytes(g.t, g.p, g.buf, uint64(k)))
+}
+
+// stat returns the st_mode, st_size and st_ino of path (or -errno in
+// mode).
+func (g *guest) stat(path string, follow bool) (mode int64, size, ino uint64) {
+	flags := uint64(0)
+	if !follow {
+		flags = atSymlinkNofollow
+	}
+	if r := g.call("newfstatat", atFDCWD64, g.path(1, path), g.buf, flags); r != 0 {
+		return r, 0, 0
+	}
+	b := readGuestBytes(g.t, g.p, g.buf, 64)
+	le := binary.LittleEndian
+	if g.p.abi == abiFor(arch.AMD64) {
+		return int64(le.Uint32(b[24:])), le.Uint64(b[48:]), le.Uint64(b[8:])
+	}
+	return int64(le.Uint32(b[16:])), le.Uint64(b[48:]), le.Uint64(b[8:])
+}
+
+// names lists the directory path with getdents64.
+func (g *guest) names(path string) []string {
+	g.t.Helper()
+	fd := g.open(path, gRDONLY|g.p.abi.oDirectory, 0)
+	if fd < 0 {
+		g.t.Fatalf("open %s = %d", path, fd)
+	}
+	defer g.call("close", uint64(fd))
+	var names []string
+	for {
+		n := g.call("getdents64", uint64(fd), g.buf, 100) // small: several calls
+		if n < 0 {
+			g.t.Fatalf("getdents64 = %d", n)
+		}
+		if n == 0 {
+			return names
+		}
+		b := readGuestBytes(g.t, g.p, g.buf, uint64(n))
+		for len(b) > 0 {
+			reclen := binary.LittleEndian.Uint16(b[16:])
+			name, _, _ := strings.Cut(string(b[19:reclen]), "\x00")
+			names = append(names, name)
+			b = b[reclen:]
+		}
+	}
+}
+
+func TestOverlayFiles(t *testing.T) {
+	for _, a := range []*arch.Arch{arch.AMD64, arch.ARM64} {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{})
+			excl := uint64(oCREAT | oEXCL)
+
+			// Create, write, read back through the shared offset.
+			expect(t, "create", g.open("/tmp/a", excl|gRDWR, 0o666), 3)
+			expect(t, "create again with O_EXCL", g.open("/tmp/a", excl|gRDWR, 0o666), -eEXIST)
+			expect(t, "write", g.write(3, "hello"), 5)
+			expect(t, "dup", g.call("dup", 3), 4)
+			expect(t, "write through the dup", g.write(4, "!"), 1)
+			expect(t, "lseek", g.call("lseek", 3, 0, seekSet), 0)
+			expect(t, "read", g.call("read", 3, g.buf, 100), 6)
+			if got := string(readGuestBytes(t, g.p, g.buf, 6)); got != "hello!" {
+				t.Errorf("read %q, want hello!", got)
+			}
+			mode, size, ino := g.stat("/tmp/a", true)
+			expect(t, "st_mode", mode, 0o100644) // 0666 less the umask
+			expect(t, "st_size", int64(size), 6)
+
+			// O_APPEND writes at the end whatever the offset.
+			expect(t, "open O_APPEND", g.open("/tmp/a", gWRONLY|oAPPEND, 0), 5)
+			expect(t, "lseek", g.call("lseek", 5, 0, seekSet), 0)
+			expect(t, "append", g.write(5, "X"), 1)
+			expect(t, "read a write-only fd", g.call("read", 5, g.buf, 1), -eBADF)
+			putString(t, g.p, g.buf, "J")
+			expect(t, "pwrite64", g.call("pwrite64", 3, g.buf, 1, 0), 1)
+			if got := g.pread(3, 0, 100); got != "Jello!X" {
+				t.Errorf("contents %q, want Jello!X", got)
+			}
+
+			// Truncation, both ways, and O_TRUNC.
+			expect(t, "ftruncate", g.call("ftruncate", 3, 2), 0)
+			expect(t, "ftruncate longer", g.call("ftruncate", 3, 4), 0)
+			if got := g.pread(3, 0, 100); got != "Je\x00\x00" {
+				t.Errorf("contents %q, want Je\\0\\0", got)
+			}
+			expect(t, "ftruncate read-only", g.call("ftruncate", 0, 0), -eINVAL)
+			expect(t, "open O_TRUNC", g.open("/tmp/a", gRDONLY|oTRUNC, 0), 6)
+			if _, size, _ := g.stat("/tmp/a", true); size != 0 {
+				t.Errorf("size after O_TRUNC %d", size)
+			}
+			expect(t, "write", g.write(3, "data"), 4)
+
+			// A private mapping reads the current contents.
+			const protRead = 1
+			addr := g.call("mmap", 0, 4096, protRead, mapPrivate, 3, 0)
+			if addr < 0 {
+				t.Fatalf("mmap = %d", addr)
+			}
+			if got := readGuestBytes(t, g.p, uint64(addr), 10); !bytes.Equal(got, []byte("\x00\x00\x00\x00\x00\x00data")) {
+				t.Errorf("mapped %q", got)
+			}
+
+			// Rename keeps the inode; unlink of an open file keeps it
+			// readable and writable through its descriptor.
+			expect(t, "renameat", g.call("renameat", atFDCWD64, g.path(2, "/tmp/a"), atFDCWD64, g.path(3, "/tmp/b")), 0)
+			if mode, _, _ := g.stat("/tmp/a", true); mode != -eNOENT {
+				t.Errorf("old name: stat = %d", mode)
+			}
+			if _, _, ino2 := g.stat("/tmp/b", true); ino2 != ino {
+				t.Errorf("inode %d after rename, want %d", ino2, ino)
+			}
+			expect(t, "unlinkat", g.call("unlinkat", atFDCWD64, g.path(2, "/tmp/b"), 0), 0)
+			if mode, _, _ := g.stat("/tmp/b", true); mode != -eNOENT {
+				t.Errorf("unlinked: stat = %d", mode)
+			}
+			expect(t, "write unlinked", g.write(4, "!"), 1)
+			if got := g.pread(3, 6, 100); got != "data!" {
+				t.Errorf("unlinked file reads %q", got)
+			}
+
+			// Directories.
+			expect(t, "mkdirat", g.call("mkdirat", atFDCWD64, g.path(2, "/tmp/d"), 0o777), 0)
+			expect(t, "mkdirat again", g.call("mkdirat", atFDCWD64, g.path(2, "/tmp/d"), 0o777), -eEXIST)
+			if mode, _, _ := g.stat("/tmp/d", true); mode != 0o040755 {
+				t.Errorf("directory mode %o", mode)
+			}
+			expect(t, "create in it", g.open("/tmp/d/f", oCREAT|gRDWR, 0o600), 7)
+			expect(t, "create below a file", g.open("/tmp/d/f/g", oCREAT|gWRONLY, 0o600), -eNOTDIR)
+			expect(t, "rmdir non-empty", g.call("unlinkat", atFDCWD64, g.path(2, "/tmp/d"), 0x200), -eNOTEMPTY)
+			expect(t, "unlink a directory", g.call("unlinkat", atFDCWD64, g.path(2, "/tmp/d"), 0), -eISDIR)
+			expect(t, "rename directory", g.call("renameat", atFDCWD64, g.path(2, "/tmp/d"), atFDCWD64, g.path(3, "/tmp/e")), 0)
+			if got := g.pread(7, 0, 1); got != "" {
+				t.Errorf("moved file reads %q", got)
+			}
+			if mode, _, _ := g.stat("/tmp/e/f", true); mode != 0o100600 {
+				t.Errorf("moved file: stat = %o", mode)
+			}
+			expect(t, "unlink", g.call("unlinkat", atFDCWD64, g.path(2, "/tmp/e/f"), 0), 0)
+			expect(t, "rmdir", g.call("unlinkat", atFDCWD64, g.path(2, "/tmp/e"), 0x200), 0)
+			expect(t, "rmdir again", g.call("unlinkat", atFDCWD64, g.path(2, "/tmp/e"), 0x200), -eNOENT)
+			expect(t, "rmdir /tmp", g.call("unlinkat", atFDCWD64, g.path(2, "/tmp"), 0x200), -eBUSY)
+
+			// Links and modes.
+			expect(t, "symlinkat", g.call("symlinkat", g.path(2, "c"), atFDCWD64, g.path(3, "/tmp/l")), 0)
+			expect(t, "readlinkat", g.call("readlinkat", atFDCWD64, g.path(2, "/tmp/l"), g.buf, 100), 1)
+			expect(t, "create through the link", g.open("/tmp/l", oCREAT|gWRONLY, 0o644), 8)
+			expect(t, "O_EXCL on the link", g.open("/tmp/l", excl|gWRONLY, 0o644), -eEXIST)
+			if mode, _, _ := g.stat("/tmp/c", true); mode != 0o100644 {
+				t.Errorf("link target: stat = %o", mode)
+			}
+			if mode, size, _ := g.stat("/tmp/l", false); mode != 0o120777 || size != 1 {
+				t.Errorf("link: mode %o size %d", mode, size)
+			}
+			expect(t, "fchmodat", g.call("fchmodat", atFDCWD64, g.path(2, "/tmp/l"), 0o751, 0), 0)
+			if mode, _, _ := g.stat("/tmp/c", true); mode != 0o100751 {
+				t.Errorf("after chmod: mode %o", mode)
+			}
+			expect(t, "fsync", g.call("fsync", 8), 0)
+			expect(t, "O_TMPFILE", g.open("/tmp", oTMPFILE|g.p.abi.oDirectory|gRDWR, 0o600), 9)
+			expect(t, "write the unnamed file", g.write(9, "tmp"), 3)
+			if got := g.pread(9, 0, 10); got != "tmp" {
+				t.Errorf("O_TMPFILE file reads %q", got)
+			}
+			expect(t, "O_TMPFILE read-only", g.open("/tmp", oTMPFILE|g.p.abi.oDirectory, 0o600), -eINVAL)
+			expect(t, "O_TMPFILE in /", g.open("/", oTMPFILE|g.p.abi.oDirectory|gRDWR, 0o600), -eROFS)
+			got := slices.DeleteFunc(g.names("/tmp"), func(s string) bool { return strings.HasPrefix(s, "Test") }) // the program's directory
+			if want := []string{".", "..", "c", "l"}; !reflect.DeepEqual(got, want) {
+				t.Errorf("/tmp lists %q, want %q", got, want)
+			}
+
+			// Outside the writable trees nothing changes.
+			expect(t, "create in /usr", g.open("/usr/x", oCREAT|gWRONLY, 0o644), -eROFS)
+			fd := g.open(filepath.Dir(filepath.Dir(g.p.ov.roots[1])), gRDONLY|g.p.abi.oDirectory, 0)
+			expect(t, "fchmod above the working directory", g.call("fchmod", uint64(fd), 0o777), -eROFS)
+			expect(t, "mkdir in /usr", g.call("mkdirat", atFDCWD64, g.path(2, "/x"), 0o777), -eROFS)
+			expect(t, "create in a missing directory", g.open("/tmp/none/x", oCREAT|gWRONLY, 0o644), -eNOENT)
+		})
+	}
+}
+
+// TestOverlayMemoryCap fills the overlay up to the memory cap: the write
+// that crosses it is short, the next one ENOSPC; removing the file gives
+// the memory back.
+func TestOverlayMemoryCap(t *testing.T) {
+	g := newGuest(t, arch.AMD64, Config{})
+	g.p.vm.max = g.p.vm.total + g.p.vm.held + 100_000
+	expect(t, "create", g.open("/tmp/big", oCREAT|gWRONLY, 0o644), 3)
+	chunk := strings.Repeat("x", 30_000)
+	var total int64
+	for range 3 {
+		expect(t, "write", g.write(3, chunk), 30_000)
+		total += 30_000
+	}
+	n := g.write(3, chunk)
+	if n <= 0 || n >= 30_000 {
+		t.Fatalf("write crossing the cap = %d, want a short write", n)
+	}
+	expect(t, "write at the cap", g.write(3, chunk), -eNOSPC)
+	expect(t, "create at the cap", g.open("/tmp/other", oCREAT|gWRONLY, 0o644), -eNOSPC)
+	expect(t, "ftruncate beyond the cap", g.call("ftruncate", 3, 1<<20), -eNOSPC)
+	expect(t, "unlink", g.call("unlinkat", atFDCWD64, g.path(2, "/tmp/big"), 0), 0)
+	expect(t, "still open: still full", g.open("/tmp/other", oCREAT|gWRONLY, 0o644), -eNOSPC)
+	expect(t, "close", g.call("close", 3), 0)
+	expect(t, "create after close", g.open("/tmp/other", oCREAT|gWRONLY, 0o644), 3)
+	expect(t, "write after close", g.write(3, chunk), 30_000)
+}
+
+// TestOverlayCheckpoint restores the overlay of a checkpoint: contents,
+// names, offsets, and the memory counted; restoring twice gives the same.
+func TestOverlayCheckpoint(t *testing.T) {
+	g := newGuest(t, arch.ARM64, Config{})
+	s := NewSession(g.p)
+	expect(t, "create", g.open("/tmp/f", oCREAT|gRDWR, 0o644), 3)
+	expect(t, "write", g.write(3, "one"), 3)
+	held := g.p.vm.held
+	c, err := s.Checkpoint(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		expect(t, "pwrite", g.call("pwrite64", 3, g.buf, 3, 0), 3)
+		expect(t, "write more", g.write(3, strings.Repeat("two", 1000)), 3000)
+		expect(t, "create another", g.open("/tmp/g", oCREAT|gRDWR, 0o644), 4)
+		expect(t, "unlink", g.call("unlinkat", atFDCWD64, g.path(2, "/tmp/f"), 0), 0)
+		if err := s.Restore(c); err != nil {
+			t.Fatal(err)
+		}
+		if got := g.pread(3, 0, 100); got != "one" {
+			t.Errorf("restored contents %q", got)
+		}
+		expect(t, "restored offset", g.call("lseek", 3, 0, 1), 3)
+		if mode, _, _ := g.stat("/tmp/f", true); mode != 0o100644 {
+			t.Errorf("restored file: stat = %d", mode)
+		}
+		if mode, _, _ := g.stat("/tmp/g", true); mode != -eNOENT {
+			t.Errorf("file made after the checkpoint: stat = %d", mode)
+		}
+		if g.p.vm.held != held {
+			t.Errorf("held %d after restore, want %d", g.p.vm.held, held)
+		}
+	}
+}
+
+// snapshotTree records every file below dir: type, permissions, size,
+// modification time and contents (or link target).
+func snapshotTree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := os.Lstat(path)
+		if err != nil {
+			return err
+		}
+		var content []byte
+		switch {
+		case fi.Mode().IsRegular():
+			content, err = os.ReadFile(path)
+		case fi.Mode()&fs.ModeSymlink != 0:
+			var s string
+			s, err = os.Readlink(path)
+			content = []byte(s)
+		}
+		m[path] = fi.Mode().String() + " " + fi.ModTime().String() + " " + string(content)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestOverlayHostUnchanged runs a guest whose working directory is a host
+// directory with files the user named: it writes, renames and deletes
+// them and makes new ones; the guest sees its changes, the host directory
+// is unchanged.
+func TestOverlayHostUnchanged(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	keep, gone := filepath.Join(dir, "keep"), filepath.Join(dir, "sub", "gone")
+	for _, f := range []string{keep, gone} {
+		if err := os.WriteFile(f, []byte("host "+filepath.Base(f)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("keep", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	before := snapshotTree(t, dir)
+	t.Chdir(dir)
+	for _, a := range []*arch.Arch{arch.AMD64, arch.ARM64} {
+		g := newGuest(t, a, Config{ReadAllow: []string{keep, gone, filepath.Join(dir, "link")}})
+		if got, want := g.names("."), []string{".", "..", "keep", "link", "sub"}; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s lists %q, want %q", dir, got, want)
+		}
+		expect(t, "open keep for writing", g.open("keep", gRDWR, 0), 3)
+		if got := g.pread(3, 0, 100); got != "host keep" {
+			t.Errorf("copied up: %q", got)
+		}
+		expect(t, "write", g.write(3, "guest"), 5)
+		expect(t, "rename", g.call("renameat", atFDCWD64, g.path(2, "keep"), atFDCWD64, g.path(3, "moved")), 0)
+		expect(t, "unlink", g.call("unlinkat", atFDCWD64, g.path(2, "sub/gone"), 0), 0)
+		expect(t, "rmdir", g.call("unlinkat", atFDCWD64, g.path(2, "sub"), 0x200), 0)
+		expect(t, "create", g.open(filepath.Join(dir, "new"), oCREAT|gWRONLY, 0o644), 4)
+		expect(t, "write new", g.write(4, "new"), 3)
+		expect(t, "mkdir", g.call("mkdirat", atFDCWD64, g.path(2, "newdir"), 0o755), 0)
+		expect(t, "symlink", g.call("symlinkat", g.path(2, "moved"), atFDCWD64, g.path(3, "newdir/l")), 0)
+		expect(t, "chmod", g.call("fchmodat", atFDCWD64, g.path(2, "moved"), 0o600, 0), 0)
+		expect(t, "truncate through the new link", g.call("truncate", g.path(2, "newdir/l"), 3), -eNOENT)
+		expect(t, "rename the link", g.call("renameat", atFDCWD64, g.path(2, "link"), atFDCWD64, g.path(3, "link2")), 0)
+		expect(t, "getcwd", g.call("getcwd", g.buf, 4096), int64(len(dir)+1))
+
+		if got := g.pread(3, 0, 100); got != "guestkeep" {
+			t.Errorf("written: %q", got)
+		}
+		if mode, _, _ := g.stat("keep", true); mode != -eNOENT {
+			t.Errorf("renamed away: stat = %d", mode)
+		}
+		if mode, size, _ := g.stat("moved", true); mode != 0o100600 || size != 9 {
+			t.Errorf("moved: mode %o size %d", mode, size)
+		}
+		if mode, _, _ := g.stat("sub", true); mode != -eNOENT {
+			t.Errorf("removed directory: stat = %d", mode)
+		}
+		if got, want := g.names("."), []string{".", "..", "link2", "moved", "new", "newdir"}; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s lists %q, want %q", dir, got, want)
+		}
+	}
+	if after := snapshotTree(t, dir); !reflect.DeepEqual(before, after) {
+		t.Errorf("the host directory changed:\nbefore %q\nafter  %q", before, after)
+	}
+}
