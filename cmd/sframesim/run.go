@@ -20,7 +20,8 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 		"dynamically linked with its ld.so and shared libraries from the sysroot)\n"+
 		"under emulation, like qemu-user: its stdout and stderr pass through, ARGS are\n"+
 		"its arguments (argv[0] is BINARY), fd 0 is this command's stdin. It cannot\n"+
-		"write files, exec, fork or use the network, and reads only itself, --allow-read\n"+
+		"exec or fork; what it writes below /tmp and its working directory goes to a\n"+
+		"private in-memory overlay (never to the host). It reads only itself, --allow-read\n"+
 		"files and the files of the sysroot (regular files only); time, pid and random\n"+
 		"bytes are fixed or derived from the instruction count, so runs are reproducible.\n"+
 		"Network calls (socket, connect...) fail with EACCES, as in a sandbox; the calls\n"+
