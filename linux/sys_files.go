@@ -528,17 +528,27 @@ func (p *Process) overlayFile(fd uint64) *openFile {
 	return nil
 }
 
-func (p *Process) sysPwrite64(a *[6]uint64) uint64 {
-	f := p.fds[int(int32(a[0]))]
+// pwriteFile returns the file a positional write (pwrite64, pwritev) at
+// offset off writes to: an overlay file, or an errno as Linux gives it.
+func (p *Process) pwriteFile(fd, off uint64) (*openFile, int) {
+	f := p.fds[int(int32(fd))]
 	switch {
 	case f == nil:
-		return sysErr(eBADF)
-	case int64(a[3]) < 0:
-		return sysErr(eINVAL)
+		return nil, eBADF
+	case int64(off) < 0:
+		return nil, eINVAL
 	case f.kind != fileRegular:
-		return sysErr(eSPIPE)
+		return nil, eSPIPE
 	case f.node == nil:
-		return sysErr(eBADF)
+		return nil, eBADF
+	}
+	return f, 0
+}
+
+func (p *Process) sysPwrite64(a *[6]uint64) uint64 {
+	f, e := p.pwriteFile(a[0], a[3])
+	if e != 0 {
+		return sysErr(e)
 	}
 	n := min(a[2], maxRW)
 	if !p.mapped(a[1], n) {
@@ -552,16 +562,9 @@ func (p *Process) sysPwrite64(a *[6]uint64) uint64 {
 }
 
 func (p *Process) sysPwritev(a *[6]uint64) uint64 {
-	f := p.fds[int(int32(a[0]))]
-	switch {
-	case f == nil:
-		return sysErr(eBADF)
-	case int64(a[3]) < 0:
-		return sysErr(eINVAL)
-	case f.kind != fileRegular:
-		return sysErr(eSPIPE)
-	case f.node == nil:
-		return sysErr(eBADF)
+	f, e := p.pwriteFile(a[0], a[3])
+	if e != 0 {
+		return sysErr(e)
 	}
 	return p.writeFileV(f, a[1], a[2], int64(a[3]))
 }
