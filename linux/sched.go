@@ -128,7 +128,11 @@ func (p *Process) switchTo(t *thread) error {
 			if err != nil {
 				return fmt.Errorf("switching threads: %w", err)
 			}
-			cur.ctx = c
+			pc, err := p.Engine.PC()
+			if err != nil {
+				return fmt.Errorf("switching threads: %w", err)
+			}
+			cur.ctx, cur.pc = c, pc
 		}
 		if err := p.Engine.RestoreCPU(t.ctx); err != nil {
 			return fmt.Errorf("switching threads: %w", err)

@@ -37,6 +37,7 @@ type thread struct {
 	tid      int
 	state    threadState
 	ctx      *emu.CPUContext // the registers while not running
+	pc       uint64          // the PC in ctx
 	clearTID uint64          // set_tid_address / CLONE_CHILD_CLEARTID
 	insns    uint64          // instructions it executed
 	ran      uint64          // instructions since it was scheduled in
@@ -80,13 +81,22 @@ type Thread struct {
 	TID   int
 	Insns uint64 // instructions it executed
 	State string // "running", "runnable", "blocked: ...", "exited"
+	PC    uint64 // where it runs or will go on (0 once exited)
 }
 
 // Threads returns the process's threads so far, in tid order.
 func (p *Process) Threads() []Thread {
 	out := make([]Thread, 0, len(p.thr.list))
 	for _, t := range p.thr.list {
-		out = append(out, Thread{TID: t.tid, Insns: t.insns, State: t.describe(t == p.thr.cur)})
+		th := Thread{TID: t.tid, Insns: t.insns, State: t.describe(t == p.thr.cur)}
+		switch {
+		case t.state == finished:
+		case t == p.thr.cur:
+			th.PC, _ = p.Engine.PC()
+		default:
+			th.PC = t.pc
+		}
+		out = append(out, th)
 	}
 	return out
 }
@@ -208,6 +218,7 @@ func (p *Process) clone(name string, flags, sp, ptid, ctid, tls, exitSig uint64)
 // CLONE_SETTLS, the thread pointer. The engine holds the parent's.
 func (p *Process) startChildren() error {
 	var parent *emu.CPUContext
+	var pc uint64
 	for _, t := range p.thr.list {
 		if !t.fresh {
 			continue
@@ -218,6 +229,9 @@ func (p *Process) startChildren() error {
 				return err
 			}
 			parent = c
+			if pc, err = p.Engine.PC(); err != nil {
+				return err
+			}
 		}
 		if err := p.Engine.WriteRegs([]emu.RegID{p.abi.ret, p.Engine.RegID(p.Arch.SP)}, []uint64{0, t.newSP}); err != nil {
 			return err
@@ -231,7 +245,7 @@ func (p *Process) startChildren() error {
 		if err != nil {
 			return err
 		}
-		t.ctx, t.fresh = c, false
+		t.ctx, t.pc, t.fresh = c, pc, false
 		if err := p.Engine.RestoreCPU(parent); err != nil {
 			return err
 		}

@@ -15,7 +15,7 @@ type keyMap struct {
 	Step, Next, Finish, Continue, Mismatch key.Binding
 	Break, BreakAt, GoTo                   key.Binding
 	Back, BackN, Seek, Restart             key.Binding
-	Stop, Help, Quit                       key.Binding
+	Threads, Stop, Help, Quit              key.Binding
 
 	// The prompt's own keys; Stop cancels it.
 	Enter, Erase key.Binding
@@ -36,6 +36,7 @@ var keys = keyMap{
 	BackN:    key.NewBinding(key.WithKeys("-"), key.WithHelp("-", "go back N instructions (default 100000)")),
 	Seek:     key.NewBinding(key.WithKeys("@"), key.WithHelp("@", "go to instruction number N (back or forward)")),
 	Restart:  key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "restart (back to the first instruction)")),
+	Threads:  key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "show/hide the threads (state, PC, true stack)")),
 	Stop:     key.NewBinding(key.WithKeys("esc", "ctrl+c"), key.WithHelp("Esc, ^C", "stop a running command")),
 	Help:     key.NewBinding(key.WithKeys("?", "h"), key.WithHelp("?", "this help (any key closes it)")),
 	Quit:     key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
@@ -54,7 +55,7 @@ func (k keyMap) FullHelp() [][]key.Binding {
 		k.Step, k.Next, k.Finish, k.Continue, k.Mismatch,
 		k.Break, k.BreakAt, k.GoTo,
 		k.Back, k.BackN, k.Seek, k.Restart,
-		k.Stop, k.Help, k.Quit,
+		k.Threads, k.Stop, k.Help, k.Quit,
 	}}
 }
 

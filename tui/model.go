@@ -41,6 +41,7 @@ type Model struct {
 	msg       string
 	prompt    *prompt
 	help      bool
+	threads   bool // the threads pane is shown
 	keyHelp   help.Model
 	done      chan<- struct{} // tests: told when a command ends
 }
@@ -161,6 +162,8 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		m.msg = "nothing is running; " + keys.Quit.Help().Key + " quits"
 	case key.Matches(k, keys.Help):
 		m.help = true
+	case key.Matches(k, keys.Threads):
+		m.threads = !m.threads
 	case key.Matches(k, keys.Step):
 		return m.command("stepping", d.Step)
 	case key.Matches(k, keys.Next):

@@ -207,3 +207,20 @@ func TestKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestScreenThreads stops in the worker function of the threaded test
+// program: the header names the running thread, t shows every thread.
+func TestScreenThreads(t *testing.T) {
+	path := filepath.Join(pkgDir, "..", "linux", "testdata", "threads-x86_64")
+	m := screenTest(t, path, 100, 32,
+		"key:B", "type:work", "enter", "wait", "key:c", "wait", "key:c", "wait", "key:t")
+	scr := m.Screen()
+	if len(m.st.Threads) < 3 {
+		t.Fatalf("%d threads, want at least 3", len(m.st.Threads))
+	}
+	for _, want := range []string{fmt.Sprintf("tid %d (", m.st.TID), "threads: ", "=> " + fmt.Sprint(m.st.TID), "depth "} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("screen lacks %q", want)
+		}
+	}
+}

@@ -44,9 +44,23 @@ type State struct {
 	Verdict string      // in words
 	Stopped string      // why the unwind stopped
 
+	TID     int         // the running thread
+	Threads []ThreadRow // every thread so far, in tid order
+
 	Breakpoints []string // symbol (address)
 	Checkpoints int
 	Output      string // the last line the program wrote
+}
+
+// ThreadRow is one thread of the threads pane.
+type ThreadRow struct {
+	TID     int
+	State   string // running, runnable, blocked: why, exited
+	PC      uint64
+	Where   string // PC as symbol+offset; "" once exited
+	Depth   int    // of its shadow stack
+	Callers []string
+	Running bool
 }
 
 // Reg is one register.
@@ -111,6 +125,8 @@ func (d *Debugger) State(lines int) State {
 	}
 	s.Output = out
 	s.Disasm = d.disasm(pc, lines)
+	s.TID = d.s.Thread()
+	s.Threads = d.threads()
 
 	// The unwind, frame by frame, and the verdict.
 	regs := verify.EngineRegs(d.p.Engine)
@@ -170,6 +186,36 @@ func (d *Debugger) State(lines int) State {
 		s.Frames = append(s.Frames, r)
 	}
 	return s
+}
+
+// threads lists the process's threads with their shadow stacks: depth and
+// the true callers, innermost first.
+func (d *Debugger) threads() []ThreadRow {
+	var rows []ThreadRow
+	for _, t := range d.p.Threads() {
+		r := ThreadRow{TID: t.TID, State: t.State, PC: t.PC, Running: t.TID == d.s.Thread()}
+		if t.State != "exited" {
+			r.Where = d.symbol(t.PC)
+		}
+		if sh := d.s.ShadowOf(t.TID); sh != nil {
+			fr := sh.Frames()
+			r.Depth = len(fr)
+			for i := len(fr) - 1; i >= 0; i-- {
+				r.Callers = append(r.Callers, d.funcName(fr[i].ReturnAddr))
+			}
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// funcName is the function pc is in, without the offset.
+func (d *Debugger) funcName(pc uint64) string {
+	name, _, ok := d.s.Syms.Lookup(pc)
+	if !ok {
+		return "0x" + hex(pc)
+	}
+	return symbols.Demangle(name)
 }
 
 // verdict describes a verification outcome.

@@ -67,6 +67,9 @@ func (m *Model) render() string {
 	if st.Source != "" {
 		head += "  " + st.Source
 	}
+	if len(st.Threads) > 1 {
+		head += "  " + threadPos(st)
+	}
 	hint := "  " + keys.Help.Help().Key + " keys"
 	out = append(out, sy.header.Render(fit(fit(head, w-len(hint))+hint, w)))
 	if m.help {
@@ -76,6 +79,12 @@ func (m *Model) render() string {
 	// Bottom: verdict and status lines.
 	bottom := []string{m.verdictLine(w), m.statusLine(w)}
 	avail := h - len(out) - len(bottom)
+	var thr []string
+	if m.threads {
+		// The threads pane, at most half the screen.
+		thr = m.threadLines(w, max(2, avail/2))
+		avail -= len(thr)
+	}
 
 	rowLines := m.rowLines(w)
 	if st.HasRow && avail >= 26 {
@@ -118,6 +127,7 @@ func (m *Model) render() string {
 	out = append(out, m.regRows(w, regs)...)
 	out = append(out, rowLines...)
 	out = append(out, m.stackLines(w, stack)...)
+	out = append(out, thr...)
 	for len(out) < h-len(bottom) {
 		out = append(out, "")
 	}
@@ -342,6 +352,55 @@ func (m *Model) stackLines(w, n int) []string {
 		line := fit(left+uw+" | "+tw+tail, w)
 		if len(note) > 0 || f.Decisive && m.st.Kind.Failure() {
 			line = sy.bad.Render(line)
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// threadPos is "tid 4243 (2 of 3)": the running thread and its place
+// among the threads so far.
+func threadPos(st *State) string {
+	i := 0
+	for k, t := range st.Threads {
+		if t.Running {
+			i = k + 1
+		}
+	}
+	return fmt.Sprintf("tid %d (%d of %d)", st.TID, i, len(st.Threads))
+}
+
+// threadLines is the threads pane in at most n lines: a title, then one
+// line per thread (the running one marked =>): tid, state, PC and
+// symbol, shadow stack depth and its true callers, innermost first.
+func (m *Model) threadLines(w, n int) []string {
+	st, sy := &m.st, m.sty
+	out := []string{sy.dim.Render(fit(fmt.Sprintf("  threads: %d (t hides)", len(st.Threads)), w))}
+	sw, pw := 5, 2
+	for _, t := range st.Threads {
+		sw = max(sw, len(t.State))
+		pw = max(pw, len(hex(t.PC)))
+	}
+	sw = min(sw, 40)
+	for _, t := range st.Threads {
+		if len(out) >= n {
+			break
+		}
+		mark := "  "
+		if t.Running {
+			mark = "=>"
+		}
+		where := "-"
+		if t.Where != "" {
+			where = hex(t.PC) + " " + t.Where
+		}
+		line := fmt.Sprintf("%s %-7d %s %-*s  depth %d", mark, t.TID, fit(t.State, sw), pw+1+20, where, t.Depth)
+		if len(t.Callers) > 0 {
+			line += " < " + strings.Join(t.Callers, " < ")
+		}
+		line = fit(line, w)
+		if t.Running {
+			line = sy.current.Render(line)
 		}
 		out = append(out, line)
 	}
