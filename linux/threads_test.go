@@ -5,6 +5,7 @@ package linux
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -127,6 +128,56 @@ func TestThreadsSession(t *testing.T) {
 				}
 				if s.ShadowOf(th.TID) == nil {
 					t.Errorf("thread %d has no shadow stack", th.TID)
+				}
+			}
+		})
+	}
+}
+
+// TestThreadPC stops at every thread switch: the thread scheduled in
+// starts where Threads said it stood at the stop before.
+func TestThreadPC(t *testing.T) {
+	for _, a := range threadArches {
+		t.Run(a, func(t *testing.T) {
+			p, err := Load(threadsProgram(a), Config{Stdout: io.Discard})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			s := NewSession(p)
+			checked := 0
+			for {
+				before := map[int]Thread{}
+				for _, th := range p.Threads() {
+					before[th.TID] = th
+				}
+				tid := s.Thread()
+				if pc := s.State().PC; before[tid].PC != pc || before[tid].State != "running" {
+					t.Fatalf("running thread %d: %+v, the session is at %#x", tid, before[tid], pc)
+				}
+				x, stopped, err := s.RunUntil(func(shadow.Record) bool { return s.Thread() != tid }, 50_000_000)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if x != nil {
+					break
+				}
+				if !stopped {
+					t.Fatal("no stop")
+				}
+				if th, ok := before[s.Thread()]; ok {
+					if th.PC != s.State().PC {
+						t.Fatalf("thread %d resumes at %#x, Threads said %#x", th.TID, s.State().PC, th.PC)
+					}
+					checked++
+				}
+			}
+			if checked < 3 {
+				t.Errorf("%d switches checked", checked)
+			}
+			for _, th := range p.Threads() {
+				if th.State != "exited" && th.TID != p.CurrentThread() || th.State == "exited" && th.PC != 0 {
+					t.Errorf("after the end: %+v", th)
 				}
 			}
 		})
