@@ -223,4 +223,9 @@ func TestScreenThreads(t *testing.T) {
 			t.Errorf("screen lacks %q", want)
 		}
 	}
+	// t again hides the pane; the header keeps the thread.
+	m.key(press("t"))
+	if scr := m.Screen(); strings.Contains(scr, "threads: ") || !strings.Contains(scr, fmt.Sprintf("tid %d (", m.st.TID)) {
+		t.Errorf("after t again:\n%s", scr)
+	}
 }

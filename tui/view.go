@@ -63,12 +63,13 @@ func (m *Model) render() string {
 	sy := m.sty
 	var out []string
 	// Header.
-	head := fmt.Sprintf(" sframesim step  %s (%s)  insn %d  %s", st.Binary, st.Arch, st.Insns, st.Symbol)
+	head := fmt.Sprintf(" sframesim step  %s (%s)  insn %d  ", st.Binary, st.Arch, st.Insns)
+	if len(st.Threads) > 1 {
+		head += threadPos(st) + "  "
+	}
+	head += st.Symbol
 	if st.Source != "" {
 		head += "  " + st.Source
-	}
-	if len(st.Threads) > 1 {
-		head += "  " + threadPos(st)
 	}
 	hint := "  " + keys.Help.Help().Key + " keys"
 	out = append(out, sy.header.Render(fit(fit(head, w-len(hint))+hint, w)))
@@ -376,12 +377,13 @@ func threadPos(st *State) string {
 func (m *Model) threadLines(w, n int) []string {
 	st, sy := &m.st, m.sty
 	out := []string{sy.dim.Render(fit(fmt.Sprintf("  threads: %d (t hides)", len(st.Threads)), w))}
-	sw, pw := 5, 2
+	// State and PC columns: each at most a quarter of the width.
+	sw, ww := 5, 1
 	for _, t := range st.Threads {
 		sw = max(sw, len(t.State))
-		pw = max(pw, len(hex(t.PC)))
+		ww = max(ww, len(hex(t.PC))+1+len(t.Where))
 	}
-	sw = min(sw, 40)
+	sw, ww = min(sw, max(10, w/4)), min(ww, max(12, w/4))
 	for _, t := range st.Threads {
 		if len(out) >= n {
 			break
@@ -390,11 +392,16 @@ func (m *Model) threadLines(w, n int) []string {
 		if t.Running {
 			mark = "=>"
 		}
+		state := t.State
+		if len(state) > sw {
+			// "blocked: futex wait on 0x7ffff7ffe990": without the address.
+			state, _, _ = strings.Cut(state, " on ")
+		}
 		where := "-"
 		if t.Where != "" {
 			where = hex(t.PC) + " " + t.Where
 		}
-		line := fmt.Sprintf("%s %-7d %s %-*s  depth %d", mark, t.TID, fit(t.State, sw), pw+1+20, where, t.Depth)
+		line := fmt.Sprintf("%s %-7d %s  %s  depth %d", mark, t.TID, fit(state, sw), fit(where, ww), t.Depth)
 		if len(t.Callers) > 0 {
 			line += " < " + strings.Join(t.Callers, " < ")
 		}
