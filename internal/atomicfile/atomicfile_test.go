@@ -286,8 +286,10 @@ func TestSignalHandledElsewhere(t *testing.T) {
 	if err := Write(path, []byte("new\n")); err != nil {
 		t.Fatal(err)
 	}
-	if calls != 2 {
-		t.Errorf("%d writes, want 2", calls)
+	// At least once more after the interrupted write (a loaded machine may
+	// deliver the signal to the guard late, after a further attempt began).
+	if calls < 2 {
+		t.Errorf("%d writes, want at least 2", calls)
 	}
 	if got, err := os.ReadFile(path); err != nil || string(got) != "new\n" {
 		t.Errorf("read %q, %v", got, err)
