@@ -398,6 +398,22 @@ func (p *Process) iovecs(addr, n uint64) ([][2]uint64, int) {
 	return v, 0
 }
 
+// writeIovecs reads the iovecs of a write (n of them at addr), every
+// buffer readable guest memory (EFAULT otherwise, before anything is
+// written).
+func (p *Process) writeIovecs(addr, n uint64) ([][2]uint64, int) {
+	iov, e := p.iovecs(addr, n)
+	if e != 0 {
+		return nil, e
+	}
+	for _, v := range iov {
+		if !p.mapped(v[0], v[1]) {
+			return nil, eFAULT
+		}
+	}
+	return iov, 0
+}
+
 func (p *Process) sysReadv(a *[6]uint64) uint64 {
 	iov, e := p.iovecs(a[1], a[2])
 	if e != 0 {
@@ -490,14 +506,9 @@ func (p *Process) writeFile(f *openFile, addr, n uint64, off int64) (uint64, int
 // writeFileV writes the iovecs at addr (n of them) to the overlay file f,
 // as writeFile.
 func (p *Process) writeFileV(f *openFile, addr, n uint64, off int64) uint64 {
-	iov, e := p.iovecs(addr, n)
+	iov, e := p.writeIovecs(addr, n)
 	if e != 0 {
 		return sysErr(e)
-	}
-	for _, v := range iov {
-		if !p.mapped(v[0], v[1]) {
-			return sysErr(eFAULT)
-		}
 	}
 	var total uint64
 	for _, v := range iov {
@@ -610,14 +621,9 @@ func (p *Process) sysWritev(a *[6]uint64) uint64 {
 	if w == nil {
 		return sysErr(eBADF)
 	}
-	iov, e := p.iovecs(a[1], a[2])
+	iov, e := p.writeIovecs(a[1], a[2])
 	if e != 0 {
 		return sysErr(e)
-	}
-	for _, v := range iov {
-		if !p.mapped(v[0], v[1]) {
-			return sysErr(eFAULT)
-		}
 	}
 	var total uint64
 	for _, v := range iov {
