@@ -15,8 +15,8 @@ type opinion struct {
 	why         string // why not, when !present
 	cfa, ra, fp cfi.Value
 	signed      bool
-	hasSigned   bool // the source tracks the RA's signing (CFI on AArch64)
-	where       string
+	hasSigned   bool     // the source tracks the RA's signing (CFI on AArch64)
+	cf          *cfi.FDE // the CFI's FDE, named in reports
 }
 
 func (o *opinion) outermost() bool {
@@ -39,10 +39,10 @@ func (o *opinion) text(abi sframe.ABI, pac bool) string {
 }
 
 func (o *opinion) suffix() string {
-	if o.where == "" {
+	if o.cf == nil {
 		return ""
 	}
-	return " (" + o.where + ")"
+	return fmt.Sprintf(" (%s FDE at %#x)", o.cf.Section, o.cf.Off)
 }
 
 // sframeText renders an SFrame row like an opinion.
@@ -173,8 +173,7 @@ func (c *checker) checkPC(st *fdeState, pc uint64) {
 			break
 		}
 		r := c.cfi.Rules(st.cf, ri, pc)
-		*cf = opinion{present: true, cfa: r.CFA, ra: r.RA, fp: r.FP, signed: r.SignedRA, hasSigned: c.a.PACMask != 0,
-			where: fmt.Sprintf("%s FDE at %#x", st.cf.Section, st.cf.Off)}
+		*cf = opinion{present: true, cfa: r.CFA, ra: r.RA, fp: r.FP, signed: r.SignedRA, hasSigned: c.a.PACMask != 0, cf: st.cf}
 	}
 	// The code's opinion.
 	code := &srcs[1]
