@@ -42,6 +42,8 @@ func init() {
 			"check .sframe sections against every rule of the SFrame format", runValidate},
 		{"verify", "[--sysroot DIR] [--json FILE|-] [--max-insns N] [--timeout D] [--quantum N] [--max-frames N] [--problems N] [--exact] [BINARY [-- ARGS]]",
 			"check the SFrame unwind at every executed instruction against the true stack", runVerify},
+		{"check", "[--json FILE|-] [--problems N] FILE...",
+			"prove the SFrame rows of every instruction statically, against the file's CFI", runCheck},
 		{"run", "[--sysroot DIR] [--max-insns N] [--timeout D] [--quantum N] [--max-mem SIZE] [--allow-read PATH]... [--env NAME=VALUE]... BINARY [-- ARGS]",
 			"run a Linux program under emulation, like qemu-user; exits with its status", runProgram},
 		{"mutate", "(--pc ADDR | --fde N [--fre J]) [--field cfa|ra|fp|base|start] [--delta D] -o OUT BINARY",
@@ -83,10 +85,11 @@ exit status:
   0  success: the SFrame data is valid, the unwind matched, the corpus is as expected
   1  problems found: the SFrame data is malformed (dump, validate: what could be
      read was printed, problems on stderr), unwind mismatches (verify),
-     unexpected outcomes (corpus)
+     wrong rows (check), unexpected outcomes (corpus)
   2  could not run: bad usage, unreadable file, not an ELF file, a program
      that could not be run; or INCOMPLETE (verify): the run stopped before the
-     program's end, so not everything was checked
+     program's end, so not everything was checked; or INCOMPLETE (check):
+     some instructions could not be proven
   3  the file has no .sframe section
   run exits with the program's own status (2 if it could not run to its end).
 `)

@@ -1,0 +1,243 @@
+package check
+
+import (
+	"debug/elf"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/sframesim/sframesim/arch"
+	"github.com/sframesim/sframesim/cfi"
+	"github.com/sframesim/sframesim/sframe"
+	"github.com/sframesim/sframesim/symbols"
+)
+
+// Func is one function handed to a code analysis: an SFrame FDE's range
+// and its machine code.
+type Func struct {
+	Name       string // the symbol at Start ("" when none)
+	Start, End uint64
+	Code       []byte // the bytes of [Start, End)
+	FDE        int    // index in the SFrame section
+}
+
+// CodeRow is what a code analysis says at one instruction: the rules of
+// the CFA, the return address and the caller's FP (sframe.Rule, DWARF
+// register numbers), or Known false with the reason it cannot tell.
+type CodeRow struct {
+	Addr        uint64
+	Len         int
+	Known       bool
+	Reason      string
+	CFA, RA, FP sframe.Rule
+}
+
+// Analyzer derives rows from a function's machine code (a stack-height
+// analysis such as package codeflow's). Its rows are looked up by
+// instruction address; an instruction it has no row for is one it has no
+// opinion on.
+type Analyzer func(a *arch.Arch, fn Func) []CodeRow
+
+// Options configure a check.
+type Options struct {
+	// Code is the code analysis; nil compares SFrame with CFI only.
+	Code Analyzer
+}
+
+// ErrMalformed wraps the format errors of a section that breaks the rules
+// of the format: there is nothing trustworthy to check.
+var ErrMalformed = errors.New("malformed SFrame section, nothing to check ('sframesim validate' lists every problem)")
+
+// File checks the SFrame data of the executable or shared object at path.
+// A file that is not ELF, has no .sframe section (sframe.ErrNoSection) or
+// has a malformed one (wrapping the *sframe.FormatError values) is an
+// error.
+func File(path string, opt Options) (*Report, error) {
+	sf, err := sframe.Open(path)
+	if sf == nil {
+		return nil, err
+	}
+	defer sf.Close()
+	if err != nil {
+		return nil, err
+	}
+	if problems := sf.Section.Validate(sf.ValidateOptions()); problems.HasErrors() {
+		var errs sframe.Errors
+		for _, p := range problems {
+			if !p.Warn {
+				errs = append(errs, p)
+			}
+		}
+		return nil, fmt.Errorf("%s: %w: %w", path, ErrMalformed, errs)
+	}
+	return Section(path, sf.ELF, sf.Section, opt)
+}
+
+// Section checks sec, the SFrame section of the ELF file ef (possibly
+// changed, as fault injection does), against ef's CFI and code.
+func Section(name string, ef *elf.File, sec *sframe.Section, opt Options) (*Report, error) {
+	a := arch.ForABI(sec.Header.ABI)
+	if a == nil {
+		return nil, fmt.Errorf("%s: SFrame ABI %v is not one sframesim checks", name, sec.Header.ABI)
+	}
+	if ef.Machine != a.Machine {
+		return nil, fmt.Errorf("%s: SFrame ABI %v in an ELF file for %v", name, sec.Header.ABI, ef.Machine)
+	}
+	switch ef.Type {
+	case elf.ET_EXEC, elf.ET_DYN:
+	default:
+		return nil, fmt.Errorf("%s: an ELF file of type %v: check reads executables and shared objects", name, ef.Type)
+	}
+	began := time.Now()
+	c := &checker{
+		name: name, ef: ef, sec: sec, a: a, opt: opt,
+		syms:     symbols.New(ef, 0),
+		problems: map[problemKey]*Problem{},
+		rep: &Report{
+			Binary: name, Arch: a.Name, SFrameVersion: int(sec.Header.Version),
+			Problems: []Problem{}, Unknown: map[string]uint64{}, Notes: []Note{},
+		},
+	}
+	tab, err := cfi.Load(ef)
+	switch {
+	case errors.Is(err, cfi.ErrNoCFI):
+		tab = &cfi.Table{Arch: a}
+		c.rep.CFI = "none"
+	case err != nil:
+		return nil, fmt.Errorf("%s: CFI: %w", name, err)
+	default:
+		c.rep.CFI = cfiSections(ef)
+		for _, e := range tab.Errs {
+			c.rep.CFIErrors = append(c.rep.CFIErrors, e.Error())
+		}
+	}
+	c.cfi = tab
+	c.loadCode()
+	c.loadFuncs()
+	c.run()
+	c.finish(time.Since(began))
+	return c.rep, nil
+}
+
+// cfiSections names the CFI sections of ef.
+func cfiSections(ef *elf.File) string {
+	var names []string
+	for _, n := range []string{".eh_frame", ".debug_frame"} {
+		if s := ef.Section(n); s != nil && s.Type != elf.SHT_NOBITS {
+			names = append(names, n)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// A checker holds one check's state.
+type checker struct {
+	name  string
+	ef    *elf.File
+	sec   *sframe.Section
+	a     *arch.Arch
+	opt   Options
+	cfi   *cfi.Table
+	syms  *symbols.Table
+	lines *symbols.Lines // read on the first problem
+	code  []codeRange
+	funcs []funcRange // FUNC symbols in executable sections, by address
+
+	rep      *Report
+	problems map[problemKey]*Problem
+	order    []problemKey
+}
+
+// codeRange is the contents of an executable section.
+type codeRange struct {
+	start uint64
+	data  []byte
+}
+
+// funcRange is a sized function symbol.
+type funcRange struct {
+	start, end uint64
+	name       string
+}
+
+func (c *checker) loadCode() {
+	for _, s := range c.ef.Sections {
+		if s.Flags&elf.SHF_EXECINSTR == 0 || s.Type != elf.SHT_PROGBITS || s.Flags&elf.SHF_ALLOC == 0 {
+			continue
+		}
+		data, err := s.Data()
+		if err != nil {
+			continue // its PCs will have no code: unknown
+		}
+		c.code = append(c.code, codeRange{start: s.Addr, data: data})
+	}
+	sort.Slice(c.code, func(i, j int) bool { return c.code[i].start < c.code[j].start })
+}
+
+// codeAt returns the code bytes from pc to end (or to its section's end).
+func (c *checker) codeAt(pc, end uint64) []byte {
+	i := sort.Search(len(c.code), func(i int) bool { return c.code[i].start > pc }) - 1
+	if i < 0 || pc-c.code[i].start >= uint64(len(c.code[i].data)) {
+		return nil
+	}
+	b := c.code[i].data[pc-c.code[i].start:]
+	if n := end - pc; n < uint64(len(b)) {
+		b = b[:n]
+	}
+	return b
+}
+
+func (c *checker) loadFuncs() {
+	syms, _ := c.ef.Symbols()
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Size == 0 || s.Section == elf.SHN_UNDEF || int(s.Section) >= len(c.ef.Sections) {
+			continue
+		}
+		if c.ef.Sections[s.Section].Flags&elf.SHF_EXECINSTR == 0 {
+			continue
+		}
+		c.funcs = append(c.funcs, funcRange{start: s.Value, end: s.Value + s.Size, name: s.Name})
+	}
+	sort.Slice(c.funcs, func(i, j int) bool {
+		if c.funcs[i].start != c.funcs[j].start {
+			return c.funcs[i].start < c.funcs[j].start
+		}
+		return c.funcs[i].end > c.funcs[j].end
+	})
+	// Aliases (several names for one range) count once.
+	out := c.funcs[:0]
+	for _, f := range c.funcs {
+		if n := len(out); n > 0 && out[n-1].start == f.start && out[n-1].end == f.end {
+			continue
+		}
+		out = append(out, f)
+	}
+	c.funcs = out
+}
+
+// inFunc reports whether a sized function symbol covers pc.
+func (c *checker) inFunc(pc uint64) bool {
+	i := sort.Search(len(c.funcs), func(i int) bool { return c.funcs[i].start > pc }) - 1
+	for j := i; j >= 0 && j > i-8; j-- {
+		if pc-c.funcs[j].start < c.funcs[j].end-c.funcs[j].start {
+			return true
+		}
+	}
+	return false
+}
+
+// run checks every FDE, then the whole-binary findings.
+func (c *checker) run() {
+	order := make([]int, len(c.sec.FDEs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(x, y int) bool { return c.sec.FDEs[order[x]].Start < c.sec.FDEs[order[y]].Start })
+	for _, i := range order {
+		c.checkFDE(i)
+	}
+	c.overlaps(order)
+	c.coverage()
+}

@@ -1,0 +1,126 @@
+package check
+
+import (
+	"debug/elf"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sframesim/sframesim/internal/testcorpus"
+	"github.com/sframesim/sframesim/sframe"
+)
+
+// explained says why a problem check reports on the corpus is a genuine
+// generator issue, or "" when it is not one of the known ones: every
+// problem on the corpus must be (zero false alarms).
+func explained(e testcorpus.Entry, p *Problem) string {
+	switch {
+	case p.Kind == "cfa" && p.Symbol == "__cxa_finalize@plt" && e.SFrameVersion >= 2 && e.Arch == "x86-64":
+		return "ld 2.44/2.47.50: the .plt.got PCMASK row says sp+16; the stub is entered by a call and pushes nothing (CFI: sp+8)"
+	case p.Kind == "cfa" && strings.HasPrefix(p.Symbol, "asm_regcfa_call") && e.SFrameVersion == 1:
+		return "gas 2.40 ignores .cfi_def_cfa_register to rbx/x19 and keeps sp+16"
+	case p.Kind == "unterminated" && p.Symbol == "_start" && e.SFrameVersion <= 2:
+		return "gas 2.40/2.44 drop .cfi_undefined of the RA: _start's row cannot mark the outermost frame"
+	case p.Kind == "call-at-end" && strings.Contains(p.Insn, "call") || p.Kind == "call-at-end" && strings.HasPrefix(p.Insn, "bl"):
+		return "a noreturn call ends its function (GCC): its return address is outside it"
+	}
+	return ""
+}
+
+// expectFile is testdata/expect.json: what verify finds in the corpus.
+type expectFile struct {
+	Binaries map[string]struct {
+		Problems []struct {
+			Kind     string `json:"kind"`
+			Function string `json:"function"`
+			Row      string `json:"row"`
+		} `json:"problems"`
+	} `json:"binaries"`
+}
+
+// cfiBlind lists verify's findings that CFI carries too, so that SFrame
+// agrees with it: only a code analysis (Options.Code) can find them.
+var cfiBlind = map[string]string{
+	"fp drap":           "GCC 16's DRAP epilogue CFI keeps rbp's DW_CFA_expression after rbp is restored, and gas copies it",
+	"unwind-error drap": "the same GCC 16 DRAP epilogue rows",
+}
+
+// TestCorpus checks every corpus binary against its CFI: every problem is
+// a known, explained generator issue, and every problem verify finds
+// (testdata/expect.json) is found too, unless CFI carries it as well.
+func TestCorpus(t *testing.T) {
+	dir := testcorpus.Dir(t)
+	data, err := os.ReadFile("../testdata/expect.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exp expectFile
+	if err := json.Unmarshal(data, &exp); err != nil {
+		t.Fatal(err)
+	}
+	var pcs, proven, unknown uint64
+	for _, e := range testcorpus.Entries(t) {
+		rep, err := File(filepath.Join(dir, e.Path), Options{})
+		if err != nil {
+			t.Errorf("%s: %v", e.Path, err)
+			continue
+		}
+		pcs += rep.PCs
+		proven += rep.Proven
+		unknown += rep.UnknownPCs
+		for reason, n := range rep.Unknown {
+			t.Errorf("%s: %d PCs unknown: %s", e.Path, n, reason)
+		}
+		for i := range rep.Problems {
+			p := &rep.Problems[i]
+			if explained(e, p) == "" {
+				t.Errorf("%s: unexplained problem %s at %#x %s: %s / %s / %s", e.Path, p.Kind, p.PC, p.Symbol, p.SFrame, p.CFI, p.Detail)
+			}
+		}
+		for _, w := range exp.Binaries[e.Path].Problems {
+			if cfiBlind[w.Kind+" "+w.Function] != "" {
+				continue
+			}
+			if !foundByCheck(rep, w.Kind, w.Function) {
+				t.Errorf("%s: verify's %s problem in %s (row %s) not found", e.Path, w.Kind, w.Function, w.Row)
+			}
+		}
+	}
+	t.Logf("%d PCs checked, %d proven, %d unknown", pcs, proven, unknown)
+	if pcs == 0 || proven+unknown > pcs {
+		t.Errorf("%d PCs, %d proven, %d unknown", pcs, proven, unknown)
+	}
+}
+
+// foundByCheck reports whether rep has the problem verify reports as kind
+// in function fn.
+func foundByCheck(rep *Report, kind, fn string) bool {
+	if kind == "limited" {
+		return rep.Limited > 0 // right, but usable only in the topmost frame
+	}
+	for _, p := range rep.Problems {
+		switch {
+		case (kind == "cfa" || kind == "unterminated") && p.Kind == kind && (p.Symbol == fn || strings.HasPrefix(p.Symbol, fn+"+")):
+			return true
+		// verify sees a noreturn call's return address where the unwind
+		// lands: in the next function (cfa) or nowhere (ended-early).
+		case (kind == "cfa" || kind == "ended-early") && p.Kind == "call-at-end" &&
+			(strings.Contains(p.Detail, "("+fn+")") || strings.HasPrefix(p.Symbol, fn+"+")):
+			return true
+		}
+	}
+	return false
+}
+
+// openSection opens a corpus binary's ELF file and SFrame section.
+func openSection(t testing.TB, rel string) (*elf.File, *sframe.Section) {
+	t.Helper()
+	f, err := sframe.Open(filepath.Join(testcorpus.Dir(t), rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f.ELF, f.Section
+}

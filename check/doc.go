@@ -1,0 +1,47 @@
+// Package check proves a binary's SFrame data statically, without running
+// it: at every instruction boundary of every SFrame function (FDE) it
+// compares the SFrame row (sframe.Section.FindFRE and Rules, as unwind
+// uses them) with the file's own DWARF CFI at the same PC (package cfi)
+// and, when one is supplied (Options.Code), with the rules a code
+// analysis derives from the machine code. It reads SFrame V1, V2 and V3
+// of x86-64 and AArch64 executables and shared objects.
+//
+// A PC is proven right when every source with an opinion agrees on the
+// CFA, the return address and the caller's FP, and each of the three has
+// at least one opinion; it is unknown when no source can say (no CFI
+// covers it, the CFI's rule is an expression that is not register+offset,
+// the instruction does not decode), with the reason. A report is OK only
+// when every PC was proven; unknown PCs make it INCOMPLETE.
+//
+// SFrame describes less than CFI, by design, and these differences are not
+// problems [SFrame §4.3, §8]:
+//
+//   - Registers other than the CFA, the RA and the FP are not tracked.
+//   - x86-64's return address is always at CFA-8 (the header's fixed RA
+//     offset); AArch64's RA is "in x30" where CFI has no rule for it
+//     (the same value), as SFrame's RA-less rows say.
+//   - The FP is "unchanged" where CFI has no rule for it.
+//   - V1 and V2 cannot encode a CFA that is an expression or based on a
+//     register other than SP/FP (DRAP, hand-written code): GNU as leaves
+//     such functions out, which is a coverage note, not a problem; V3
+//     encodes them as FLEX rows, compared like any other.
+//   - A V3 row whose CFA is based on a register other than SP/FP (a FLEX
+//     rule on rbx) is right when it equals CFI, but SFrame consumers can
+//     only use it in the topmost frame: counted as "limited", not a
+//     problem.
+//
+// Each disagreement is a problem of a kind (cfa, ra, fp, mangled-ra,
+// unterminated, outermost, no-row), reported once per distinct SFrame
+// row and disagreement as verify reports its problems, with the PC, the
+// symbol, the source line, the instruction, the FDE and FRE as objdump
+// prints them, and what each source says. Findings that need the whole
+// binary are problems too: a call that is the last instruction of its
+// function (its return address is the next function's first byte or
+// padding, which consumers that look return addresses up unchanged —
+// libsframe, glibc, the kernel — resolve to another function's row or to
+// none), FDEs that overlap, a function whose FDE leaves part of it
+// uncovered while CFI covers it, an FDE that covers padding (bytes in no
+// function and without CFI), a PCMASK FDE whose size is not a multiple
+// of its repetition size, and a V3 signal-frame bit that differs from the
+// CFI's 'S' augmentation.
+package check

@@ -1,0 +1,363 @@
+package check
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/sframesim/sframesim/arch"
+	"github.com/sframesim/sframesim/cfi"
+	"github.com/sframesim/sframesim/sframe"
+)
+
+// An opinion is what one source (CFI or code) says at a PC.
+type opinion struct {
+	present     bool   // the source has a row here
+	why         string // why not, when !present
+	cfa, ra, fp cfi.Value
+	signed      bool
+	hasSigned   bool     // the source tracks the RA's signing (CFI on AArch64)
+	cf          *cfi.FDE // the CFI's FDE, named in reports
+}
+
+func (o *opinion) outermost() bool {
+	return o.present && o.ra.Known() && o.ra.Rule.Kind == sframe.RuleUndefined
+}
+
+// text renders the opinion for a report.
+func (o *opinion) text(abi sframe.ABI, pac bool) string {
+	if !o.present {
+		return "nothing (" + o.why + ")"
+	}
+	if o.outermost() {
+		return "RA undefined: the outermost frame" + o.suffix()
+	}
+	s := fmt.Sprintf("cfa %s, ra %s, fp %s", o.cfa.Format(abi), o.ra.Format(abi), o.fp.Format(abi))
+	if pac && o.hasSigned && o.signed {
+		s += ", RA signed"
+	}
+	return s + o.suffix()
+}
+
+func (o *opinion) suffix() string {
+	if o.cf == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (%s FDE at %#x)", o.cf.Section, o.cf.Off)
+}
+
+// sframeText renders an SFrame row like an opinion.
+func sframeText(r *sframe.Row, abi sframe.ABI, pac bool) string {
+	if r.Outermost {
+		return "RA undefined: the outermost frame"
+	}
+	s := fmt.Sprintf("cfa %s, ra %s, fp %s", r.CFA.Format(abi), r.RA.Format(abi), r.FP.Format(abi))
+	if pac && r.MangledRA {
+		s += ", RA signed"
+	}
+	return s
+}
+
+// fdeState is the per-FDE cursor state of the PC loop.
+type fdeState struct {
+	i     int
+	f     *sframe.FDE
+	j     int // FRE of row
+	row   sframe.Row
+	rowOK bool
+	cf    *cfi.FDE
+	code  []CodeRow
+	k     int // next code row
+	pad   bool
+}
+
+// checkFDE checks every instruction of FDE i.
+func (c *checker) checkFDE(i int) {
+	f := &c.sec.FDEs[i]
+	rep := c.rep
+	rep.Functions++
+	if len(f.FREs) == 0 {
+		reason := "FDE without rows"
+		if f.Signal() {
+			reason = "signal-frame FDE without rows (GNU as keeps it when it cannot encode the CFI)"
+		}
+		c.note(reason, c.syms.Format(f.Start))
+		return
+	}
+	rep.FunctionsWithRows++
+	if f.PCType() == sframe.PCMask {
+		rep.PCMaskFDEs++
+		if rs := c.sec.RepSize(f); rs != 0 && f.Size%rs != 0 {
+			c.wholeProblem(KindPCMask, i, 0, f.Start, fmt.Sprintf("the PCMASK FDE's size %d is not a multiple of its repetition size %d", f.Size, rs))
+		}
+	}
+	if cf := c.cfi.Find(f.Start); c.sec.Header.Version >= sframe.Version3 && cf != nil && cf.Start == f.Start && cf.Signal != f.Signal() {
+		c.wholeProblem(KindSignal, i, 0, f.Start, fmt.Sprintf("the SFrame signal-frame bit is %v, the CFI's 'S' augmentation %v (%s CIE at %#x)", f.Signal(), cf.Signal, cf.Section, cf.CIEOff))
+	}
+	code := c.codeAt(f.Start, f.End())
+	if uint64(len(code)) < uint64(f.Size) {
+		rep.PCs++
+		rep.UnknownPCs++
+		rep.Unknown["code not in an executable section of the file"]++
+		return
+	}
+	st := &fdeState{i: i, f: f, j: -1}
+	if c.opt.Code != nil {
+		name, _, _ := c.syms.Lookup(f.Start)
+		st.code = c.opt.Code(c.a, Func{Name: name, Start: f.Start, End: f.End(), Code: code, FDE: i})
+		sort.SliceStable(st.code, func(x, y int) bool { return st.code[x].Addr < st.code[y].Addr })
+	}
+	var lastPC uint64
+	var lastLen int
+	var lastFlow arch.Flow
+	for pc := f.Start; pc < f.End(); {
+		b := code[pc-f.Start:]
+		flow, n := c.a.Classify(b)
+		if flow == arch.FlowBad || n <= 0 || n > len(b) {
+			rep.PCs++
+			rep.UnknownPCs++
+			rep.Unknown["undecodable instruction (the rest of its function is not checked)"]++
+			return
+		}
+		rep.PCs++
+		c.checkPC(st, pc)
+		lastPC, lastLen, lastFlow = pc, n, flow
+		pc += uint64(n)
+	}
+	if lastFlow == arch.FlowCall && lastPC+uint64(lastLen) == f.End() && f.PCType() == sframe.PCInc {
+		c.callAtEnd(st, lastPC)
+	}
+}
+
+// checkPC compares the SFrame row at pc with every source.
+func (c *checker) checkPC(st *fdeState, pc uint64) {
+	rep := c.rep
+	f := st.f
+	j, err := c.sec.FindFRE(f, pc)
+	if err != nil {
+		c.problem(KindNoRow, st.i, -1, pc, "", []string{"no SFrame row covers the PC: " + err.Error()})
+		rep.ProblemPCs++
+		return
+	}
+	if j != st.j {
+		st.j = j
+		st.row, err = c.sec.Rules(st.i, j)
+		st.rowOK = err == nil
+	}
+	if !st.rowOK {
+		c.problem(KindNoRow, st.i, j, pc, "", []string{"the SFrame row cannot be evaluated"})
+		rep.ProblemPCs++
+		return
+	}
+	row := &st.row
+
+	// The CFI's opinion.
+	if st.cf == nil || !st.cf.Contains(pc) {
+		st.cf = c.cfi.Find(pc)
+	}
+	var srcs [2]opinion
+	cf := &srcs[0]
+	switch {
+	case st.cf == nil:
+		cf.why = "no CFI covers the PC"
+		if !st.pad && !c.inFunc(pc) {
+			st.pad = true
+			c.wholeProblem(KindPadding, st.i, j, pc, fmt.Sprintf("the FDE covers %#x, which is in no function symbol and has no CFI: padding", pc))
+		}
+	default:
+		ri := st.cf.RowAt(pc)
+		if ri < 0 {
+			cf.why = "the CFI has no row here"
+			if st.cf.Err != nil {
+				cf.why = "the CFI's program stops before the PC"
+			}
+			break
+		}
+		r := c.cfi.Rules(st.cf, ri, pc)
+		*cf = opinion{present: true, cfa: r.CFA, ra: r.RA, fp: r.FP, signed: r.SignedRA, hasSigned: c.a.PACMask != 0, cf: st.cf}
+	}
+	// The code's opinion.
+	code := &srcs[1]
+	code.why = "no code analysis"
+	if c.opt.Code != nil {
+		code.why = "the code analysis has no row for the instruction"
+		for st.k < len(st.code) && st.code[st.k].Addr < pc {
+			st.k++
+		}
+		if st.k < len(st.code) && st.code[st.k].Addr == pc {
+			cr := &st.code[st.k]
+			if cr.Known {
+				*code = opinion{present: true, cfa: cfi.Value{Rule: cr.CFA}, ra: cfi.Value{Rule: cr.RA}, fp: cfi.Value{Rule: cr.FP}}
+			} else {
+				code.why = cr.Reason
+			}
+		}
+	}
+
+	// Compare.
+	var bad [numKinds]bool
+	any := false
+	for s := range srcs {
+		o := &srcs[s]
+		if !o.present {
+			continue
+		}
+		for _, k := range c.compare(row, o) {
+			bad[k] = true
+			any = true
+		}
+	}
+	if any {
+		rep.ProblemPCs++
+		texts := c.sourceTexts(row, srcs[:])
+		for k := range bad {
+			if bad[k] {
+				c.problem(Kind(k), st.i, j, pc, texts[0], texts[1:])
+			}
+		}
+		return
+	}
+	// Proven when every value has an opinion.
+	why := ""
+	outer := false
+	for s := range srcs {
+		if srcs[s].outermost() {
+			outer = true
+		}
+	}
+	for _, v := range []struct {
+		name string
+		get  func(o *opinion) cfi.Value
+	}{
+		{"CFA", func(o *opinion) cfi.Value { return o.cfa }},
+		{"RA", func(o *opinion) cfi.Value { return o.ra }},
+		{"FP", func(o *opinion) cfi.Value { return o.fp }},
+	} {
+		if outer && v.name != "RA" {
+			continue
+		}
+		known := false
+		reason := ""
+		for s := range srcs {
+			o := &srcs[s]
+			switch {
+			case !o.present:
+				if reason == "" {
+					reason = o.why
+				}
+			case v.get(o).Known():
+				known = true
+			default:
+				reason = v.name + ": " + v.get(o).Why
+			}
+		}
+		if !known {
+			why = reason
+			break
+		}
+	}
+	if why != "" {
+		rep.UnknownPCs++
+		rep.Unknown[why]++
+		return
+	}
+	rep.Proven++
+	if !row.Outermost && row.CFA.Reg != c.a.SP && row.CFA.Reg != c.a.FP {
+		rep.Limited++
+	}
+}
+
+// compare returns the kinds of disagreement between the SFrame row and an
+// opinion.
+func (c *checker) compare(row *sframe.Row, o *opinion) []Kind {
+	if o.outermost() {
+		if !row.Outermost {
+			return []Kind{KindUnterminated}
+		}
+		return nil
+	}
+	if row.Outermost {
+		if o.ra.Known() {
+			return []Kind{KindOutermost}
+		}
+		return nil
+	}
+	var ks []Kind
+	if o.cfa.Known() && o.cfa.Rule != row.CFA {
+		ks = append(ks, KindCFA)
+	}
+	if o.ra.Known() && o.ra.Rule != row.RA {
+		ks = append(ks, KindRA)
+	}
+	if o.fp.Known() && o.fp.Rule != row.FP {
+		ks = append(ks, KindFP)
+	}
+	if o.hasSigned && o.signed != row.MangledRA {
+		ks = append(ks, KindMangledRA)
+	}
+	return ks
+}
+
+// sourceTexts renders what SFrame and each source say.
+func (c *checker) sourceTexts(row *sframe.Row, srcs []opinion) []string {
+	abi := c.sec.Header.ABI
+	pac := c.a.PACMask != 0
+	out := []string{sframeText(row, abi, pac)}
+	for s := range srcs {
+		o := &srcs[s]
+		if s == 1 && c.opt.Code == nil {
+			out = append(out, "")
+			continue
+		}
+		out = append(out, o.text(abi, pac))
+	}
+	return out
+}
+
+// callAtEnd checks a call that is the last instruction of FDE st.i:
+// its return address is the FDE's end, which consumers that look return
+// addresses up unchanged (libsframe, glibc, the kernel) resolve to the
+// next function's row, or to none. That is a problem unless the row they
+// get there is the caller's row at the call (the frame is the same once
+// the call returns).
+func (c *checker) callAtEnd(st *fdeState, pc uint64) {
+	f := st.f
+	ra := f.End()
+	j, err := c.sec.FindFRE(f, pc)
+	if err != nil {
+		return // reported as no-row
+	}
+	want, err := c.sec.Rules(st.i, j)
+	if err != nil {
+		return
+	}
+	abi, pac := c.sec.Header.ABI, c.a.PACMask != 0
+	where := "no SFrame FDE covers it (padding, or code without SFrame data): the stack trace ends there"
+	if k, err := c.sec.FindFDE(ra); err == nil {
+		where = fmt.Sprintf("it is in func idx [%d] (%s)", k, c.syms.Format(ra))
+		got, err := c.sec.Lookup(ra)
+		switch {
+		case err != nil:
+			where += ", which has no row there: the stack trace ends there"
+		case got.CFA == want.CFA && got.RA == want.RA && got.FP == want.FP && got.MangledRA == want.MangledRA && got.Outermost == want.Outermost:
+			return // the same rules: the unwind is right
+		default:
+			where += ", whose row there says " + sframeText(&got, abi, pac) + " instead of the caller's " + sframeText(&want, abi, pac)
+		}
+	}
+	c.wholeProblem(KindCallAtEnd, st.i, j, pc, fmt.Sprintf("the call is the function's last instruction, so its return address %#x lies outside the function; for consumers that look return addresses up unchanged (libsframe, glibc, the kernel) %s", ra, where))
+}
+
+// overlaps reports FDEs whose ranges overlap; order is by start.
+func (c *checker) overlaps(order []int) {
+	end, prev := uint64(0), -1
+	for _, i := range order {
+		f := &c.sec.FDEs[i]
+		if prev >= 0 && f.Start < end && f.Size > 0 {
+			p := &c.sec.FDEs[prev]
+			c.wholeProblem(KindOverlap, i, -1, f.Start, fmt.Sprintf("func idx [%d] [%#x, %#x) overlaps func idx [%d] [%#x, %#x)", i, f.Start, f.End(), prev, p.Start, p.End()))
+		}
+		if f.End() > end {
+			end, prev = f.End(), i
+		}
+	}
+}

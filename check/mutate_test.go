@@ -1,0 +1,152 @@
+package check
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/sframesim/sframesim/arch"
+	"github.com/sframesim/sframesim/sframe"
+)
+
+// changedPCs returns the instruction PCs of FDE i where the rules of
+// sections a and b differ.
+func changedPCs(t *testing.T, a, b *sframe.Section, c *checker, i int) []uint64 {
+	f := &a.FDEs[i]
+	code := c.codeAt(f.Start, f.End())
+	var pcs []uint64
+	for pc := f.Start; pc < f.End(); {
+		_, n := c.a.Classify(code[pc-f.Start:])
+		if n <= 0 {
+			t.Fatalf("FDE %d: undecodable at %#x", i, pc)
+		}
+		ra, erra := a.Lookup(pc)
+		rb, errb := b.Lookup(pc)
+		ra.FRE, rb.FRE = 0, 0
+		if (erra == nil) != (errb == nil) || ra != rb {
+			pcs = append(pcs, pc)
+		}
+		pc += uint64(n)
+	}
+	return pcs
+}
+
+// TestMutate injects a fault into every field kind of every row of
+// several binaries (sframe.Mutation, as `sframesim mutate` does: the
+// section re-encoded and decoded again), and checks that check reports it
+// at exactly the PCs of that row, whether the program ever runs them or
+// not (most of these rows never run: glibc-free programs' error paths,
+// and every function a run does not call).
+func TestMutate(t *testing.T) {
+	bins := []string{"v3/x86-64/asm-O2-static", "v3/aarch64/nolibc-O2-pac-bkey", "v2/x86-64/tailcall-O2-dynamic",
+		"v2/aarch64/recurse-O0-dynamic", "v1/x86-64/vla-O0-static", "v1/aarch64/asm-O2-static"}
+	if testing.Short() {
+		bins = bins[:2]
+	}
+	for _, bin := range bins {
+		t.Run(bin, func(t *testing.T) {
+			ef, sec := openSection(t, bin)
+			base, err := Section(bin, ef, sec, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			known := map[[2]int]bool{}
+			for _, p := range base.Problems {
+				known[[2]int{p.FDE, p.FRE}] = true
+			}
+			c := &checker{ef: ef, sec: sec, a: arch.ForABI(sec.Header.ABI)}
+			c.loadCode()
+			caught, tried := 0, 0
+			for i := range sec.FDEs {
+				f := &sec.FDEs[i]
+				if f.PCType() != sframe.PCInc {
+					continue
+				}
+				for j := range f.FREs {
+					if known[[2]int{i, j}] {
+						continue
+					}
+					for _, m := range []sframe.Mutation{
+						{FDE: i, FRE: j, Field: sframe.MutateCFA, Delta: 8},
+						{FDE: i, FRE: j, Field: sframe.MutateRA, Delta: -8},
+						{FDE: i, FRE: j, Field: sframe.MutateFP, Delta: 8},
+						{FDE: i, FRE: j, Field: sframe.MutateBase},
+						{FDE: i, FRE: j, Field: sframe.MutateStart, Delta: 2},
+					} {
+						if m.Field == sframe.MutateStart && (j == 0 || j+1 < len(f.FREs) && f.FREs[j+1].Start <= f.FREs[j].Start+2) {
+							continue // the first row moved leaves PCs without a row; rows must stay in order
+						}
+						mut, ok := mutated(t, sec, m)
+						if !ok {
+							continue // the row has no such field
+						}
+						want := changedPCs(t, sec, mut, c, i)
+						if len(want) == 0 {
+							continue // the change gives the same rules
+						}
+						tried++
+						rep, err := Section(bin, ef, mut, Options{})
+						if err != nil {
+							t.Fatal(err)
+						}
+						if err := caughtAt(rep, base, m, want); err != nil {
+							t.Errorf("%v: %v", m, err)
+							continue
+						}
+						caught++
+					}
+				}
+			}
+			t.Logf("%d of %d faults caught at the row's PCs", caught, tried)
+			if tried == 0 {
+				t.Error("no fault injected")
+			}
+		})
+	}
+}
+
+// mutated returns sec with m applied, re-encoded and decoded, or false
+// when the row has no field m changes.
+func mutated(t *testing.T, sec *sframe.Section, m sframe.Mutation) (*sframe.Section, bool) {
+	cp, err := sframe.Decode(sec.Data, sec.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cp.Apply(m); err != nil {
+		return nil, false
+	}
+	data, err := cp.Encode()
+	if err != nil {
+		t.Fatalf("%v: encode: %v", m, err)
+	}
+	out, err := sframe.Decode(data, sec.Addr)
+	if err != nil {
+		t.Fatalf("%v: decode: %v", m, err)
+	}
+	return out, true
+}
+
+// caughtAt checks that rep has, beyond base's problems, problems in the
+// FDE of m only, first at want[0] and at exactly the PCs want.
+func caughtAt(rep, base *Report, m sframe.Mutation, want []uint64) error {
+	old := map[string]bool{}
+	for _, p := range base.Problems {
+		old[fmt.Sprintf("%s %d %d %#x", p.Kind, p.FDE, p.FRE, p.PC)] = true
+	}
+	first := ^uint64(0)
+	for _, p := range rep.Problems {
+		if old[fmt.Sprintf("%s %d %d %#x", p.Kind, p.FDE, p.FRE, p.PC)] || p.Kind == "call-at-end" {
+			continue // a changed row at a final call is found there too
+		}
+		if p.FDE != m.FDE {
+			return fmt.Errorf("problem %s at %#x in FDE %d", p.Kind, p.PC, p.FDE)
+		}
+		first = min(first, p.PC)
+	}
+	if first != want[0] {
+		return fmt.Errorf("first new problem at %#x, want %#x", first, want[0])
+	}
+	if n := rep.ProblemPCs - base.ProblemPCs; n != uint64(len(want)) {
+		return fmt.Errorf("%d more PCs with problems, want the %d whose rules changed", n, len(want))
+	}
+	return nil
+}

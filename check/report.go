@@ -1,0 +1,300 @@
+package check
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/sframesim/sframesim/internal/atomicfile"
+	"github.com/sframesim/sframesim/symbols"
+)
+
+// Report is the outcome of checking one file.
+type Report struct {
+	Binary        string `json:"binary"`
+	Arch          string `json:"arch"`
+	SFrameVersion int    `json:"sframe_version"`
+	// CFI names the CFI sections read ("none" without any); CFIErrors
+	// lists the CFI entries that could not be read (their PCs have no CFI).
+	CFI       string   `json:"cfi"`
+	CFIErrors []string `json:"cfi_errors,omitempty"`
+	// Sources are the sources SFrame was compared with: "cfi", "code".
+	Sources []string `json:"sources"`
+	Seconds float64  `json:"seconds"`
+
+	Functions         int `json:"functions"`           // SFrame FDEs
+	FunctionsWithRows int `json:"functions_with_rows"` // of those, with FREs
+	PCMaskFDEs        int `json:"pcmask_fdes"`
+	// FunctionsWithoutSFrame counts the function symbols of executable
+	// sections no FDE covers at all (Notes says why).
+	FunctionsWithoutSFrame int `json:"functions_without_sframe"`
+
+	PCs        uint64 `json:"pcs"`         // instructions checked
+	Proven     uint64 `json:"proven"`      // every source with an opinion agrees, and each value has one
+	ProblemPCs uint64 `json:"problem_pcs"` // with at least one per-PC problem
+	UnknownPCs uint64 `json:"unknown_pcs"` // no source could tell
+	// Unknown counts the unknown PCs by reason.
+	Unknown map[string]uint64 `json:"unknown"`
+	// Limited counts proven PCs whose CFA is based on a register other
+	// than SP and FP (V3 FLEX): right, but usable only in the topmost frame.
+	Limited uint64 `json:"limited"`
+	// Counts is the number of distinct problems per kind.
+	Counts   map[string]int `json:"counts"`
+	Problems []Problem      `json:"problems"` // each distinct problem once, in address order
+	Notes    []Note         `json:"notes"`    // coverage notes: not problems
+}
+
+// Problem is one distinct problem: a kind at one SFrame row, with what
+// SFrame and each source say (per-PC kinds), or a finding about the
+// binary with its explanation (Detail).
+//
+// Symbols are mangled as in the symbol table; *Demangled holds the C++
+// demangling (symbols.Demangled), left out for names that are not
+// mangled. The text report prints demangled names.
+type Problem struct {
+	kind            Kind
+	Kind            string `json:"kind"`
+	PC              uint64 `json:"pc"` // the first PC where it was seen
+	Symbol          string `json:"symbol"`
+	SymbolDemangled string `json:"symbol_demangled,omitempty"`
+	Source          string `json:"source,omitempty"`
+	Insn            string `json:"insn"`
+	FDE             int    `json:"fde"` // -1: none
+	FRE             int    `json:"fre"` // -1: none
+	FDEText         string `json:"fde_text,omitempty"`
+	Row             string `json:"row,omitempty"` // as objdump --sframe prints it
+	SFrame          string `json:"sframe,omitempty"`
+	CFI             string `json:"cfi,omitempty"`
+	Code            string `json:"code,omitempty"`
+	Detail          string `json:"detail,omitempty"`
+	PCs             int    `json:"pcs"` // distinct PCs affected
+}
+
+// Note is a coverage note: functions without SFrame data, by reason.
+type Note struct {
+	Reason    string   `json:"reason"`
+	Functions int      `json:"functions"`
+	Examples  []string `json:"examples"` // the first few
+}
+
+// problemKey identifies a distinct problem.
+type problemKey struct {
+	kind     Kind
+	fde, fre int
+	texts    string
+	pc       uint64 // whole-binary findings: where
+}
+
+// problem records a per-PC problem at pc: texts[0] is what SFrame says,
+// then each source.
+func (c *checker) problem(k Kind, fde, fre int, pc uint64, sframeText string, srcs []string) {
+	key := problemKey{kind: k, fde: fde, fre: fre, texts: sframeText + "\x00" + strings.Join(srcs, "\x00")}
+	if pr := c.problems[key]; pr != nil {
+		pr.PCs++
+		return
+	}
+	pr := c.newProblem(k, fde, fre, pc)
+	pr.SFrame = sframeText
+	if len(srcs) == 1 && sframeText == "" {
+		pr.Detail = srcs[0]
+	} else {
+		if len(srcs) > 0 {
+			pr.CFI = srcs[0]
+		}
+		if len(srcs) > 1 {
+			pr.Code = srcs[1]
+		}
+	}
+	c.problems[key] = pr
+	c.order = append(c.order, key)
+}
+
+// wholeProblem records a finding about a function or the binary.
+func (c *checker) wholeProblem(k Kind, fde, fre int, pc uint64, detail string) {
+	key := problemKey{kind: k, fde: fde, fre: fre, pc: pc, texts: detail}
+	if c.problems[key] != nil {
+		return
+	}
+	pr := c.newProblem(k, fde, fre, pc)
+	pr.Detail = detail
+	c.problems[key] = pr
+	c.order = append(c.order, key)
+}
+
+func (c *checker) newProblem(k Kind, fde, fre int, pc uint64) *Problem {
+	if c.lines == nil {
+		c.lines = symbols.NewLines(c.ef, 0)
+	}
+	sym := c.syms.Format(pc)
+	pr := &Problem{kind: k, Kind: k.String(), PC: pc, Symbol: sym, SymbolDemangled: symbols.Demangled(sym),
+		Source: c.lines.Lookup(pc), FDE: -1, FRE: -1, PCs: 1}
+	if code := c.codeAt(pc, pc+16); code != nil {
+		pr.Insn, _ = c.a.Disasm(code, pc, c.syms.Resolver())
+	}
+	if fde >= 0 {
+		f := &c.sec.FDEs[fde]
+		pr.FDE = fde
+		pr.FDEText = fmt.Sprintf("func idx [%d]: pc = 0x%x, size = %d bytes", fde, f.Start, f.Size)
+		if fre >= 0 && fre < len(f.FREs) {
+			pr.FRE = fre
+			pr.Row = c.sec.FormatRow(fde, fre)
+		}
+	}
+	return pr
+}
+
+func (c *checker) finish(d time.Duration) {
+	rep := c.rep
+	rep.Seconds = d.Seconds()
+	rep.Sources = []string{"cfi"}
+	if c.opt.Code != nil {
+		rep.Sources = append(rep.Sources, "code")
+	}
+	rep.Counts = map[string]int{}
+	for _, key := range c.order {
+		pr := c.problems[key]
+		rep.Problems = append(rep.Problems, *pr)
+		rep.Counts[pr.Kind]++
+	}
+	sort.SliceStable(rep.Problems, func(i, j int) bool {
+		a, b := &rep.Problems[i], &rep.Problems[j]
+		if a.PC != b.PC {
+			return a.PC < b.PC
+		}
+		return a.kind < b.kind
+	})
+	sort.SliceStable(rep.Notes, func(i, j int) bool { return rep.Notes[i].Functions > rep.Notes[j].Functions })
+}
+
+// Clean reports whether no problem was found.
+func (r *Report) Clean() bool { return len(r.Problems) == 0 }
+
+// Complete reports whether every PC checked had an opinion.
+func (r *Report) Complete() bool { return r.UnknownPCs == 0 }
+
+// OK reports whether every PC was proven right and nothing was found.
+func (r *Report) OK() bool { return r.Clean() && r.Complete() }
+
+// Verdict is the report's one-word result: OK, PROBLEMS, or INCOMPLETE
+// (no problem, but some PCs could not be proven).
+func (r *Report) Verdict() string {
+	switch {
+	case !r.Clean():
+		return "PROBLEMS"
+	case !r.Complete():
+		return "INCOMPLETE"
+	}
+	return "OK"
+}
+
+// WriteText prints the summary and the first maxProblems problems.
+func (r *Report) WriteText(w io.Writer, maxProblems int) {
+	pct := func(a, b uint64) float64 {
+		if b == 0 {
+			return 0
+		}
+		return 100 * float64(a) / float64(b)
+	}
+	fmt.Fprintf(w, "%s: %s, SFrame V%d\n", r.Binary, r.Arch, r.SFrameVersion)
+	fmt.Fprintf(w, "  compared:     SFrame with %s (CFI: %s), in %.2fs\n", strings.Join(r.Sources, ", "), r.CFI, r.Seconds)
+	if len(r.CFIErrors) > 0 {
+		fmt.Fprintf(w, "  CFI errors:   %d entries could not be read, e.g. %s\n", len(r.CFIErrors), r.CFIErrors[0])
+	}
+	fmt.Fprintf(w, "  functions:    %d FDEs (%d with rows, %d PCMASK); %d function symbols have no FDE\n",
+		r.Functions, r.FunctionsWithRows, r.PCMaskFDEs, r.FunctionsWithoutSFrame)
+	fmt.Fprintf(w, "  PCs:          %d checked, %d proven right (%.1f%%), %d with problems, %d unknown\n",
+		r.PCs, r.Proven, pct(r.Proven, r.PCs), r.ProblemPCs, r.UnknownPCs)
+	if r.Limited > 0 {
+		fmt.Fprintf(w, "  limited:      %d proven PCs have a CFA on a register other than SP/FP: usable only in the topmost frame\n", r.Limited)
+	}
+	for _, reason := range sortedKeys(r.Unknown) {
+		fmt.Fprintf(w, "  unknown:      %d PCs: %s\n", r.Unknown[reason], reason)
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "  not covered:  %d functions: %s (%s", n.Functions, n.Reason, symbols.Demangle(strings.Join(n.Examples, ", ")))
+		if n.Functions > len(n.Examples) {
+			fmt.Fprintf(w, ", ...")
+		}
+		fmt.Fprintf(w, ")\n")
+	}
+	switch {
+	case r.OK():
+		fmt.Fprintf(w, "  result:       OK, every PC proven right\n")
+	case r.Clean():
+		fmt.Fprintf(w, "  result:       INCOMPLETE, no problem, but %d PCs could not be proven\n", r.UnknownPCs)
+	default:
+		var kinds []string
+		for k := Kind(0); k < numKinds; k++ {
+			if n := r.Counts[k.String()]; n > 0 {
+				kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
+			}
+		}
+		fmt.Fprintf(w, "  result:       PROBLEMS, %d distinct (%s)", len(r.Problems), strings.Join(kinds, ", "))
+		if !r.Complete() {
+			fmt.Fprintf(w, "; and %d PCs could not be proven", r.UnknownPCs)
+		}
+		fmt.Fprintln(w)
+	}
+	for i, p := range r.Problems {
+		if i == maxProblems {
+			fmt.Fprintf(w, "\n(%d more problems: see --json)\n", len(r.Problems)-i)
+			break
+		}
+		fmt.Fprintf(w, "\n%s at %#x %s", strings.ToUpper(p.Kind), p.PC, symbols.Demangle(p.Symbol))
+		if p.Source != "" {
+			fmt.Fprintf(w, " (%s)", p.Source)
+		}
+		if p.kind.perPC() {
+			fmt.Fprintf(w, ": %d PCs", p.PCs)
+		}
+		fmt.Fprintln(w)
+		if p.Insn != "" {
+			fmt.Fprintf(w, "  instruction:  %s\n", symbols.Demangle(p.Insn))
+		}
+		if p.FDEText != "" {
+			fmt.Fprintf(w, "  %s\n", p.FDEText)
+		}
+		if p.Row != "" {
+			fmt.Fprintf(w, "  %s\n", strings.TrimSpace(p.Row))
+		}
+		if p.SFrame != "" {
+			fmt.Fprintf(w, "  SFrame says:  %s\n", p.SFrame)
+		}
+		if p.CFI != "" {
+			fmt.Fprintf(w, "  CFI says:     %s\n", p.CFI)
+		}
+		if p.Code != "" {
+			fmt.Fprintf(w, "  code says:    %s\n", p.Code)
+		}
+		if p.Detail != "" {
+			fmt.Fprintf(w, "  %s\n", p.Detail)
+		}
+	}
+}
+
+func sortedKeys(m map[string]uint64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if m[keys[i]] != m[keys[j]] {
+			return m[keys[i]] > m[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	return keys
+}
+
+// WriteJSONFile writes the report as JSON atomically: to a temporary file
+// in the same directory, renamed over path.
+func (r *Report) WriteJSONFile(path string) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(path, append(data, '\n'))
+}
