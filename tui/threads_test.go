@@ -258,7 +258,7 @@ func TestScreenThreadView(t *testing.T) {
 			scr := m.Screen()
 			for _, want := range []string{
 				fmt.Sprintf("viewing tid %d (", st.View),
-				fmt.Sprintf(", running: tid %d at work", st.TID),
+				fmt.Sprintf(" | running: tid %d at work | ", st.TID),
 				fmt.Sprintf("-> %d ", st.View), fmt.Sprintf("=> %d ", st.TID),
 				fmt.Sprintf("verify tid %d: ", st.View),
 			} {

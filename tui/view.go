@@ -79,9 +79,17 @@ func (m *Model) render() string {
 	if st.View != 0 {
 		// Viewing another thread than the running one: say so, and how
 		// to go back.
-		line := fmt.Sprintf(" viewing tid %d (%s), running: tid %d at %s  (%s: back to it)",
-			st.View, st.ViewState, st.TID, st.RunningAt, keys.Follow.Help().Key)
-		out = append(out, sy.warn.Render(fit(line, w)))
+		line := func(state string) string {
+			return fmt.Sprintf(" viewing tid %d (%s) | running: tid %d at %s | %s: back to it",
+				st.View, state, st.TID, st.RunningAt, keys.Follow.Help().Key)
+		}
+		text := line(st.ViewState)
+		if len(text) > w {
+			// "blocked: futex wait on 0x4bd368": without the address.
+			short, _, _ := strings.Cut(st.ViewState, " on ")
+			text = line(short)
+		}
+		out = append(out, sy.warn.Render(fit(text, w)))
 	}
 
 	// Bottom: verdict and status lines.
