@@ -56,7 +56,7 @@ func unwoundOf(s State) unwound {
 
 // trueFuncs is the true stack of a State, innermost first, functions
 // without offsets.
-func trueFuncs(d *Debugger, s State) []string {
+func trueFuncs(s State) []string {
 	var out []string
 	for _, f := range s.Frames {
 		if f.HasTrue || f.TrueNote != "" && !strings.HasPrefix(f.TrueNote, "beyond") {
@@ -103,7 +103,7 @@ func TestViewThread(t *testing.T) {
 							}
 						}
 						// A thread not started yet is its outermost frame.
-						tf := trueFuncs(d, s)
+						tf := trueFuncs(s)
 						callers := strings.Join(tf, " < ")
 						if len(tf) > 1 && !strings.Contains(callers, " < main < ") && !strings.Contains(callers, " < worker < start_thread < ") {
 							t.Fatalf("viewing %d (%s): true stack %s", th.TID, th.State, callers)
@@ -266,7 +266,7 @@ func TestScreenThreadView(t *testing.T) {
 					t.Errorf("screen lacks %q", want)
 				}
 			}
-			if tf := strings.Join(trueFuncs(m.d, st), " < "); !strings.Contains(tf, "pthread_cond_wait < worker < start_thread < ") {
+			if tf := strings.Join(trueFuncs(st), " < "); !strings.Contains(tf, "pthread_cond_wait < worker < start_thread < ") {
 				t.Errorf("true stack %s", tf)
 			}
 			// ] comes back to the running thread (the next in tid order),
