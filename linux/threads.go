@@ -104,6 +104,67 @@ func (p *Process) Threads() []Thread {
 // CurrentThread returns the tid of the thread the engine runs.
 func (p *Process) CurrentThread() int { return p.thr.cur.tid }
 
+// ThreadRegs is a copy of one thread's registers at a stop: reading it
+// never touches the engine.
+type ThreadRegs struct {
+	Regs []arch.Reg // DWARF numbers: the architecture's Registers
+	Vals []uint64   // in the order of Regs
+}
+
+// Get returns register r by DWARF number (false: not among Regs).
+func (t *ThreadRegs) Get(r arch.Reg) (uint64, bool) {
+	for i, x := range t.Regs {
+		if x == r {
+			return t.Vals[i], true
+		}
+	}
+	return 0, false
+}
+
+// ThreadRegs returns thread tid's registers (Arch.Registers) as it stands
+// between two runs: the engine's for the running thread, for another
+// those saved when it was switched out. A thread blocked in a system call
+// stands at the instruction after it, the call's result not yet in its
+// return register. The engine's registers are as before on return.
+func (p *Process) ThreadRegs(tid int) (*ThreadRegs, error) {
+	var t *thread
+	for _, x := range p.thr.list {
+		if x.tid == tid {
+			t = x
+		}
+	}
+	switch {
+	case t == nil:
+		return nil, fmt.Errorf("no thread %d", tid)
+	case t.state == finished:
+		return nil, fmt.Errorf("thread %d has exited", tid)
+	case t != p.thr.cur && t.ctx == nil:
+		return nil, fmt.Errorf("thread %d has not started yet", tid)
+	}
+	r := &ThreadRegs{Regs: p.Arch.Registers, Vals: make([]uint64, len(p.Arch.Registers))}
+	ids := make([]emu.RegID, len(r.Regs))
+	for i, reg := range r.Regs {
+		ids[i] = p.Engine.RegID(reg)
+	}
+	if t == p.thr.cur {
+		return r, p.Engine.ReadRegs(ids, r.Vals)
+	}
+	// The saved context is opaque: load it, read, and load the running
+	// thread's back, as a switch to t and back would.
+	cur, err := p.Engine.SaveCPU()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Engine.RestoreCPU(t.ctx); err != nil {
+		return nil, err
+	}
+	err = p.Engine.ReadRegs(ids, r.Vals)
+	if err2 := p.Engine.RestoreCPU(cur); err2 != nil {
+		return nil, err2
+	}
+	return r, err
+}
+
 func (t *thread) describe(current bool) string {
 	switch {
 	case t.state == finished:

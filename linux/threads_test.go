@@ -305,3 +305,82 @@ func TestFutexOps(t *testing.T) {
 		}
 	}
 }
+
+// TestThreadRegs: at every thread switch, the registers ThreadRegs gave
+// for a waiting thread are those it resumes with (but the result of the
+// system call it waited in), and reading them leaves the engine and the
+// run as they were.
+func TestThreadRegs(t *testing.T) {
+	for _, a := range threadArches {
+		t.Run(a, func(t *testing.T) {
+			var out bytes.Buffer
+			p, err := Load(threadsProgram(a), Config{Stdout: &out})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			s := NewSession(p)
+			ret := p.Engine.RegID(0) // rax, x0: the system call result
+			checked := 0
+			for {
+				tid := s.Thread()
+				cur, err := p.ThreadRegs(tid)
+				if err != nil {
+					t.Fatal(err)
+				}
+				saved := map[int]*ThreadRegs{}
+				for _, th := range p.Threads() {
+					r, err := p.ThreadRegs(th.TID)
+					switch {
+					case th.State == "exited":
+						if err == nil {
+							t.Errorf("thread %d exited, ThreadRegs gave no error", th.TID)
+						}
+						continue
+					case err != nil:
+						t.Fatalf("thread %d (%s): %v", th.TID, th.State, err)
+					}
+					if pc, _ := r.Get(p.Arch.PC); pc != th.PC {
+						t.Fatalf("thread %d: PC %#x, Threads says %#x", th.TID, pc, th.PC)
+					}
+					saved[th.TID] = r
+				}
+				if again, _ := p.ThreadRegs(tid); !reflect.DeepEqual(again, cur) {
+					t.Fatalf("the running thread's registers changed: %v, then %v", cur.Vals, again.Vals)
+				}
+				x, stopped, err := s.RunUntil(func(shadow.Record) bool { return s.Thread() != tid }, 50_000_000)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if x != nil {
+					if _, want, _ := runThreads(t, a, 0); *x != *want || out.String() != threadsOutput {
+						t.Errorf("exit %+v, without ThreadRegs %+v, output:\n%s", x, want, out.String())
+					}
+					break
+				}
+				if !stopped {
+					t.Fatal("no stop")
+				}
+				if want := saved[s.Thread()]; want != nil {
+					got, err := p.ThreadRegs(s.Thread())
+					if err != nil {
+						t.Fatal(err)
+					}
+					for i, r := range got.Regs {
+						if got.Vals[i] != want.Vals[i] && p.Engine.RegID(r) != ret {
+							t.Fatalf("thread %d resumes with %s = %#x, ThreadRegs said %#x", s.Thread(), p.Arch.RegName(r), got.Vals[i], want.Vals[i])
+						}
+					}
+					checked++
+				}
+			}
+			if checked < 3 {
+				t.Errorf("%d switches checked", checked)
+			}
+			t.Logf("%d switches checked", checked)
+			if _, err := p.ThreadRegs(999); err == nil {
+				t.Error("no error for a thread that never was")
+			}
+		})
+	}
+}

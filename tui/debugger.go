@@ -42,6 +42,7 @@ type Debugger struct {
 
 	regs     []uint64 // at the current stop, in the order of Arch.Registers
 	prevRegs []uint64 // at the stop before
+	view     int      // the thread State shows when not the running one (0: the running one)
 
 	progress  atomic.Uint64
 	interrupt atomic.Bool
@@ -118,6 +119,8 @@ var errExited = errors.New("the program has ended: r restarts it, S or - steps b
 // run runs the program under opts in slices between checkpoints. It
 // returns why it stopped, in words.
 func (d *Debugger) run(o runOpts) (string, error) {
+	// Instructions run on the running thread: the screen follows it.
+	d.view = 0
 	if d.exit != nil {
 		return "", errExited
 	}
@@ -306,6 +309,7 @@ func (d *Debugger) Advance(addr uint64) (string, error) {
 // Seek goes to the state after exactly n instructions, backwards through
 // the latest checkpoint at or before n and replay, forwards by running.
 func (d *Debugger) Seek(n uint64) (string, error) {
+	d.view = 0
 	now := d.s.Executed()
 	regs := append([]uint64(nil), d.regs...)
 	if n < now || d.exit != nil {
@@ -348,6 +352,28 @@ func (d *Debugger) Back(n uint64) (string, error) {
 func (d *Debugger) Restart() (string, error) {
 	_, err := d.Seek(0)
 	return "restarted", err
+}
+
+// View makes State show thread tid (0: the running thread, also after
+// the next command that runs or goes back) and says which it shows.
+func (d *Debugger) View(tid int) (string, error) {
+	if tid == 0 || tid == d.s.Thread() {
+		d.view = 0
+		return fmt.Sprintf("showing the running thread, tid %d", d.s.Thread()), nil
+	}
+	if _, err := d.p.ThreadRegs(tid); err != nil {
+		return "", err
+	}
+	d.view = tid
+	return fmt.Sprintf("viewing tid %d", tid), nil
+}
+
+// viewed is the thread State shows if not the running one, else 0.
+func (d *Debugger) viewed() int {
+	if d.view == d.s.Thread() {
+		return 0
+	}
+	return d.view
 }
 
 // ToggleBreakpoint sets or clears a breakpoint at addr; it reports which.

@@ -15,7 +15,9 @@ type keyMap struct {
 	Step, Next, Finish, Continue, Mismatch key.Binding
 	Break, BreakAt, GoTo                   key.Binding
 	Back, BackN, Seek, Restart             key.Binding
-	Threads, Stop, Help, Quit              key.Binding
+	Threads, PrevThread, NextThread        key.Binding
+	Thread, Follow                         key.Binding
+	Stop, Help, Quit                       key.Binding
 
 	// The prompt's own keys; Stop cancels it.
 	Enter, Erase key.Binding
@@ -37,9 +39,15 @@ var keys = keyMap{
 	Seek:     key.NewBinding(key.WithKeys("@"), key.WithHelp("@", "go to instruction number N (back or forward)")),
 	Restart:  key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "restart (back to the first instruction)")),
 	Threads:  key.NewBinding(key.WithKeys("t"), key.WithHelp("t", "show/hide the threads (state, PC, true stack)")),
-	Stop:     key.NewBinding(key.WithKeys("esc", "ctrl+c"), key.WithHelp("Esc, ^C", "stop a running command")),
-	Help:     key.NewBinding(key.WithKeys("?", "h"), key.WithHelp("?", "this help (any key closes it)")),
-	Quit:     key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
+	// Viewing a thread: its PC, registers, row and both stacks; a command
+	// that runs or goes back shows the running thread again.
+	PrevThread: key.NewBinding(key.WithKeys("["), key.WithHelp("[", "view the previous thread: its registers, unwound and true stack")),
+	NextThread: key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "view the next thread")),
+	Thread:     key.NewBinding(key.WithKeys("T"), key.WithHelp("T", "view thread N (by tid; empty: the running one)")),
+	Follow:     key.NewBinding(key.WithKeys("."), key.WithHelp(".", "view the running thread again (so does every step or run)")),
+	Stop:       key.NewBinding(key.WithKeys("esc", "ctrl+c"), key.WithHelp("Esc, ^C", "stop a running command")),
+	Help:       key.NewBinding(key.WithKeys("?", "h"), key.WithHelp("?", "this help (any key closes it)")),
+	Quit:       key.NewBinding(key.WithKeys("q"), key.WithHelp("q", "quit")),
 
 	Enter: key.NewBinding(key.WithKeys("enter")),
 	Erase: key.NewBinding(key.WithKeys("backspace")),
@@ -55,7 +63,8 @@ func (k keyMap) FullHelp() [][]key.Binding {
 		k.Step, k.Next, k.Finish, k.Continue, k.Mismatch,
 		k.Break, k.BreakAt, k.GoTo,
 		k.Back, k.BackN, k.Seek, k.Restart,
-		k.Threads, k.Stop, k.Help, k.Quit,
+		k.Threads, k.PrevThread, k.NextThread, k.Thread, k.Follow,
+		k.Stop, k.Help, k.Quit,
 	}}
 }
 

@@ -164,6 +164,25 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		m.help = true
 	case key.Matches(k, keys.Threads):
 		m.threads = !m.threads
+	case key.Matches(k, keys.PrevThread):
+		return m.viewThread(m.otherThread(-1))
+	case key.Matches(k, keys.NextThread):
+		return m.viewThread(m.otherThread(1))
+	case key.Matches(k, keys.Follow):
+		return m.viewThread(0)
+	case key.Matches(k, keys.Thread):
+		m.ask("view thread (tid; empty: the running one)", func(m *Model, text string) tea.Cmd {
+			tid := 0
+			if text = strings.TrimSpace(text); text != "" {
+				n, err := strconv.Atoi(text)
+				if err != nil || n <= 0 {
+					m.msg = fmt.Sprintf("error: not a thread id: %q", text)
+					return nil
+				}
+				tid = n
+			}
+			return m.viewThread(tid)
+		})
 	case key.Matches(k, keys.Step):
 		return m.command("stepping", d.Step)
 	case key.Matches(k, keys.Next):
@@ -230,6 +249,35 @@ func count(text string, def uint64) (uint64, error) {
 		return 0, fmt.Errorf("not a number: %q", text)
 	}
 	return n, nil
+}
+
+// otherThread returns the thread dir (-1, 1) places from the one shown,
+// in tid order and around, leaving out those that exited.
+func (m *Model) otherThread(dir int) int {
+	var live []int
+	at := -1
+	for _, t := range m.st.Threads {
+		if t.State == "exited" {
+			continue
+		}
+		if t.Viewed || m.st.View == 0 && t.Running {
+			at = len(live)
+		}
+		live = append(live, t.TID)
+	}
+	if len(live) == 0 {
+		return 0
+	}
+	if at < 0 {
+		at = 0
+	}
+	return live[((at+dir)%len(live)+len(live))%len(live)]
+}
+
+// viewThread shows thread tid (0: the running one).
+func (m *Model) viewThread(tid int) tea.Cmd {
+	d := m.d
+	return m.command("viewing a thread", func() (string, error) { return d.View(tid) })
 }
 
 // toggle sets or clears a breakpoint; the disassembly shows it at once.

@@ -156,6 +156,8 @@ func TestKeys(t *testing.T) {
 		{keys: []string{"g"}, prompt: "go to (address or symbol)"},
 		{keys: []string{"-"}, prompt: "instructions back [100000]"},
 		{keys: []string{"@"}, prompt: "go to instruction number"},
+		{keys: []string{"[", "]", "."}, busy: "viewing a thread"},
+		{keys: []string{"T"}, prompt: "view thread (tid; empty: the running one)"},
 		{keys: []string{"?", "h"}, help: true},
 		{keys: []string{"esc", "ctrl+c"}, msg: "nothing is running; q quits"},
 		{keys: []string{"q"}, quit: true},

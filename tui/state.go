@@ -46,6 +46,13 @@ type State struct {
 
 	TID     int         // the running thread
 	Threads []ThreadRow // every thread so far, in tid order
+	// View is the thread the screen shows (PC, disassembly, registers,
+	// row and stacks) when it is not the running one (0: the running
+	// one); ViewState is its state, RunningAt the running thread's PC as
+	// symbol+offset.
+	View      int
+	ViewState string
+	RunningAt string
 
 	Breakpoints []string // symbol (address)
 	Checkpoints int
@@ -61,6 +68,7 @@ type ThreadRow struct {
 	Depth   int    // of its shadow stack
 	Callers []string
 	Running bool
+	Viewed  bool // the screen shows it (View), not the running thread
 }
 
 // Reg is one register.
@@ -101,19 +109,12 @@ type StackRow struct {
 // Mismatch reports whether any compared value differs.
 func (r *StackRow) Mismatch() bool { return r.BadCFA || r.BadRA || r.BadFP }
 
-// State computes the screen state, with about lines of disassembly.
+// State computes the screen state, with about lines of disassembly: of
+// the running thread, or of the thread View chose.
 func (d *Debugger) State(lines int) State {
-	st := d.s.State()
-	pc := st.PC
-	s := State{
-		Binary: filepath.Base(d.Path), Arch: d.p.Arch.Name, Insns: d.s.Executed(), PC: pc,
-		Symbol: d.symbol(pc), Source: d.lines.Lookup(pc), Checkpoints: len(d.hist.cps),
-	}
+	s := State{Binary: filepath.Base(d.Path), Arch: d.p.Arch.Name, Insns: d.s.Executed(), Checkpoints: len(d.hist.cps)}
 	if d.exit != nil {
 		s.Exit = d.exit.String()
-	}
-	for i, r := range d.p.Arch.Registers {
-		s.Regs = append(s.Regs, Reg{Name: d.p.Arch.RegName(r), Val: d.regs[i], Changed: d.regs[i] != d.prevRegs[i]})
 	}
 	for a := range d.bps {
 		s.Breakpoints = append(s.Breakpoints, fmt.Sprintf("%s (%#x)", d.symbol(a), a))
@@ -124,29 +125,74 @@ func (d *Debugger) State(lines int) State {
 		out = out[i+1:]
 	}
 	s.Output = out
-	s.Disasm = d.disasm(pc, lines)
 	s.TID = d.s.Thread()
 	s.Threads = d.threads()
 
-	// The unwind, frame by frame, and the verdict.
+	// The thread shown: the running one, with the engine's registers, or
+	// another with those saved when it was switched out.
+	st := d.s.State()
+	vals, prev := d.regs, d.prevRegs
 	regs := verify.EngineRegs(d.p.Engine)
+	base := func(r sframe.Reg) (uint64, bool) {
+		v, err := d.p.Engine.ReadDWARF(r)
+		return v, err == nil
+	}
+	trueStack := d.s.Shadow.Frames()
+	if v := d.viewed(); v != 0 {
+		tr, err := d.p.ThreadRegs(v)
+		if err != nil {
+			d.view = 0
+		} else {
+			get := func(r sframe.Reg) uint64 { x, _ := tr.Get(r); return x }
+			a := d.p.Arch
+			st = shadow.Record{PC: get(a.PC), SP: get(a.SP), FP: get(a.FP)}
+			if a.HasLinkRegister() {
+				st.RA = get(a.LR)
+			}
+			vals, prev, regs, base = tr.Vals, tr.Vals, tr.Get, tr.Get
+			trueStack = nil
+			if sh := d.s.ShadowOf(v); sh != nil {
+				trueStack = sh.Frames()
+			}
+			s.View = v
+			for _, t := range s.Threads {
+				switch {
+				case t.TID == v:
+					s.ViewState = t.State
+				case t.Running:
+					s.RunningAt = t.Where
+				}
+			}
+		}
+	}
+	for i := range s.Threads {
+		s.Threads[i].Viewed = s.Threads[i].TID == s.View
+	}
+	pc := st.PC
+	s.PC, s.Symbol, s.Source = pc, d.symbol(pc), d.lines.Lookup(pc)
+	for i, r := range d.p.Arch.Registers {
+		s.Regs = append(s.Regs, Reg{Name: d.p.Arch.RegName(r), Val: vals[i], Changed: vals[i] != prev[i]})
+	}
+	s.Disasm = d.disasm(pc, lines)
+
+	// The unwind, frame by frame, and the verdict: as the verifier checks
+	// the thread at this instruction.
 	it := d.u.Walk(unwind.Registers{PC: st.PC, SP: st.SP, FP: st.FP, LR: st.RA, Get: regs}, verify.Memory{E: d.p.Engine})
 	var frames []unwind.Frame
 	for it.Next() {
 		frames = append(frames, it.Frame())
 	}
 	walkErr := it.Err()
-	shadow := d.s.Shadow.Frames()
-	res := verify.Check(d.u, st, verify.Memory{E: d.p.Engine}, shadow, regs)
+	res := verify.Check(d.u, st, verify.Memory{E: d.p.Engine}, trueStack, regs)
 	s.Kind = res.Kind
 	s.Verdict = verdict(res)
 	s.Stopped = stopReason(frames, walkErr)
 	if len(frames) > 0 {
-		d.rowPane(&s, &frames[0], st)
+		d.rowPane(&s, &frames[0], st, base)
 	} else {
 		s.NoRow = "no frame"
 	}
-	n := len(shadow)
+	n := len(trueStack)
 	rows := max(len(frames), n+1)
 	for k := 0; k < rows; k++ {
 		r := StackRow{Depth: k}
@@ -164,11 +210,11 @@ func (d *Debugger) State(lines int) State {
 		}
 		truePC := pc
 		if k > 0 && k <= n {
-			truePC = shadow[n-k].ReturnAddr
+			truePC = trueStack[n-k].ReturnAddr
 		}
 		r.TrueFunc = d.symbol(truePC)
 		if k < n {
-			t := shadow[n-1-k]
+			t := trueStack[n-1-k]
 			r.HasTrue, r.TCFA, r.TRA, r.TFP = true, t.CFA, t.ReturnAddr, t.CallerFP
 			if r.HasUnwound && r.Err == "" && frames[k].HasRow {
 				r.BadCFA = r.CFA != r.TCFA
@@ -277,7 +323,7 @@ func shortErr(err error) string {
 }
 
 // rowPane fills the FDE/FRE pane from the topmost frame.
-func (d *Debugger) rowPane(s *State, f *unwind.Frame, st shadow.Record) {
+func (d *Debugger) rowPane(s *State, f *unwind.Frame, st shadow.Record, reg func(sframe.Reg) (uint64, bool)) {
 	if !f.HasRow {
 		if f.Err != nil {
 			s.NoRow = "no row: " + f.Err.Error()
@@ -300,8 +346,7 @@ func (d *Debugger) rowPane(s *State, f *unwind.Frame, st shadow.Record) {
 		case int(sframe.RegCFA):
 			return f.CFA, true
 		}
-		v, err := d.p.Engine.ReadDWARF(r)
-		return v, err == nil
+		return reg(r)
 	}
 	expr := func(rule sframe.Rule) (string, uint64, bool) {
 		b, ok := base(rule.Reg)

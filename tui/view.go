@@ -76,6 +76,21 @@ func (m *Model) render() string {
 	if m.help {
 		return m.renderHelp(out, w, h)
 	}
+	if st.View != 0 {
+		// Viewing another thread than the running one: say so, and how
+		// to go back.
+		line := func(state string) string {
+			return fmt.Sprintf(" viewing tid %d (%s) | running: tid %d at %s | %s: back to it",
+				st.View, state, st.TID, st.RunningAt, keys.Follow.Help().Key)
+		}
+		text := line(st.ViewState)
+		if len(text) > w {
+			// "blocked: futex wait on 0x4bd368": without the address.
+			short, _, _ := strings.Cut(st.ViewState, " on ")
+			text = line(short)
+		}
+		out = append(out, sy.warn.Render(fit(text, w)))
+	}
 
 	// Bottom: verdict and status lines.
 	bottom := []string{m.verdictLine(w), m.statusLine(w)}
@@ -337,6 +352,10 @@ func (m *Model) stackLines(w, n int) []string {
 		if f.Err != "" {
 			uw = fit(f.Err, side())
 		}
+		if !f.HasUnwound {
+			// No unwound values: the true function has their room too.
+			left, uw = fmt.Sprintf("%s%2d ", mark, f.Depth), fit(name, nameW+1+side())
+		}
 		tw := vals(tcfa, tra, tfp)
 		if f.TrueNote != "" {
 			tw = f.TrueNote
@@ -360,23 +379,29 @@ func (m *Model) stackLines(w, n int) []string {
 }
 
 // threadPos is "tid 4243 (2 of 3)": the running thread and its place
-// among the threads so far.
+// among the threads so far, or "viewing tid 4244 (3 of 3)", the thread
+// viewed instead.
 func threadPos(st *State) string {
-	i := 0
+	i, tid, what := 0, st.TID, "tid"
+	if st.View != 0 {
+		tid, what = st.View, "viewing tid"
+	}
 	for k, t := range st.Threads {
-		if t.Running {
+		if t.TID == tid {
 			i = k + 1
 		}
 	}
-	return fmt.Sprintf("tid %d (%d of %d)", st.TID, i, len(st.Threads))
+	return fmt.Sprintf("%s %d (%d of %d)", what, tid, i, len(st.Threads))
 }
 
 // threadLines is the threads pane in at most n lines: a title, then one
-// line per thread (the running one marked =>): tid, state, PC and
-// symbol, shadow stack depth and its true callers, innermost first.
+// line per thread (the running one marked =>, the one viewed instead ->):
+// tid, state, PC and symbol, shadow stack depth and its true callers,
+// innermost first.
 func (m *Model) threadLines(w, n int) []string {
 	st, sy := &m.st, m.sty
-	out := []string{sy.dim.Render(fit(fmt.Sprintf("  threads: %d (t hides)", len(st.Threads)), w))}
+	title := fmt.Sprintf("  threads: %d (%s hides, %s %s view another)", len(st.Threads), keys.Threads.Help().Key, keys.PrevThread.Help().Key, keys.NextThread.Help().Key)
+	out := []string{sy.dim.Render(fit(title, w))}
 	// State and PC columns: each at most a quarter of the width.
 	sw, ww := 5, 1
 	for _, t := range st.Threads {
@@ -389,7 +414,10 @@ func (m *Model) threadLines(w, n int) []string {
 			break
 		}
 		mark := "  "
-		if t.Running {
+		switch {
+		case t.Viewed:
+			mark = "->"
+		case t.Running:
 			mark = "=>"
 		}
 		state := t.State
@@ -406,7 +434,7 @@ func (m *Model) threadLines(w, n int) []string {
 			line += " < " + strings.Join(t.Callers, " < ")
 		}
 		line = fit(line, w)
-		if t.Running {
+		if t.Viewed || t.Running && st.View == 0 {
 			line = sy.current.Render(line)
 		}
 		out = append(out, line)
@@ -417,6 +445,9 @@ func (m *Model) threadLines(w, n int) []string {
 func (m *Model) verdictLine(w int) string {
 	st, sy := &m.st, m.sty
 	text := "verify: " + st.Verdict
+	if st.View != 0 {
+		text = fmt.Sprintf("verify tid %d: %s", st.View, st.Verdict)
+	}
 	if st.Exit != "" {
 		text = "program " + st.Exit + " | " + text
 	}
