@@ -255,6 +255,15 @@ uc_err sfs_reg_read_batch(uc_engine *uc, int *ids, uint64_t *vals, int n) {
 	return uc_reg_read_batch(uc, ids, p, n);
 }
 
+uc_err sfs_context_reg_read_batch(uc_context *ctx, int *ids, uint64_t *vals, int n) {
+	void *p[64];
+	if (n > 64)
+		return UC_ERR_ARG;
+	for (int i = 0; i < n; i++)
+		p[i] = &vals[i];
+	return uc_context_reg_read_batch(ctx, ids, p, n);
+}
+
 uc_err sfs_reg_write_batch(uc_engine *uc, int *ids, uint64_t *vals, int n) {
 	void *p[64];
 	if (n > 64)

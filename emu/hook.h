@@ -106,6 +106,8 @@ void sfs_free_history(sfs_state *st);
 
 // sfs_reg_read_batch reads n registers into vals with one call.
 uc_err sfs_reg_read_batch(uc_engine *uc, int *ids, uint64_t *vals, int n);
+// sfs_context_reg_read_batch reads n registers of a saved context.
+uc_err sfs_context_reg_read_batch(uc_context *ctx, int *ids, uint64_t *vals, int n);
 uc_err sfs_reg_write_batch(uc_engine *uc, int *ids, uint64_t *vals, int n);
 
 // sfs_set_cpu_model wraps the variadic uc_ctl, which cgo cannot call.

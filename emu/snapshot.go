@@ -6,6 +6,7 @@ package emu
 #include <stdlib.h>
 #include <string.h>
 #include <unicorn/unicorn.h>
+#include "hook.h"
 */
 import "C"
 
@@ -198,6 +199,40 @@ func (s *Snapshot) Diff(o *Snapshot) error {
 				return fmt.Errorf("page %#x differs", ra.addr+uint64(k)*PageSize)
 			}
 		}
+	}
+	return nil
+}
+
+// ReadContextRegs reads len(ids) (at most 64) registers of a saved CPU
+// context into out, leaving the engine's own registers alone: what a
+// debugger shows of a thread that is switched out.
+func (e *Engine) ReadContextRegs(c *CPUContext, ids []RegID, out []uint64) error {
+	n := len(ids)
+	if n > 64 || len(out) < n {
+		return fmt.Errorf("ReadContextRegs: %d registers, %d slots", n, len(out))
+	}
+	var ctx *C.uc_context
+	if err := check(C.uc_context_alloc(e.uc, &ctx)); err != nil {
+		return fmt.Errorf("reading a saved context: allocating: %w", err)
+	}
+	defer C.uc_context_free(ctx)
+	if int(C.uc_context_size(e.uc)) != len(c.blob) {
+		return fmt.Errorf("reading a saved context: %d bytes, the engine's has %d", len(c.blob), int(C.uc_context_size(e.uc)))
+	}
+	C.memcpy(unsafe.Pointer(ctx), unsafe.Pointer(&c.blob[0]), C.size_t(len(c.blob)))
+	cids := make([]C.int, n)
+	vals := make([]C.uint64_t, n)
+	for i, id := range ids {
+		cids[i] = C.int(id)
+	}
+	if n == 0 {
+		return nil
+	}
+	if err := check(C.sfs_context_reg_read_batch(ctx, &cids[0], &vals[0], C.int(n))); err != nil {
+		return fmt.Errorf("reading a saved context: %w", err)
+	}
+	for i := range n {
+		out[i] = uint64(vals[i])
 	}
 	return nil
 }

@@ -149,20 +149,7 @@ func (p *Process) ThreadRegs(tid int) (*ThreadRegs, error) {
 	if t == p.thr.cur {
 		return r, p.Engine.ReadRegs(ids, r.Vals)
 	}
-	// The saved context is opaque: load it, read, and load the running
-	// thread's back, as a switch to t and back would.
-	cur, err := p.Engine.SaveCPU()
-	if err != nil {
-		return nil, err
-	}
-	if err := p.Engine.RestoreCPU(t.ctx); err != nil {
-		return nil, err
-	}
-	err = p.Engine.ReadRegs(ids, r.Vals)
-	if err2 := p.Engine.RestoreCPU(cur); err2 != nil {
-		return nil, err2
-	}
-	return r, err
+	return r, p.Engine.ReadContextRegs(t.ctx, ids, r.Vals)
 }
 
 func (t *thread) describe(current bool) string {
