@@ -31,6 +31,7 @@ var amd64Machine = &machine{
 	// rax, rdx, rcx, rsi, rdi, r8–r11 (psABI §3.2.1).
 	callClobber: 1<<amdRAX | 1<<amdRDX | 1<<amdRCX | 1<<amdRSI | 1<<amdRDI |
 		1<<amdR8 | 1<<amdR9 | 1<<amdR10 | 1<<amdR11,
+	nGPR:    16,
 	decode:  decodeAMD64,
 	padding: paddingAMD64,
 }
@@ -60,7 +61,7 @@ func gpr(r x86asm.Reg) (int8, bool) {
 
 // readOnly lists instructions that write none of their register or
 // memory operands.
-var readOnly = map[x86asm.Op]bool{
+var readOnly = [...]bool{
 	x86asm.CMP: true, x86asm.TEST: true, x86asm.BT: true, x86asm.NOP: true,
 	x86asm.UCOMISS: true, x86asm.UCOMISD: true, x86asm.COMISS: true, x86asm.COMISD: true,
 	x86asm.PTEST: true, x86asm.PREFETCHNTA: true, x86asm.PREFETCHT0: true,
@@ -307,7 +308,7 @@ func decodeAMD64(an *analysis, code []byte, pc uint64, d *dinsn) {
 		return
 	}
 	// Anything else: what it writes is no longer known.
-	if readOnly[inst.Op] {
+	if int(inst.Op) < len(readOnly) && readOnly[inst.Op] {
 		return
 	}
 	for _, r := range implicitWrites[inst.Op] {

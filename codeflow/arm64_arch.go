@@ -24,6 +24,7 @@ var arm64Machine = &machine{
 	redZone: 0, // AAPCS64 has none: a signal frame may go right below the SP
 	// x0–x18 and the link register (AAPCS64 §6.1.1).
 	callClobber: 1<<19 - 1 | 1<<a64LR,
+	nGPR:        32,
 	decode:      decodeARM64,
 	padding:     paddingARM64,
 }

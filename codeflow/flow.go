@@ -21,6 +21,9 @@ type analysis struct {
 	tables     map[int][]uint64
 	unresolved int
 	exits      []Exit
+	// outermost: the entry rules say the RA is undefined (the ELF entry
+	// point); it stays so at every PC.
+	outermost bool
 }
 
 type block struct {
@@ -31,7 +34,9 @@ type block struct {
 }
 
 func newAnalysis(m *machine, fn *Func) *analysis {
-	return &analysis{m: m, fn: fn}
+	an := &analysis{m: m, fn: fn}
+	an.outermost = !fn.EntriesOnly && fn.Entry != nil && fn.Entry.RA.Kind == sframe.RuleUndefined
+	return an
 }
 
 // decode decodes the code linearly: an FDE covers one contiguous
@@ -46,6 +51,9 @@ func (an *analysis) decode() {
 		if d.len == 0 || off+int(d.len) > len(code) {
 			an.ops = an.ops[:d.op0]
 			d = dinsn{off: uint32(off), op0: d.op0, len: uint8(min(len(code)-off, max(int(d.len), 1))), flow: flowBad}
+		}
+		if d.flow == flowCall && d.target != 0 && an.fn.NoReturn != nil && an.fn.NoReturn(d.target) {
+			d.flow = flowCallNoReturn
 		}
 		an.insns = append(an.insns, d)
 		off += int(d.len)
@@ -81,21 +89,10 @@ func (an *analysis) inside(addr uint64) bool {
 	return addr >= an.fn.Start && addr-an.fn.Start < uint64(len(an.fn.Code))
 }
 
-// noReturn reports whether the call at instruction i does not return.
-func (an *analysis) noReturn(d *dinsn) bool {
-	return d.flow == flowCall && d.target != 0 && an.fn.NoReturn != nil && an.fn.NoReturn(d.target)
-}
-
 // endsBlock reports whether control does not simply go on to the next
 // instruction after d.
 func (an *analysis) endsBlock(d *dinsn) bool {
-	switch d.flow {
-	case flowNext:
-		return false
-	case flowCall:
-		return an.noReturn(d)
-	}
-	return true
+	return d.flow != flowNext && d.flow != flowCall
 }
 
 // buildBlocks splits the instructions into basic blocks.
@@ -129,6 +126,13 @@ func (an *analysis) buildBlocks() {
 			lead[i+1] = true
 		}
 	}
+	nb := 0
+	for _, l := range lead[:n] {
+		if l {
+			nb++
+		}
+	}
+	an.blocks = make([]block, 0, nb)
 	an.blockOf = make([]int32, n)
 	for i := range an.blockOf {
 		an.blockOf[i] = -1
@@ -194,7 +198,7 @@ func (an *analysis) propagate() {
 		d := &an.insns[last]
 		switch d.flow {
 		case flowNext, flowCall:
-			if !an.noReturn(d) && bl.end < len(an.insns) {
+			if bl.end < len(an.insns) {
 				enter(an.blockOf[bl.end], &st, bl.end)
 			}
 		case flowJump:
@@ -212,13 +216,18 @@ func (an *analysis) propagate() {
 	}
 }
 
-// step applies the ops of instruction i.
-func (an *analysis) step(st *state, i int) {
+// step applies the ops of instruction i and reports whether the state
+// changed in what the rules are derived from.
+func (an *analysis) step(st *state, i int) bool {
 	d := &an.insns[i]
 	ops := an.ops[d.op0 : d.op0+uint32(d.nops)]
+	changed := false
 	for k := range ops {
-		an.apply(st, &ops[k], uint32(i)+1)
+		if an.apply(st, &ops[k], uint32(i)+1) {
+			changed = true
+		}
 	}
+	return changed
 }
 
 // entryState sets st to the state at a function entry with rules row
@@ -290,9 +299,17 @@ func (an *analysis) emit() Result {
 			continue
 		}
 		st = bl.in
+		changed := true
 		for i := bl.first; i < bl.end; i++ {
-			an.fill(&res.Insns[i], &st, i)
-			an.step(&st, i)
+			in := &res.Insns[i]
+			if !changed && res.Insns[i-1].Known && an.insns[i].flow != flowBad {
+				// Same state as before the previous instruction.
+				prev := &res.Insns[i-1]
+				in.Known, in.Row, in.alt = true, prev.Row, prev.alt
+			} else {
+				an.fill(in, &st, i)
+			}
+			changed = an.step(&st, i)
 		}
 	}
 	for i := range res.Insns {

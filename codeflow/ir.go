@@ -62,7 +62,8 @@ const (
 	flowNext     flowKind = iota // falls through
 	flowJump                     // direct jump to target
 	flowCond                     // conditional direct branch to target, or falls through
-	flowCall                     // call (target 0: indirect); falls through unless noreturn
+	flowCall                     // call (target 0: indirect); falls through
+	flowCallNoReturn             // call to a target Func.NoReturn names
 	flowRet                      // return
 	flowIndirect                 // indirect jump: a jump table or leaving the function
 	flowStop                     // trap: ud2, hlt, brk, udf
@@ -94,6 +95,8 @@ type machine struct {
 	redZone int64
 	// callClobber is the mask of the registers a call clobbers.
 	callClobber uint64
+	// nGPR: registers 0..nGPR-1 are the general registers (and the SP).
+	nGPR int8
 	// decode decodes the instruction at the start of code, at pc, into d
 	// and appends its ops to an.ops.
 	decode func(an *analysis, code []byte, pc uint64, d *dinsn)

@@ -154,9 +154,25 @@ func (st *state) live(m *machine, s *slot) bool {
 	return ok && lo >= -m.redZone
 }
 
-// apply executes one op.
-func (an *analysis) apply(st *state, o *op, why uint32) {
+// apply executes one op. It reports whether the state may have changed
+// in anything but the reasons of unknown values.
+func (an *analysis) apply(st *state, o *op, why uint32) bool {
 	m := an.m
+	switch o.kind {
+	case opClobber:
+		if st.r[o.dst].kind == vUnknown && o.dst != m.sp {
+			return false
+		}
+	case opClobberMask:
+		changed := false
+		for r := 0; r < int(m.nGPR); r++ {
+			if uint64(o.imm)&(1<<r) != 0 && st.r[r].kind != vUnknown {
+				changed = true
+				st.r[r] = unknown(why)
+			}
+		}
+		return changed
+	}
 	switch o.kind {
 	case opSet:
 		v := st.r[o.src]
@@ -175,6 +191,12 @@ func (an *analysis) apply(st *state, o *op, why uint32) {
 		st.r[o.dst] = unknown(why)
 	case opAlign:
 		src := st.r[o.src]
+		if o.dst != m.sp {
+			// Rounding a pointer or a size: only the stack's
+			// realignment creates a new base.
+			st.r[o.dst] = unknown(why)
+			break
+		}
 		// One realigned base at a time: forget values of the previous one.
 		st.forgetAligned(why)
 		if src.kind != vCFA || o.imm <= 0 || o.imm&(o.imm-1) != 0 {
@@ -186,7 +208,7 @@ func (an *analysis) apply(st *state, o *op, why uint32) {
 	case opStore:
 		base := st.r[o.base]
 		if base.kind != vCFA && base.kind != vAligned {
-			return // assumed not to hit a tracked slot
+			return false // assumed not to hit a tracked slot
 		}
 		addr := base
 		addr.off += o.imm
@@ -218,12 +240,6 @@ func (an *analysis) apply(st *state, o *op, why uint32) {
 			}
 		}
 		st.r[o.dst] = v
-	case opClobberMask:
-		for r := 0; r < nregs; r++ {
-			if uint64(o.imm)&(1<<r) != 0 {
-				st.r[r] = unknown(why)
-			}
-		}
 	case opSign:
 		if v := st.r[m.lr]; v.kind == vEntry && v.pac == 0 {
 			st.r[m.lr].pac = uint8(o.imm)
@@ -244,6 +260,7 @@ func (an *analysis) apply(st *state, o *op, why uint32) {
 	if o.kind != opStore && o.dst == m.sp {
 		an.spMoved(st, o)
 	}
+	return true
 }
 
 // spMoved drops the slots the SP has moved above: signal delivery may
@@ -318,7 +335,7 @@ func (an *analysis) rules(st *state, alt *alternatives) (whyCFA, whyRA, whyFP st
 	}
 	cfaFrom(m.sp)
 	cfaFrom(m.fp)
-	for r := int8(0); r < regTmp; r++ {
+	for r := int8(0); r < m.nGPR; r++ {
 		if r != m.sp && r != m.fp {
 			cfaFrom(r)
 		}
@@ -349,7 +366,7 @@ func (an *analysis) rules(st *state, alt *alternatives) (whyCFA, whyRA, whyFP st
 			an.slotRules(st, s, func(r sframe.Rule) { alt.addFP(r) }, true)
 		}
 	}
-	for r := int8(0); r < regTmp; r++ {
+	for r := int8(0); r < m.nGPR; r++ {
 		v := st.r[r]
 		same := sframe.Rule{Kind: sframe.RuleSame}
 		copied := sframe.Rule{Kind: sframe.RuleExpr, Reg: sframe.Reg(r)}
@@ -364,6 +381,15 @@ func (an *analysis) rules(st *state, alt *alternatives) (whyCFA, whyRA, whyFP st
 			alt.addFP(same)
 		case isFP(v):
 			alt.addFP(copied)
+		}
+	}
+	if an.outermost {
+		// The outermost frame: there is no caller, whatever the code
+		// does with the registers.
+		alt.nra = 0
+		alt.addRA(raRule{r: sframe.Rule{Kind: sframe.RuleUndefined}})
+		if alt.nfp == 0 {
+			alt.addFP(sframe.Rule{Kind: sframe.RuleUndefined})
 		}
 	}
 	if alt.ncfa == 0 {
@@ -399,7 +425,7 @@ func (an *analysis) slotRules(st *state, s *slot, add func(sframe.Rule), cfaToo 
 	}
 	from(m.fp)
 	from(m.sp)
-	for r := int8(0); r < regTmp; r++ {
+	for r := int8(0); r < m.nGPR; r++ {
 		if r != m.sp && r != m.fp {
 			from(r)
 		}
