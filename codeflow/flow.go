@@ -59,7 +59,10 @@ func (an *analysis) decode() {
 		off += int(d.len)
 	}
 	for i := range an.insns {
-		if an.insns[i].flow == flowIndirect && an.m.table != nil {
+		if an.insns[i].flow != flowIndirect {
+			continue
+		}
+		if an.m.table != nil {
 			if t, ok := an.m.table(an, i); ok {
 				if an.tables == nil {
 					an.tables = make(map[int][]uint64)
@@ -67,8 +70,8 @@ func (an *analysis) decode() {
 				an.tables[i] = t
 				continue
 			}
-			an.unresolved++
 		}
+		an.unresolved++
 	}
 }
 

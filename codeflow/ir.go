@@ -59,15 +59,15 @@ type op struct {
 type flowKind uint8
 
 const (
-	flowNext     flowKind = iota // falls through
-	flowJump                     // direct jump to target
-	flowCond                     // conditional direct branch to target, or falls through
-	flowCall                     // call (target 0: indirect); falls through
-	flowCallNoReturn             // call to a target Func.NoReturn names
-	flowRet                      // return
-	flowIndirect                 // indirect jump: a jump table or leaving the function
-	flowStop                     // trap: ud2, hlt, brk, udf
-	flowBad                      // undecodable
+	flowNext         flowKind = iota // falls through
+	flowJump                         // direct jump to target
+	flowCond                         // conditional direct branch to target, or falls through
+	flowCall                         // call (target 0: indirect); falls through
+	flowCallNoReturn                 // call to a target Func.NoReturn names
+	flowRet                          // return
+	flowIndirect                     // indirect jump: a jump table or leaving the function
+	flowStop                         // trap: ud2, hlt, brk, udf
+	flowBad                          // undecodable
 )
 
 // dinsn is one decoded instruction.
