@@ -96,9 +96,6 @@ var implicitWrites = map[x86asm.Op][]int8{
 	x86asm.INSB: {amdRDI, amdRCX}, x86asm.INSW: {amdRDI, amdRCX}, x86asm.INSD: {amdRDI, amdRCX},
 	x86asm.OUTSB: {amdRSI, amdRCX}, x86asm.OUTSW: {amdRSI, amdRCX}, x86asm.OUTSD: {amdRSI, amdRCX},
 	x86asm.LOOP: {amdRCX}, x86asm.LOOPE: {amdRCX}, x86asm.LOOPNE: {amdRCX},
-	x86asm.XADD: {}, x86asm.XCHG: {}, // both operands, below
-	x86asm.MULX: {}, x86asm.RDRAND: {},
-	x86asm.XSAVE: {}, x86asm.XRSTOR: {},
 }
 
 // memAddr returns the base register and displacement of a memory operand
