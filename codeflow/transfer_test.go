@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -357,5 +358,35 @@ func TestTransfer(t *testing.T) {
 				t.Errorf("exits %v, want %v", res.Exits, s.exits)
 			}
 		})
+	}
+}
+
+// TestArbitraryBytes: random and truncated code never panics, and every
+// instruction either is known or says why not.
+func TestArbitraryBytes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, a := range arch.All {
+		for n := 0; n < 300; n++ {
+			code := make([]byte, rng.IntN(200))
+			for i := range code {
+				code[i] = byte(rng.Uint32())
+			}
+			res := Analyze(a, Func{Start: 0x4000, Code: code, NoReturn: func(uint64) bool { return rng.IntN(2) == 0 }})
+			covered := 0
+			for _, in := range res.Insns {
+				if !in.Known && in.Reason == "" {
+					t.Fatalf("%s %x: %#x unknown without a reason", a.Name, code, in.Addr)
+				}
+				covered += in.Len
+			}
+			if covered != len(code) {
+				t.Fatalf("%s %x: instructions cover %d of %d bytes", a.Name, code, covered, len(code))
+			}
+		}
+	}
+	for _, s := range snippets {
+		for n := range s.code {
+			Analyze(s.a, Func{Start: start, Code: s.code[:n]})
+		}
 	}
 }
