@@ -1,0 +1,257 @@
+package codeflow
+
+import (
+	"github.com/sframesim/sframesim/arch"
+	"github.com/sframesim/sframesim/sframe"
+)
+
+// A Func is one function to analyse: its bytes and where they are.
+type Func struct {
+	Name  string
+	Start uint64 // address of the first byte
+	Code  []byte // the function's bytes (its FDE's range)
+
+	// Optional context from the whole binary.
+
+	// NoReturn reports call targets known not to return (exit, abort,
+	// __stack_chk_fail, __cxa_throw, _Unwind_Resume, functions ending
+	// without a return, …): the path ends at such a call. nil: every call
+	// returns.
+	NoReturn func(target uint64) bool
+	// Entry holds the rules at Start when it is not entered by a call
+	// (a .cold partition, a PLT stub); nil is the standard call entry. An
+	// RA rule of RuleUndefined marks the outermost frame (the ELF entry
+	// point): the RA is then undefined at every PC.
+	Entry *Row
+	// Entries are further places where control enters the range from
+	// outside with known rules, such as the jumps of a hot partition into
+	// several blocks of its .cold part (see Result.Exits).
+	Entries []Entry
+	// EntriesOnly: Start is not entered by a call (Entry is then
+	// ignored); control comes in only at Entries (a .cold partition).
+	EntriesOnly bool
+	// Mem reads n bytes of the binary's read-only data at addr (jump
+	// tables); nil or ok false: unknown.
+	Mem func(addr uint64, n int) (b []byte, ok bool)
+}
+
+// An Entry is a place where control enters a function's range from
+// elsewhere, with the rules there.
+type Entry struct {
+	Addr uint64
+	Row  Row
+}
+
+// A Row holds the rules that recover the caller's CFA, return address and
+// frame pointer at one PC, as an SFrame FRE or a DWARF CFI row does.
+// Registers are DWARF numbers; a value saved in memory is
+// {RuleExpr, RegCFA, off, Deref: true}, as sframe.Rule encodes it.
+type Row struct {
+	CFA, RA, FP sframe.Rule
+	// MangledRA: the return address carries a pointer-authentication
+	// code (AArch64, between paciasp and autiasp); KeyB: signed with the B
+	// key.
+	MangledRA, KeyB bool
+}
+
+// Value names one of the three values a row recovers.
+type Value uint8
+
+// The values of a row.
+const (
+	CFA Value = iota
+	RA
+	FP
+)
+
+func (v Value) String() string {
+	switch v {
+	case CFA:
+		return "CFA"
+	case RA:
+		return "RA"
+	case FP:
+		return "FP"
+	}
+	return "Value(?)"
+}
+
+// An Insn is the analysis of one instruction: the rules at its start,
+// before it executes.
+type Insn struct {
+	Addr uint64
+	Len  int
+	// Known: all three rules were derived. Otherwise Reason says why not,
+	// and Row holds only what was derived (see Rules).
+	Known  bool
+	Reason string
+	// Row holds the preferred rules (see Rules for the others).
+	Row Row
+	alt alternatives
+}
+
+// A Result is the analysis of a function, one Insn per instruction in
+// address order.
+type Result struct {
+	Insns []Insn
+	// Exits are the direct jumps that leave the function's range (tail
+	// calls, jumps into a .cold partition), with the index of the jump in
+	// Insns: the rules there are those at the target.
+	Exits []Exit
+}
+
+// An Exit is a direct jump out of the analysed range.
+type Exit struct {
+	Insn   int    // index in Result.Insns
+	Target uint64 // the jump's target
+}
+
+// Analyze derives the rules at every instruction of fn from its machine
+// code alone, for architecture a.
+func Analyze(a *arch.Arch, fn Func) Result {
+	m := machineFor(a)
+	if m == nil {
+		res := Result{}
+		if len(fn.Code) > 0 {
+			res.Insns = []Insn{{Addr: fn.Start, Len: len(fn.Code), Reason: "architecture " + a.Name + " is not supported"}}
+		}
+		return res
+	}
+	an := newAnalysis(m, &fn)
+	an.decode()
+	an.propagate()
+	return an.emit()
+}
+
+// Rules returns every rule that recovers value v at this PC, the
+// preferred one (the one in Row) first; none when v is unknown. Several
+// rules are right at once, e.g. "sp+16" and "fp+16" once the frame
+// pointer is set up, or "same" and "*(cfa-16)" for the FP between
+// `push %rbp` and `mov %rsp,%rbp`.
+func (in *Insn) Rules(v Value) []sframe.Rule {
+	a := &in.alt
+	switch v {
+	case CFA:
+		return append([]sframe.Rule(nil), a.cfa[:a.ncfa]...)
+	case RA:
+		out := make([]sframe.Rule, a.nra)
+		for i := range out {
+			out[i] = a.ra[i].r
+		}
+		return out
+	case FP:
+		return append([]sframe.Rule(nil), a.fp[:a.nfp]...)
+	}
+	return nil
+}
+
+// Accepts reports whether rule r recovers value v correctly at this PC
+// (false when v is unknown here). For the RA, mangled says whether r's
+// value is taken as carrying a pointer-authentication code; it is
+// ignored for the CFA and FP.
+func (in *Insn) Accepts(v Value, r sframe.Rule, mangled bool) bool {
+	a := &in.alt
+	switch v {
+	case CFA:
+		for _, x := range a.cfa[:a.ncfa] {
+			if sameRule(x, r) {
+				return true
+			}
+		}
+	case RA:
+		for _, x := range a.ra[:a.nra] {
+			if sameRule(x.r, r) && x.mangled == mangled {
+				return true
+			}
+		}
+	case FP:
+		for _, x := range a.fp[:a.nfp] {
+			if sameRule(x, r) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// KnownValue reports whether value v was derived at this PC.
+func (in *Insn) KnownValue(v Value) bool {
+	switch v {
+	case CFA:
+		return in.alt.ncfa > 0
+	case RA:
+		return in.alt.nra > 0
+	case FP:
+		return in.alt.nfp > 0
+	}
+	return false
+}
+
+// sameRule compares two rules, ignoring the fields their kind leaves
+// unused.
+func sameRule(a, b sframe.Rule) bool {
+	if a.Kind != b.Kind {
+		return false
+	}
+	if a.Kind != sframe.RuleExpr {
+		return true
+	}
+	return a.Reg == b.Reg && a.Offset == b.Offset && a.Deref == b.Deref
+}
+
+const (
+	maxCFAAlt = 6
+	maxRAAlt  = 4
+	maxFPAlt  = 4
+)
+
+// alternatives are every rule found for each value, preferred first.
+type alternatives struct {
+	cfa       [maxCFAAlt]sframe.Rule
+	ra        [maxRAAlt]raRule
+	fp        [maxFPAlt]sframe.Rule
+	ncfa, nra uint8
+	nfp       uint8
+}
+
+type raRule struct {
+	r       sframe.Rule
+	mangled bool
+	keyB    bool
+}
+
+func (a *alternatives) addCFA(r sframe.Rule) {
+	for _, x := range a.cfa[:a.ncfa] {
+		if x == r {
+			return
+		}
+	}
+	if int(a.ncfa) < len(a.cfa) {
+		a.cfa[a.ncfa] = r
+		a.ncfa++
+	}
+}
+
+func (a *alternatives) addRA(r raRule) {
+	for _, x := range a.ra[:a.nra] {
+		if x == r {
+			return
+		}
+	}
+	if int(a.nra) < len(a.ra) {
+		a.ra[a.nra] = r
+		a.nra++
+	}
+}
+
+func (a *alternatives) addFP(r sframe.Rule) {
+	for _, x := range a.fp[:a.nfp] {
+		if x == r {
+			return
+		}
+	}
+	if int(a.nfp) < len(a.fp) {
+		a.fp[a.nfp] = r
+		a.nfp++
+	}
+}

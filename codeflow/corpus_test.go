@@ -1,0 +1,344 @@
+package codeflow
+
+import (
+	"debug/elf"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/sframesim/sframesim/arch"
+	"github.com/sframesim/sframesim/internal/testcorpus"
+	"github.com/sframesim/sframesim/sframe"
+	"github.com/sframesim/sframesim/symbols"
+)
+
+// noReturnNames are functions that never return to their caller.
+var noReturnNames = map[string]bool{
+	"exit": true, "_exit": true, "_Exit": true, "abort": true, "__stack_chk_fail": true,
+	"__cxa_throw": true, "__cxa_rethrow": true, "_Unwind_Resume": true, "__cxa_bad_cast": true,
+	"__cxa_bad_typeid": true, "__cxa_throw_bad_array_new_length": true, "_ZSt9terminatev": true,
+	"__cxa_call_terminate": true, "longjmp": true, "siglongjmp": true, "_longjmp": true,
+	"__longjmp_chk": true, "__assert_fail": true, "__chk_fail": true, "__fortify_fail": true,
+	"__libc_fatal": true, "pthread_exit": true, "sys_exit_group": true, "exit_group": true,
+	"_ZSt17__throw_bad_allocv": true, "_ZSt20__throw_length_errorPKc": true,
+	"_ZSt24__throw_out_of_range_fmtPKcz": true, "_ZSt19__throw_logic_errorPKc": true,
+	"__cxa_pure_virtual": true, "__libc_start_main": true, "__libc_start_call_main": true,
+}
+
+// corpusBinary is one corpus binary opened for the comparison.
+type corpusBinary struct {
+	entry testcorpus.Entry
+	f     *sframe.File
+	a     *arch.Arch
+	syms  *symbols.Table
+	// excluded: PCs of the FRE rows expect.json lists as generator
+	// problems, with the kind.
+	excluded map[uint64]string
+	text     map[*elf.Section][]byte
+}
+
+func (b *corpusBinary) code(start uint64, size int) []byte {
+	for _, s := range b.f.ELF.Sections {
+		if s.Type == elf.SHT_PROGBITS && s.Flags&elf.SHF_EXECINSTR != 0 && start >= s.Addr && start+uint64(size) <= s.Addr+s.Size {
+			data, ok := b.text[s]
+			if !ok {
+				var err error
+				if data, err = s.Data(); err != nil {
+					return nil
+				}
+				if b.text == nil {
+					b.text = map[*elf.Section][]byte{}
+				}
+				b.text[s] = data
+			}
+			return data[start-s.Addr : start-s.Addr+uint64(size)]
+		}
+	}
+	return nil
+}
+
+func (b *corpusBinary) inPLT(addr uint64) bool {
+	for _, s := range b.f.ELF.Sections {
+		if strings.HasPrefix(s.Name, ".plt") && addr >= s.Addr && addr < s.Addr+s.Size {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *corpusBinary) noReturn(target uint64) bool {
+	name, off, ok := b.syms.Lookup(target)
+	if !ok || off != 0 {
+		return false
+	}
+	name = strings.TrimSuffix(name, "@plt")
+	return noReturnNames[name]
+}
+
+// funcs builds the Funcs of every non-PCMASK FDE: the ELF entry point is
+// the outermost frame; a .cold partition is entered where its hot part's
+// exits jump, with their rules.
+func (b *corpusBinary) funcs() (fns []Func, fdes []int) {
+	s := b.f.Section
+	exits := map[uint64]Row{}
+	var cold []int
+	for i := range s.FDEs {
+		fde := &s.FDEs[i]
+		if fde.PCType() == sframe.PCMask || b.inPLT(fde.Start) {
+			continue // PLT stubs are entered by jumps with their own rules: the checker's part
+		}
+		name, _, _ := b.syms.Lookup(fde.Start)
+		if strings.Contains(name, ".cold") {
+			cold = append(cold, i)
+			continue
+		}
+		fn := Func{Name: name, Start: fde.Start, Code: b.code(fde.Start, int(fde.Size)), NoReturn: b.noReturn}
+		if fde.Start == b.f.ELF.Entry {
+			fn.Entry = &Row{CFA: sframe.Rule{Kind: sframe.RuleUndefined}, RA: sframe.Rule{Kind: sframe.RuleUndefined}}
+		}
+		res := Analyze(b.a, fn)
+		for _, e := range res.Exits {
+			if in := &res.Insns[e.Insn]; in.Known {
+				exits[e.Target] = in.Row
+			}
+		}
+		fns, fdes = append(fns, fn), append(fdes, i)
+	}
+	for _, i := range cold {
+		fde := &s.FDEs[i]
+		name, _, _ := b.syms.Lookup(fde.Start)
+		fn := Func{Name: name, Start: fde.Start, Code: b.code(fde.Start, int(fde.Size)), NoReturn: b.noReturn, EntriesOnly: true}
+		for t, row := range exits {
+			if fde.Contains(t) {
+				fn.Entries = append(fn.Entries, Entry{Addr: t, Row: row})
+			}
+		}
+		sort.Slice(fn.Entries, func(i, j int) bool { return fn.Entries[i].Addr < fn.Entries[j].Addr })
+		fns, fdes = append(fns, fn), append(fdes, i)
+	}
+	return fns, fdes
+}
+
+// expectRows reads testdata/expect.json: per binary, the FRE rows listed
+// as generator problems (the row's start address) with their kind.
+func expectRows(t *testing.T) map[string]map[uint64]string {
+	root, err := testcorpus.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(root, "testdata", "expect.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Binaries map[string]struct {
+			Problems []struct{ Kind, Function, Row, Reason string }
+		}
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]map[uint64]string{}
+	for bin, v := range doc.Binaries {
+		for _, p := range v.Problems {
+			f := strings.Fields(p.Row)
+			if len(f) == 0 {
+				continue
+			}
+			pc, err := strconv.ParseUint(f[0], 16, 64)
+			if err != nil {
+				t.Fatalf("expect.json %s: row %q: %v", bin, p.Row, err)
+			}
+			if out[bin] == nil {
+				out[bin] = map[uint64]string{}
+			}
+			out[bin][pc] = p.Kind
+		}
+	}
+	return out
+}
+
+type tally struct {
+	pcs, known, agree int
+}
+
+// TestCorpusAgreesWithSFrame: over every function with an SFrame FDE in
+// the committed corpus, the rules derived from the code agree with the
+// SFrame row at every PC where they are known, except in the rows
+// testdata/expect.json lists as generator problems.
+func TestCorpusAgreesWithSFrame(t *testing.T) {
+	if testing.Short() {
+		t.Skip("whole corpus")
+	}
+	dir := testcorpus.Dir(t)
+	expect := expectRows(t)
+	byGroup := map[string]*tally{}
+	reasons := map[string]int{}
+	var groups []string
+	disagreements, noRow, listedSeen := 0, 0, 0
+	for _, e := range testcorpus.Entries(t) {
+		f, err := sframe.Open(filepath.Join(dir, e.Path))
+		if errors.Is(err, sframe.ErrNoSection) {
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", e.Path, err)
+		}
+		b := &corpusBinary{entry: e, f: f, a: arch.ForMachine(f.ELF.Machine), syms: symbols.New(f.ELF, 0)}
+		// expect.json gives run-time addresses: a PIE is loaded at
+		// ELF_ET_DYN_BASE (linux/abi_*.go).
+		bias := uint64(0)
+		if f.ELF.Type == elf.ET_DYN {
+			bias = map[elf.Machine]uint64{elf.EM_X86_64: 0x5555_5555_4000, elf.EM_AARCH64: 0x55_5555_0000}[f.ELF.Machine]
+		}
+		excl := map[uint64]string{}
+		for start, kind := range expect[e.Path] {
+			if start == 0 {
+				continue // a PCMASK row (PLT), not analysed here
+			}
+			start -= bias
+			lo, hi, ok := f.Section.RowExtent(start)
+			if !ok {
+				t.Errorf("%s: expect.json row %#x is not an FRE start", e.Path, start)
+				continue
+			}
+			for pc := lo; pc < hi; pc++ {
+				excl[pc] = kind
+			}
+		}
+		group := fmt.Sprintf("v%d/%s", e.SFrameVersion, e.Arch)
+		g := byGroup[group]
+		if g == nil {
+			g = &tally{}
+			byGroup[group] = g
+			groups = append(groups, group)
+		}
+		fns, fdes := b.funcs()
+		for k, fn := range fns {
+			res := Analyze(b.a, fn)
+			for i := range res.Insns {
+				in := &res.Insns[i]
+				g.pcs++
+				if !in.Known {
+					reasons[in.Reason]++
+					if where := os.Getenv("CODEFLOW_WHERE"); where != "" && strings.Contains(in.Reason, where) {
+						t.Logf("%s %s %#x: %s", e.Path, fn.Name, in.Addr, in.Reason)
+					}
+					continue
+				}
+				g.known++
+				row, err := f.Section.Lookup(in.Addr)
+				if errors.Is(err, sframe.ErrNoFRE) {
+					noRow++ // an FDE without rows: SFrame cannot describe the function
+					continue
+				}
+				if err != nil {
+					t.Errorf("%s %s %#x: %v", e.Path, fn.Name, in.Addr, err)
+					continue
+				}
+				if ok, what := agrees(in, &row); !ok {
+					if kind, listed := excl[in.Addr]; listed {
+						listedSeen++ // a known generator problem
+						if os.Getenv("CODEFLOW_LISTED") != "" {
+							t.Logf("listed %s: %s FDE %d %s %#x: %s: code says %s, SFrame says %s", kind,
+								e.Path, fdes[k], fn.Name, in.Addr, what, fmtAlt(b.a, in), fmtSFrame(b.a, &row))
+						}
+						continue
+					}
+					disagreements++
+					if disagreements <= 40 {
+						t.Errorf("%s FDE %d %s %#x: %s: code says %s, SFrame says %s",
+							e.Path, fdes[k], fn.Name, in.Addr, what, fmtAlt(b.a, in), fmtSFrame(b.a, &row))
+					}
+					continue
+				}
+				g.agree++
+			}
+		}
+		f.Close()
+	}
+	sort.Strings(groups)
+	total := tally{}
+	for _, gname := range groups {
+		g := byGroup[gname]
+		total.pcs += g.pcs
+		total.known += g.known
+		total.agree += g.agree
+		t.Logf("%-12s PCs %7d  known %7d (%.2f%%)  agree %7d of known", gname, g.pcs, g.known, pct(g.known, g.pcs), g.agree)
+	}
+	t.Logf("%-12s PCs %7d  known %7d (%.2f%%)  agree %7d, %d disagreements", "all", total.pcs, total.known, pct(total.known, total.pcs), total.agree, disagreements)
+	t.Logf("known PCs where SFrame has no row: %d; disagreements in rows expect.json lists: %d", noRow, listedSeen)
+	type rc struct {
+		r string
+		n int
+	}
+	var rs []rc
+	for r, n := range reasons {
+		rs = append(rs, rc{r, n})
+	}
+	sort.Slice(rs, func(i, j int) bool { return rs[i].n > rs[j].n || rs[i].n == rs[j].n && rs[i].r < rs[j].r })
+	for _, x := range rs {
+		t.Logf("unknown %6d  %s", x.n, x.r)
+	}
+}
+
+func pct(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return 100 * float64(a) / float64(b)
+}
+
+// agrees compares the analysis with an SFrame row.
+func agrees(in *Insn, row *sframe.Row) (bool, string) {
+	if row.Outermost {
+		if in.Accepts(RA, sframe.Rule{Kind: sframe.RuleUndefined}, false) {
+			return true, ""
+		}
+		return false, "outermost"
+	}
+	if !in.Accepts(CFA, row.CFA, false) {
+		return false, "CFA"
+	}
+	if !in.Accepts(RA, row.RA, row.MangledRA) {
+		return false, "RA"
+	}
+	if !in.Accepts(FP, row.FP, false) {
+		return false, "FP"
+	}
+	return true, ""
+}
+
+func fmtRules(a *arch.Arch, rs []sframe.Rule) string {
+	var s []string
+	for _, r := range rs {
+		s = append(s, r.Format(a.ABIs[0]))
+	}
+	return strings.Join(s, "|")
+}
+
+func fmtAlt(a *arch.Arch, in *Insn) string {
+	m := ""
+	if in.Row.MangledRA {
+		m = " mangled"
+	}
+	return fmt.Sprintf("CFA %s RA %s%s FP %s", fmtRules(a, in.Rules(CFA)), fmtRules(a, in.Rules(RA)), m, fmtRules(a, in.Rules(FP)))
+}
+
+func fmtSFrame(a *arch.Arch, r *sframe.Row) string {
+	if r.Outermost {
+		return "outermost"
+	}
+	m := ""
+	if r.MangledRA {
+		m = " mangled"
+	}
+	abi := a.ABIs[0]
+	return fmt.Sprintf("CFA %s RA %s%s FP %s", r.CFA.Format(abi), r.RA.Format(abi), m, r.FP.Format(abi))
+}

@@ -1,0 +1,371 @@
+package codeflow
+
+import (
+	"sort"
+
+	"github.com/sframesim/sframesim/sframe"
+)
+
+// analysis is the work space of one Analyze call.
+type analysis struct {
+	m     *machine
+	fn    *Func
+	insns []dinsn
+	ops   []op
+	joins []joinWhy
+
+	blockOf []int32 // instruction index → block starting there, or -1
+	blocks  []block
+	// tables: resolved jump tables by instruction index; unresolved:
+	// indirect jumps without one.
+	tables     map[int][]uint64
+	unresolved int
+	exits      []Exit
+	// outermost: the entry rules say the RA is undefined (the ELF entry
+	// point); it stays so at every PC.
+	outermost bool
+}
+
+type block struct {
+	first, end int // instructions [first, end)
+	in         state
+	has        bool
+	queued     bool
+}
+
+func newAnalysis(m *machine, fn *Func) *analysis {
+	an := &analysis{m: m, fn: fn}
+	an.outermost = !fn.EntriesOnly && fn.Entry != nil && fn.Entry.RA.Kind == sframe.RuleUndefined
+	return an
+}
+
+// decode decodes the code linearly: an FDE covers one contiguous
+// function, and a compiler puts no data between its instructions.
+func (an *analysis) decode() {
+	code := an.fn.Code
+	an.insns = make([]dinsn, 0, len(code)/4+1)
+	an.ops = make([]op, 0, len(code)/3+4)
+	for off := 0; off < len(code); {
+		d := dinsn{off: uint32(off), op0: uint32(len(an.ops))}
+		an.m.decode(an, code[off:], an.fn.Start+uint64(off), &d)
+		if d.len == 0 || off+int(d.len) > len(code) {
+			an.ops = an.ops[:d.op0]
+			d = dinsn{off: uint32(off), op0: d.op0, len: uint8(min(len(code)-off, max(int(d.len), 1))), flow: flowBad}
+		}
+		if d.flow == flowCall && d.target != 0 && an.fn.NoReturn != nil && an.fn.NoReturn(d.target) {
+			d.flow = flowCallNoReturn
+		}
+		an.insns = append(an.insns, d)
+		off += int(d.len)
+	}
+	for i := range an.insns {
+		if an.insns[i].flow != flowIndirect {
+			continue
+		}
+		if an.m.table != nil {
+			if t, ok := an.m.table(an, i); ok {
+				if an.tables == nil {
+					an.tables = make(map[int][]uint64)
+				}
+				an.tables[i] = t
+				continue
+			}
+		}
+		an.unresolved++
+	}
+}
+
+// index returns the index of the instruction starting at addr, or -1.
+func (an *analysis) index(addr uint64) int {
+	if addr < an.fn.Start || addr-an.fn.Start >= uint64(len(an.fn.Code)) {
+		return -1
+	}
+	off := uint32(addr - an.fn.Start)
+	i := sort.Search(len(an.insns), func(k int) bool { return an.insns[k].off >= off })
+	if i < len(an.insns) && an.insns[i].off == off {
+		return i
+	}
+	return -1
+}
+
+func (an *analysis) inside(addr uint64) bool {
+	return addr >= an.fn.Start && addr-an.fn.Start < uint64(len(an.fn.Code))
+}
+
+// endsBlock reports whether control does not simply go on to the next
+// instruction after d.
+func (an *analysis) endsBlock(d *dinsn) bool {
+	return d.flow != flowNext && d.flow != flowCall
+}
+
+// buildBlocks splits the instructions into basic blocks.
+func (an *analysis) buildBlocks() {
+	n := len(an.insns)
+	lead := make([]bool, n+1)
+	lead[0] = true
+	mark := func(addr uint64) {
+		if i := an.index(addr); i >= 0 {
+			lead[i] = true
+		}
+	}
+	for _, e := range an.fn.Entries {
+		mark(e.Addr)
+	}
+	for i := range an.insns {
+		d := &an.insns[i]
+		switch d.flow {
+		case flowJump, flowCond:
+			if an.inside(d.target) {
+				mark(d.target)
+			} else {
+				an.exits = append(an.exits, Exit{Insn: i, Target: d.target})
+			}
+		case flowIndirect:
+			for _, t := range an.tables[i] {
+				mark(t)
+			}
+		}
+		if an.endsBlock(d) {
+			lead[i+1] = true
+		}
+	}
+	nb := 0
+	for _, l := range lead[:n] {
+		if l {
+			nb++
+		}
+	}
+	an.blocks = make([]block, 0, nb)
+	an.blockOf = make([]int32, n)
+	for i := range an.blockOf {
+		an.blockOf[i] = -1
+	}
+	for i := 0; i < n; {
+		j := i + 1
+		for j < n && !lead[j] {
+			j++
+		}
+		an.blockOf[i] = int32(len(an.blocks))
+		an.blocks = append(an.blocks, block{first: i, end: j})
+		i = j
+	}
+}
+
+// propagate runs the abstract state over the control-flow graph to a
+// fixed point: every block's entry state is the join of its predecessors'
+// exit states.
+func (an *analysis) propagate() {
+	an.buildBlocks()
+	if len(an.blocks) == 0 {
+		return
+	}
+	var queue []int32
+	enter := func(b int32, st *state, at int) {
+		bl := &an.blocks[b]
+		if !bl.has {
+			bl.in, bl.has = *st, true
+		} else if !an.join(&bl.in, st, at) {
+			return
+		}
+		if !bl.queued {
+			bl.queued = true
+			queue = append(queue, b)
+		}
+	}
+	var st state
+	if !an.fn.EntriesOnly {
+		an.entryState(&st, an.fn.Entry)
+		enter(0, &st, 0)
+	}
+	for _, e := range an.fn.Entries {
+		if i := an.index(e.Addr); i >= 0 {
+			an.entryState(&st, &e.Row)
+			enter(an.blockOf[i], &st, i)
+		}
+	}
+	to := func(addr uint64, st *state) {
+		if i := an.index(addr); i >= 0 {
+			enter(an.blockOf[i], st, i)
+		}
+	}
+	for len(queue) > 0 {
+		b := queue[0]
+		queue = queue[1:]
+		bl := &an.blocks[b]
+		bl.queued = false
+		st = bl.in
+		for i := bl.first; i < bl.end; i++ {
+			an.step(&st, i)
+		}
+		last := bl.end - 1
+		d := &an.insns[last]
+		switch d.flow {
+		case flowNext, flowCall:
+			if bl.end < len(an.insns) {
+				enter(an.blockOf[bl.end], &st, bl.end)
+			}
+		case flowJump:
+			to(d.target, &st)
+		case flowCond:
+			to(d.target, &st)
+			if bl.end < len(an.insns) {
+				enter(an.blockOf[bl.end], &st, bl.end)
+			}
+		case flowIndirect:
+			for _, t := range an.tables[last] {
+				to(t, &st)
+			}
+		}
+	}
+}
+
+// step applies the ops of instruction i and reports whether the state
+// changed in what the rules are derived from.
+func (an *analysis) step(st *state, i int) bool {
+	d := &an.insns[i]
+	ops := an.ops[d.op0 : d.op0+uint32(d.nops)]
+	changed := false
+	for k := range ops {
+		if an.apply(st, &ops[k], uint32(i)+1) {
+			changed = true
+		}
+	}
+	return changed
+}
+
+// entryState sets st to the state at a function entry with rules row
+// (nil: the standard call entry).
+func (an *analysis) entryState(st *state, row *Row) {
+	m := an.m
+	*st = state{}
+	for i := range st.r {
+		st.r[i] = unknown(whyEntry)
+	}
+	pac := uint8(0)
+	if row != nil && row.MangledRA {
+		pac = 1
+		if row.KeyB {
+			pac = 2
+		}
+	}
+	ra := value{kind: vEntry, reg: m.raID, pac: pac}
+	if row != nil && row.RA.Kind == sframe.RuleUndefined {
+		ra = value{kind: vUndef}
+	}
+	if row == nil || row.CFA.Kind == sframe.RuleUndefined {
+		st.r[m.sp] = value{kind: vCFA, off: m.entrySP}
+		st.r[m.fp] = value{kind: vEntry, reg: m.fp}
+		if m.lr >= 0 {
+			st.r[m.lr] = ra
+		} else {
+			st.addSlot(slot{addr: value{kind: vCFA, off: -8}, size: 8, v: ra})
+		}
+		if row != nil && row.FP.Kind != sframe.RuleSame {
+			an.entryRule(st, row.FP, value{kind: vEntry, reg: m.fp}, m.fp)
+		}
+		return
+	}
+	if c := row.CFA; c.Kind == sframe.RuleExpr && !c.Deref && c.Reg >= 0 && c.Reg < regTmp {
+		st.r[c.Reg] = value{kind: vCFA, off: -int64(c.Offset)}
+	}
+	an.entryRule(st, row.RA, ra, m.lr)
+	an.entryRule(st, row.FP, value{kind: vEntry, reg: m.fp}, m.fp)
+}
+
+// entryRule records where an entry rule says value v lives.
+func (an *analysis) entryRule(st *state, r sframe.Rule, v value, reg int8) {
+	switch {
+	case r.Kind == sframe.RuleSame && reg >= 0:
+		st.r[reg] = v
+	case r.Kind == sframe.RuleUndefined && reg >= 0:
+		st.r[reg] = value{kind: vUndef}
+	case r.Kind == sframe.RuleExpr && r.Reg == sframe.RegCFA && r.Deref:
+		st.addSlot(slot{addr: value{kind: vCFA, off: int64(r.Offset)}, size: 8, v: v})
+		if reg >= 0 && st.r[reg].eq(v) {
+			st.r[reg] = unknown(whyEntry)
+		}
+	}
+}
+
+// emit derives every instruction's rules from the fixed point.
+func (an *analysis) emit() Result {
+	res := Result{Insns: make([]Insn, len(an.insns)), Exits: an.exits}
+	for i := range an.insns {
+		d := &an.insns[i]
+		in := &res.Insns[i]
+		in.Addr, in.Len = an.fn.Start+uint64(d.off), int(d.len)
+	}
+	var st state
+	for b := range an.blocks {
+		bl := &an.blocks[b]
+		if !bl.has {
+			continue
+		}
+		st = bl.in
+		changed := true
+		for i := bl.first; i < bl.end; i++ {
+			in := &res.Insns[i]
+			if !changed && res.Insns[i-1].Known && an.insns[i].flow != flowBad {
+				// Same state as before the previous instruction.
+				prev := &res.Insns[i-1]
+				in.Known, in.Row, in.alt = true, prev.Row, prev.alt
+			} else {
+				an.fill(in, &st, i)
+			}
+			changed = an.step(&st, i)
+		}
+	}
+	for i := range res.Insns {
+		in := &res.Insns[i]
+		if !in.Known && in.Reason == "" {
+			in.Reason = an.unreached(i)
+		}
+	}
+	return res
+}
+
+// fill sets the rules of instruction i from the state before it.
+func (an *analysis) fill(in *Insn, st *state, i int) {
+	whyCFA, whyRA, whyFP := an.rules(st, &in.alt)
+	a := &in.alt
+	if a.ncfa > 0 {
+		in.Row.CFA = a.cfa[0]
+	}
+	if a.nra > 0 {
+		in.Row.RA = a.ra[0].r
+		in.Row.MangledRA, in.Row.KeyB = a.ra[0].mangled, a.ra[0].keyB
+	}
+	if a.nfp > 0 {
+		in.Row.FP = a.fp[0]
+	}
+	switch {
+	case an.insns[i].flow == flowBad:
+		in.Reason = "undecodable instruction"
+	case whyCFA != "":
+		in.Reason = whyCFA
+	case whyRA != "":
+		in.Reason = whyRA
+	case whyFP != "":
+		in.Reason = whyFP
+	default:
+		in.Known = true
+	}
+}
+
+// unreached says why no path from an entry reaches instruction i.
+func (an *analysis) unreached(i int) string {
+	d := &an.insns[i]
+	if d.flow == flowBad {
+		return "undecodable instruction"
+	}
+	if an.m.padding(an.fn.Code[d.off:]) {
+		return "padding not reached from the entry"
+	}
+	if an.fn.EntriesOnly && len(an.fn.Entries) == 0 {
+		return "no known entry (a partition nothing jumps to)"
+	}
+	if an.unresolved > 0 {
+		return "not reached from the entry (the function has an indirect jump without a recognised table)"
+	}
+	return "not reached from the entry"
+}

@@ -1,0 +1,392 @@
+package codeflow
+
+import (
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/sframesim/sframesim/arch"
+	"github.com/sframesim/sframesim/sframe"
+)
+
+// Rules for the expectations.
+func regRule(r sframe.Reg, off int32) sframe.Rule {
+	return sframe.Rule{Kind: sframe.RuleExpr, Reg: r, Offset: off}
+}
+func derefRule(r sframe.Reg, off int32) sframe.Rule {
+	return sframe.Rule{Kind: sframe.RuleExpr, Reg: r, Offset: off, Deref: true}
+}
+
+var sameRuleV = sframe.Rule{Kind: sframe.RuleSame}
+
+// accept is a further rule an instruction must accept.
+type accept struct {
+	v       Value
+	r       sframe.Rule
+	mangled bool
+}
+
+// want is the expectation at one instruction: the preferred row as
+// "CFA RA FP" (rules formatted as sframe.Rule.Format, " mangled" when the
+// RA is signed), or "?" and a substring of the reason when unknown.
+type want struct {
+	row     string
+	also    []accept
+	rejects []accept
+}
+
+type snippet struct {
+	name     string
+	a        *arch.Arch
+	code     []byte
+	noReturn uint64 // a call target that does not return
+	want     []want
+	exits    []Exit
+}
+
+// a64 assembles little-endian A64 words.
+func a64(words ...uint32) []byte {
+	b := make([]byte, 4*len(words))
+	for i, w := range words {
+		binary.LittleEndian.PutUint32(b[4*i:], w)
+	}
+	return b
+}
+
+func x86(h string) []byte {
+	b, err := hex.DecodeString(strings.ReplaceAll(h, " ", ""))
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+const start = 0x1000
+
+// The bytes below come from GNU as 2.40 (`as --64`,
+// `aarch64-linux-gnu-as`) on the listed source; call and jmp targets were
+// set by hand.
+var snippets = []snippet{
+	{
+		name: "x86 frame pointer, leave", a: arch.AMD64,
+		// push %rbp; mov %rsp,%rbp; sub $0x20,%rsp; leave; ret
+		code: x86("55 4889e5 4883ec20 c9 c3"),
+		want: []want{
+			{row: "sp+8 *(cfa-8) same"},
+			{row: "sp+16 *(cfa-8) *(cfa-16)", also: []accept{{v: FP, r: sameRuleV}}},
+			{row: "sp+16 *(cfa-8) *(cfa-16)", also: []accept{{v: CFA, r: regRule(6, 16)}, {v: FP, r: derefRule(6, 0)}},
+				rejects: []accept{{v: FP, r: sameRuleV}}},
+			{row: "sp+48 *(cfa-8) *(cfa-16)", also: []accept{{v: CFA, r: regRule(6, 16)}}},
+			// After leave the saved FP is in the red zone: still valid.
+			{row: "sp+8 *(cfa-8) *(cfa-16)", also: []accept{{v: FP, r: sameRuleV}}},
+		},
+	},
+	{
+		name: "x86 alloca", a: arch.AMD64,
+		// push %rbp; mov %rsp,%rbp; sub %rax,%rsp; mov %rbp,%rsp; pop %rbp; ret
+		code: x86("55 4889e5 4829c4 4889ec 5d c3"),
+		want: []want{
+			{row: "sp+8 *(cfa-8) same"},
+			{row: "sp+16 *(cfa-8) *(cfa-16)"},
+			{row: "sp+16 *(cfa-8) *(cfa-16)", also: []accept{{v: CFA, r: regRule(6, 16)}}},
+			{row: "fp+16 *(cfa-8) *(cfa-16)", rejects: []accept{{v: CFA, r: regRule(7, 16)}}},
+			{row: "sp+16 *(cfa-8) *(cfa-16)", also: []accept{{v: CFA, r: regRule(6, 16)}}},
+			{row: "sp+8 *(cfa-8) *(cfa-16)", also: []accept{{v: FP, r: sameRuleV}}},
+		},
+	},
+	{
+		name: "x86 realignment", a: arch.AMD64,
+		// push %rbp; mov %rsp,%rbp; and $-64,%rsp; sub $0x40,%rsp; leave; ret
+		code: x86("55 4889e5 4883e4c0 4883ec40 c9 c3"),
+		want: []want{
+			{row: "sp+8 *(cfa-8) same"},
+			{row: "sp+16 *(cfa-8) *(cfa-16)"},
+			{row: "sp+16 *(cfa-8) *(cfa-16)"},
+			{row: "fp+16 *(cfa-8) *(cfa-16)", rejects: []accept{{v: CFA, r: regRule(7, 16)}}},
+			{row: "fp+16 *(cfa-8) *(cfa-16)"},
+			{row: "sp+8 *(cfa-8) *(cfa-16)"},
+		},
+	},
+	{
+		name: "x86 DRAP", a: arch.AMD64,
+		// lea 0x8(%rsp),%r10; and $-64,%rsp; push -0x8(%r10); push %rbp;
+		// mov %rsp,%rbp; push %r10; sub $0x40,%rsp; mov -0x8(%rbp),%r10;
+		// leave; lea -0x8(%r10),%rsp; ret
+		code: x86("4c8d542408 4883e4c0 41ff72f8 55 4889e5 4152 4883ec40 4c8b55f8 c9 498d62f8 c3"),
+		want: []want{
+			{row: "sp+8 *(cfa-8) same"},
+			{row: "sp+8 *(cfa-8) same", also: []accept{{v: CFA, r: regRule(10, 0)}}},
+			{row: "r10+0 *(cfa-8) same"},
+			{row: "r10+0 *(cfa-8) same", also: []accept{{v: RA, r: derefRule(7, 0)}}},
+			{row: "r10+0 *(cfa-8) *(sp+0)", also: []accept{{v: FP, r: sameRuleV}}},
+			{row: "r10+0 *(cfa-8) *(fp+0)", also: []accept{{v: RA, r: derefRule(6, 8)}}, rejects: []accept{{v: FP, r: sameRuleV}}},
+			{row: "r10+0 *(cfa-8) *(fp+0)", also: []accept{{v: CFA, r: derefRule(6, -8)}}},
+			{row: "r10+0 *(cfa-8) *(fp+0)", also: []accept{{v: CFA, r: derefRule(6, -8)}}},
+			{row: "r10+0 *(cfa-8) *(fp+0)", also: []accept{{v: CFA, r: derefRule(6, -8)}}},
+			// After leave rbp is the caller's again: *(fp+0) is wrong now
+			// (GCC 16's DRAP epilogue rows say it).
+			{row: "r10+0 *(cfa-8) *(sp-8)", also: []accept{{v: FP, r: sameRuleV}}, rejects: []accept{{v: FP, r: derefRule(6, 0)}}},
+			{row: "sp+8 *(cfa-8) same", also: []accept{{v: CFA, r: regRule(10, 0)}}},
+		},
+	},
+	{
+		name: "x86 enter", a: arch.AMD64,
+		// enter $0x10,$0x0; leave; ret
+		code: x86("c8100000 c9 c3"),
+		want: []want{
+			{row: "sp+8 *(cfa-8) same"},
+			{row: "sp+32 *(cfa-8) *(cfa-16)", also: []accept{{v: CFA, r: regRule(6, 16)}}},
+			{row: "sp+8 *(cfa-8) *(cfa-16)"},
+		},
+	},
+	{
+		name: "x86 sp from an untracked register", a: arch.AMD64,
+		// mov %rax,%rsp; ret
+		code: x86("4889c4 c3"),
+		want: []want{
+			{row: "sp+8 *(cfa-8) same"},
+			{row: "?CFA unknown: rsp changed by `mov %rax,%rsp`"},
+		},
+	},
+	{
+		name: "x86 paths disagree", a: arch.AMD64,
+		// test %edi,%edi; je 1f; push %rbx; 1: nop; ret
+		code: x86("85ff 7401 53 90 c3"),
+		want: []want{
+			{row: "sp+8 *(cfa-8) same"},
+			{row: "sp+8 *(cfa-8) same"},
+			{row: "sp+8 *(cfa-8) same"},
+			{row: "?CFA unknown: paths disagree (rsp: cfa-8 vs cfa-16)"},
+			{row: "?CFA unknown: paths disagree (rsp: cfa-8 vs cfa-16)"},
+		},
+	},
+	{
+		name: "x86 noreturn call", a: arch.AMD64,
+		// sub $0x8,%rsp; call <start+9>; add $0x8,%rsp; ret
+		code: x86("4883ec08 e800000000 4883c408 c3"), noReturn: start + 9,
+		want: []want{
+			{row: "sp+8 *(cfa-8) same"},
+			{row: "sp+16 *(cfa-8) same"},
+			{row: "?not reached from the entry"},
+			{row: "?not reached from the entry"},
+		},
+	},
+	{
+		name: "x86 tail call", a: arch.AMD64,
+		// push %rbx; pop %rbx; jmp <start+0x107>
+		code: x86("53 5b e900010000"),
+		want: []want{
+			{row: "sp+8 *(cfa-8) same"},
+			{row: "sp+16 *(cfa-8) same"},
+			{row: "sp+8 *(cfa-8) same"},
+		},
+		exits: []Exit{{Insn: 2, Target: start + 7 + 0x100}},
+	},
+	{
+		name: "x86 indirect jump", a: arch.AMD64,
+		// jmp *%rax; ret
+		code: x86("ffe0 c3"),
+		want: []want{
+			{row: "sp+8 *(cfa-8) same"},
+			{row: "?indirect jump without a recognised table"},
+		},
+	},
+	{
+		name: "a64 frame record, call", a: arch.ARM64,
+		// stp x29, x30, [sp, #-32]!; mov x29, sp; str x19, [sp, #16]; bl frame;
+		// ldr x19, [sp, #16]; ldp x29, x30, [sp], #32; ret
+		code: a64(0xa9be7bfd, 0x910003fd, 0xf9000bf3, 0x97fffffd, 0xf9400bf3, 0xa8c27bfd, 0xd65f03c0),
+		want: []want{
+			{row: "sp+0 same same"},
+			{row: "sp+32 *(cfa-24) *(cfa-32)", also: []accept{{v: RA, r: sameRuleV}, {v: FP, r: sameRuleV}}},
+			{row: "sp+32 *(cfa-24) *(cfa-32)", also: []accept{{v: CFA, r: regRule(29, 32)}}},
+			{row: "sp+32 *(cfa-24) *(cfa-32)", also: []accept{{v: RA, r: sameRuleV}}},
+			{row: "sp+32 *(cfa-24) *(cfa-32)", rejects: []accept{{v: RA, r: sameRuleV}}},
+			{row: "sp+32 *(cfa-24) *(cfa-32)"},
+			// No red zone: the slots below the SP are gone.
+			{row: "sp+0 same same", rejects: []accept{{v: RA, r: derefRule(sframe.RegCFA, -24)}}},
+		},
+	},
+	{
+		name: "a64 sub sp and offset stp", a: arch.ARM64,
+		// sub sp, sp, #48; stp x29, x30, [sp, #32]; add x29, sp, #32;
+		// ldp x29, x30, [sp, #32]; add sp, sp, #48; ret
+		code: a64(0xd100c3ff, 0xa9027bfd, 0x910083fd, 0xa9427bfd, 0x9100c3ff, 0xd65f03c0),
+		want: []want{
+			{row: "sp+0 same same"},
+			{row: "sp+48 same same"},
+			{row: "sp+48 *(cfa-8) *(cfa-16)"},
+			{row: "sp+48 *(cfa-8) *(cfa-16)", also: []accept{{v: CFA, r: regRule(29, 16)}}},
+			{row: "sp+48 *(cfa-8) *(cfa-16)", also: []accept{{v: RA, r: sameRuleV}, {v: FP, r: sameRuleV}}},
+			{row: "sp+0 same same"},
+		},
+	},
+	{
+		name: "a64 pointer authentication", a: arch.ARM64,
+		// paciasp; stp x29, x30, [sp, #-16]!; mov x29, sp;
+		// ldp x29, x30, [sp], #16; autiasp; ret
+		code: a64(0xd503233f, 0xa9bf7bfd, 0x910003fd, 0xa8c17bfd, 0xd50323bf, 0xd65f03c0),
+		want: []want{
+			{row: "sp+0 same same", rejects: []accept{{v: RA, r: sameRuleV, mangled: true}}},
+			{row: "sp+0 same mangled same"},
+			{row: "sp+16 *(cfa-8) mangled *(cfa-16)", rejects: []accept{{v: RA, r: derefRule(sframe.RegCFA, -8)}}},
+			{row: "sp+16 *(cfa-8) mangled *(cfa-16)"},
+			{row: "sp+0 same mangled same"},
+			{row: "sp+0 same same"},
+		},
+	},
+	{
+		name: "a64 alloca", a: arch.ARM64,
+		// stp x29, x30, [sp, #-16]!; mov x29, sp; sub sp, sp, x0;
+		// mov sp, x29; ldp x29, x30, [sp], #16; ret
+		code: a64(0xa9bf7bfd, 0x910003fd, 0xcb2063ff, 0x910003bf, 0xa8c17bfd, 0xd65f03c0),
+		want: []want{
+			{row: "sp+0 same same"},
+			{row: "sp+16 *(cfa-8) *(cfa-16)"},
+			{row: "sp+16 *(cfa-8) *(cfa-16)", also: []accept{{v: CFA, r: regRule(29, 16)}}},
+			{row: "fp+16 *(cfa-8) *(cfa-16)", rejects: []accept{{v: CFA, r: regRule(31, 16)}}},
+			{row: "sp+16 *(cfa-8) *(cfa-16)"},
+			{row: "sp+0 same same"},
+		},
+	},
+	{
+		name: "a64 str/ldr x30 with writeback", a: arch.ARM64,
+		// str x30, [sp, #-16]!; ldr x30, [sp], #16; ret
+		code: a64(0xf81f0ffe, 0xf84107fe, 0xd65f03c0),
+		want: []want{
+			{row: "sp+0 same same"},
+			{row: "sp+16 *(cfa-16) same"},
+			{row: "sp+0 same same"},
+		},
+	},
+	{
+		name: "a64 realignment, CFA on x19", a: arch.ARM64,
+		// stp x29, x30, [sp, #-32]!; mov x29, sp; str x19, [sp, #16];
+		// mov x19, sp; sub x9, sp, #64; and sp, x9, #-64; mov sp, x19;
+		// ldr x19, [sp, #16]; ldp x29, x30, [sp], #32; ret
+		code: a64(0xa9be7bfd, 0x910003fd, 0xf9000bf3, 0x910003f3, 0xd10103e9, 0x927ae53f, 0x9100027f, 0xf9400bf3, 0xa8c27bfd, 0xd65f03c0),
+		want: []want{
+			{row: "sp+0 same same"},
+			{row: "sp+32 *(cfa-24) *(cfa-32)"},
+			{row: "sp+32 *(cfa-24) *(cfa-32)"},
+			{row: "sp+32 *(cfa-24) *(cfa-32)"},
+			{row: "sp+32 *(cfa-24) *(cfa-32)", also: []accept{{v: CFA, r: regRule(19, 32)}}},
+			{row: "sp+32 *(cfa-24) *(cfa-32)", also: []accept{{v: CFA, r: regRule(9, 96)}}},
+			{row: "fp+32 *(cfa-24) *(cfa-32)", also: []accept{{v: CFA, r: regRule(19, 32)}}, rejects: []accept{{v: CFA, r: regRule(31, 32)}}},
+			{row: "sp+32 *(cfa-24) *(cfa-32)", also: []accept{{v: CFA, r: regRule(19, 32)}}},
+			{row: "sp+32 *(cfa-24) *(cfa-32)"},
+			{row: "sp+0 same same"},
+		},
+	},
+	{
+		name: "a64 shifted immediate", a: arch.ARM64,
+		// sub sp, sp, #0x1, lsl #12; add sp, sp, #0x1, lsl #12; ret
+		code: a64(0xd14007ff, 0x914007ff, 0xd65f03c0),
+		want: []want{
+			{row: "sp+0 same same"},
+			{row: "sp+4096 same same"},
+			{row: "sp+0 same same"},
+		},
+	},
+	{
+		name: "a64 sp from an untracked register", a: arch.ARM64,
+		// mov sp, x0; ret
+		code: a64(0x9100001f, 0xd65f03c0),
+		want: []want{
+			{row: "sp+0 same same"},
+			{row: "?CFA unknown: sp changed by `mov sp, x0`"},
+		},
+	},
+}
+
+func fmtRow(a *arch.Arch, r Row) string {
+	abi := a.ABIs[0]
+	m := ""
+	if r.MangledRA {
+		m = " mangled"
+	}
+	return fmt.Sprintf("%s %s%s %s", r.CFA.Format(abi), r.RA.Format(abi), m, r.FP.Format(abi))
+}
+
+// TestTransfer checks the rules at every instruction of hand-assembled
+// snippets, one per transfer function.
+func TestTransfer(t *testing.T) {
+	for _, s := range snippets {
+		t.Run(s.name, func(t *testing.T) {
+			fn := Func{Name: s.name, Start: start, Code: s.code}
+			if s.noReturn != 0 {
+				fn.NoReturn = func(t uint64) bool { return t == s.noReturn }
+			}
+			res := Analyze(s.a, fn)
+			if len(res.Insns) != len(s.want) {
+				t.Fatalf("%d instructions, want %d", len(res.Insns), len(s.want))
+			}
+			for i, w := range s.want {
+				in := &res.Insns[i]
+				text, _ := s.a.Disasm(s.code[in.Addr-start:], in.Addr, nil)
+				if r, ok := strings.CutPrefix(w.row, "?"); ok {
+					if in.Known || !strings.Contains(in.Reason, r) {
+						t.Errorf("%#x %s: known %v, reason %q; want unknown with %q", in.Addr, text, in.Known, in.Reason, r)
+					}
+					continue
+				}
+				if !in.Known {
+					t.Errorf("%#x %s: unknown (%s); want %s", in.Addr, text, in.Reason, w.row)
+					continue
+				}
+				if got := fmtRow(s.a, in.Row); got != w.row {
+					t.Errorf("%#x %s: have %s, want %s (all: %s)", in.Addr, text, got, w.row, fmtAlt(s.a, in))
+				}
+				if !in.Accepts(CFA, in.Row.CFA, false) || !in.Accepts(RA, in.Row.RA, in.Row.MangledRA) || !in.Accepts(FP, in.Row.FP, false) {
+					t.Errorf("%#x %s: does not accept its own row", in.Addr, text)
+				}
+				for _, x := range w.also {
+					if !in.Accepts(x.v, x.r, x.mangled) {
+						t.Errorf("%#x %s: %s %s not accepted (all: %s)", in.Addr, text, x.v, x.r.Format(s.a.ABIs[0]), fmtAlt(s.a, in))
+					}
+				}
+				for _, x := range w.rejects {
+					if in.Accepts(x.v, x.r, x.mangled) {
+						t.Errorf("%#x %s: %s %s accepted (all: %s)", in.Addr, text, x.v, x.r.Format(s.a.ABIs[0]), fmtAlt(s.a, in))
+					}
+				}
+			}
+			if s.exits != nil && fmt.Sprint(res.Exits) != fmt.Sprint(s.exits) {
+				t.Errorf("exits %v, want %v", res.Exits, s.exits)
+			}
+		})
+	}
+}
+
+// TestArbitraryBytes: random and truncated code never panics, and every
+// instruction either is known or says why not.
+func TestArbitraryBytes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, a := range arch.All {
+		for n := 0; n < 300; n++ {
+			code := make([]byte, rng.IntN(200))
+			for i := range code {
+				code[i] = byte(rng.Uint32())
+			}
+			res := Analyze(a, Func{Start: 0x4000, Code: code, NoReturn: func(uint64) bool { return rng.IntN(2) == 0 }})
+			covered := 0
+			for _, in := range res.Insns {
+				if !in.Known && in.Reason == "" {
+					t.Fatalf("%s %x: %#x unknown without a reason", a.Name, code, in.Addr)
+				}
+				covered += in.Len
+			}
+			if covered != len(code) {
+				t.Fatalf("%s %x: instructions cover %d of %d bytes", a.Name, code, covered, len(code))
+			}
+		}
+	}
+	for _, s := range snippets {
+		for n := range s.code {
+			Analyze(s.a, Func{Start: start, Code: s.code[:n]})
+		}
+	}
+}
