@@ -112,12 +112,13 @@ import (
 //	                         times out at once with a timeout, and otherwise
 //	                         stops the run (StopDeadlock: nobody could wake it),
 //	                         as does every thread waiting with no timeout
-//	rt_sigaction rt_sigprocmask sigaltstack  recorded, never delivered
-//	kill tkill tgkill        on itself (any of its threads): signal 0 and ignored or blocked signals
-//	                         do nothing; a signal whose default action
-//	                         terminates ends the run (StopSignaled, as
-//	                         abort() does); one with a handler stops it
-//	                         (StopUnsupported: no signal delivery); others ESRCH
+//	rt_sigaction rt_sigprocmask rt_sigpending sigaltstack rt_sigreturn
+//	                         signals delivered as Linux does (signals.go):
+//	                         handlers on a kernel-exact signal frame,
+//	                         per-thread masks, default actions (terminating
+//	                         ones end the run: StopSignaled)
+//	kill tkill tgkill        to the process itself or any of its threads;
+//	                         others ESRCH
 //	sched_getaffinity sched_yield getcpu  one CPU; sched_yield lets the next
 //	                         runnable thread run
 //
