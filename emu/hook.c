@@ -239,6 +239,10 @@ uc_err sfs_hooks_install(sfs_state *st, int arch) {
 			err = uc_hook_add(st->uc, &st->in_hook, UC_HOOK_INSN, hook_in, st, 1, 0, UC_X86_INS_IN);
 		if (err == UC_ERR_OK)
 			err = uc_hook_add(st->uc, &st->out_hook, UC_HOOK_INSN, hook_out, st, 1, 0, UC_X86_INS_OUT);
+		// CPU exceptions (#DE, int3, int N, #UD) by vector, instead of
+		// UC_ERR_EXCEPTION without one.
+		if (err == UC_ERR_OK)
+			err = uc_hook_add(st->uc, &st->intr_hook, UC_HOOK_INTR, hook_intr, st, 1, 0);
 	} else
 		err = uc_hook_add(st->uc, &st->sys_hook, UC_HOOK_INTR, hook_intr, st, 1, 0);
 	if (err != UC_ERR_OK)

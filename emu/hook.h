@@ -86,7 +86,7 @@ typedef struct {
 	// The instruction whose code hook ran last.
 	uint64_t last_pc;
 	uint32_t last_size;
-	uc_hook code_hook, sys_hook, mem_hook, write_hook, in_hook, out_hook;
+	uc_hook code_hook, sys_hook, mem_hook, write_hook, in_hook, out_hook, intr_hook;
 } sfs_state;
 
 // sfs_hooks_install adds the code, system-call/interrupt and invalid-memory

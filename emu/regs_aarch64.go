@@ -27,7 +27,17 @@ func ARM64X(n int) RegID {
 const (
 	ARM64SP RegID = C.UC_ARM64_REG_SP
 	ARM64PC RegID = C.UC_ARM64_REG_PC
+	// PSTATE (NZCV and the rest, as SPSR holds it), and the floating-point
+	// control and status registers.
+	ARM64PSTATE RegID = C.UC_ARM64_REG_PSTATE
+	ARM64NZCV   RegID = C.UC_ARM64_REG_NZCV
+	ARM64FPCR   RegID = C.UC_ARM64_REG_FPCR
+	ARM64FPSR   RegID = C.UC_ARM64_REG_FPSR
 )
+
+// ARM64V returns the id of SIMD register v<i> (0–31: 16 bytes each,
+// RegBytes).
+func ARM64V(i int) RegID { return RegID(C.UC_ARM64_REG_V0 + i) }
 
 // ucARM64 opens AArch64 on the "max" CPU model, which has FEAT_PAuth:
 // paciasp really signs the return address. DWARF: x0–x30, 31 sp, 32 pc.

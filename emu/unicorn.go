@@ -523,6 +523,36 @@ func (e *Engine) SetReg(id RegID, v uint64) error {
 	return nil
 }
 
+// RegBytes reads a register wider than 64 bits (x87, XMM, AArch64 V
+// registers: up to 64 bytes) into buf, as libunicorn lays it out: little
+// endian, len(buf) bytes (10 for an x87 register, 16 for XMM and V).
+func (e *Engine) RegBytes(id RegID, buf []byte) error {
+	if len(buf) > 64*8 {
+		return fmt.Errorf("RegBytes: %d bytes", len(buf))
+	}
+	c := unsafe.Slice((*byte)(unsafe.Pointer(e.regVals)), 64*8)
+	clear(c[:len(buf)+8])
+	if err := check(C.uc_reg_read(e.uc, C.int(id), unsafe.Pointer(e.regVals))); err != nil {
+		return fmt.Errorf("reading register %d: %w", id, err)
+	}
+	copy(buf, c)
+	return nil
+}
+
+// SetRegBytes writes a register wider than 64 bits from buf (see RegBytes).
+func (e *Engine) SetRegBytes(id RegID, buf []byte) error {
+	if len(buf) > 64*8 {
+		return fmt.Errorf("SetRegBytes: %d bytes", len(buf))
+	}
+	c := unsafe.Slice((*byte)(unsafe.Pointer(e.regVals)), 64*8)
+	clear(c[:len(buf)+8])
+	copy(c, buf)
+	if err := check(C.uc_reg_write(e.uc, C.int(id), unsafe.Pointer(e.regVals))); err != nil {
+		return fmt.Errorf("writing register %d: %w", id, err)
+	}
+	return nil
+}
+
 // ReadRegs reads len(ids) (at most 64) registers into out with one cgo call.
 func (e *Engine) ReadRegs(ids []RegID, out []uint64) error {
 	n := len(ids)
@@ -622,7 +652,9 @@ func (e *Engine) LastFault() (Fault, bool) {
 func (e *Engine) OnSyscall(fn func()) { e.onSyscall = fn }
 
 // OnInterrupt sets the function called for each AArch64 exception (svc
-// raises interrupt number 2).
+// raises interrupt number 2) and each x86 CPU exception (by vector: 0
+// for #DE, 3 for int3, N for int N); the function stops the engine (on
+// x86 Unicorn would resume after the instruction).
 func (e *Engine) OnInterrupt(fn func(intno uint32)) { e.onInterrupt = fn }
 
 // OnPortIO sets the function called for each x86 in or out instruction

@@ -34,6 +34,45 @@ var arm64 = &sysABI{
 	insnPC:     func(pc uint64) uint64 { return pc - 4 },
 	stat:       arm64Stat,
 	start:      arm64Start,
+	// MINSIGSTKSZ; AT_MINSIGSTKSZ is signal_minsigstksz: the frame (4688),
+	// the frame record (16) and 16 bytes of alignment.
+	minSigStkSz:  5120,
+	sigFrameMax:  4720,
+	setupFrame:   arm64SetupFrame,
+	restoreFrame: arm64RestoreFrame,
+	illCode:      illIllopc,
+	memFault:     arm64MemFault,
+	trapInfo:     func(p *Process, trap int, pc uint64) { arm64NotifyDie(p, 0) },
+}
+
+// arm64MemFault records a memory abort as set_thread_esr does: the fault
+// address and the ESR of a data or instruction abort from EL0 (EC 0x24 or
+// 0x20, IL, WnR for a write) with the status code of a translation fault
+// or, for a protected page, a permission fault. The layer has no page
+// tables: it reports both at level 3.
+func arm64MemFault(p *Process, f emu.Fault, prot bool) {
+	const ecDABTLow, ecIABTLow, il, wnr = 0x24, 0x20, 1 << 25, 1 << 6
+	const transL3, permL3 = 0x07, 0x0f
+	ec := uint64(ecDABTLow)
+	if f.Kind == "fetch" {
+		ec = ecIABTLow
+	}
+	esr := ec<<26 | il | transL3
+	if prot {
+		esr = esr&^0x3f | permL3
+	}
+	if f.Kind == "write" {
+		esr |= wnr
+	}
+	t := p.thr.cur
+	t.sig.faultAddr, t.sig.errCode = f.Addr, esr
+}
+
+// arm64NotifyDie is what arm64_notify_die leaves for the frame: no fault
+// address, ESR err.
+func arm64NotifyDie(p *Process, err uint64) {
+	t := p.thr.cur
+	t.sig.faultAddr, t.sig.errCode = 0, err
 }
 
 // arm64Hwcap is AT_HWCAP: what the emulated "max" CPU has of FP, ASIMD,
@@ -60,15 +99,21 @@ func arm64Start(p *Process) error {
 		case excpSWI:
 			p.syscall()
 		case excpUDEF:
-			p.signalFault(4, 0, "SIGILL: undefined instruction")
+			pc, _ := p.Engine.PC()
+			arm64NotifyDie(p, 0)
+			p.forceFault(sigInfo{signo: sigILL, code: illIllopc, addr: pc, fault: true}, pc, pc, "SIGILL: undefined instruction")
 		case excpPrefetchAbort, excpDataAbort:
 			// Addresses beyond the physical address range abort rather
-			// than fault as unmapped.
-			p.signalFault(11, 0, "SIGSEGV: memory abort (address out of range)")
+			// than fault as unmapped; the address is not known.
+			pc, _ := p.Engine.PC()
+			p.forceFault(sigInfo{signo: sigSEGV, code: segvMaperr, fault: true}, pc, pc, "SIGSEGV: memory abort (address out of range)")
 		case excpBKPT:
-			p.signalFault(5, 0, "SIGTRAP: breakpoint (brk)")
+			// brk: the PC stays at the instruction (send_user_sigtrap).
+			pc, _ := p.Engine.PC()
+			p.forceFault(sigInfo{signo: sigTRAP, code: trapBrkpt, addr: pc, fault: true}, pc, pc, "SIGTRAP: breakpoint (brk)")
 		case excpUnaligned:
-			p.signalFault(7, 0, "SIGBUS: unaligned access")
+			pc, _ := p.Engine.PC()
+			p.forceFault(sigInfo{signo: sigBUS, code: busAdraln, fault: true}, pc, pc, "SIGBUS: unaligned access")
 		default:
 			p.stop(StopFault, 0, fmt.Sprintf("CPU exception %d", intno))
 		}

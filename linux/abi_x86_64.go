@@ -4,6 +4,7 @@ package linux
 
 import (
 	"encoding/binary"
+	"fmt"
 	"sync"
 
 	"github.com/sframesim/sframesim/arch"
@@ -27,18 +28,105 @@ var amd64 = &sysABI{
 	pieBase:    0x5555_5555_4000,
 	oDirectory: 0o200000,
 	insnPC:     func(pc uint64) uint64 { return pc },
-	stat:       amd64Stat,
-	start:      amd64Start,
-	archPrctl:  amd64ArchPrctl,
+	// syscall leaves the return address in rcx and rflags in r11 (which
+	// sysret takes back; user code runs with IF set).
+	clobber: func(p *Process, pc uint64) error {
+		fl, err := p.Engine.Reg(emu.X86EFLAGS)
+		if err != nil {
+			return err
+		}
+		return p.Engine.WriteRegs([]emu.RegID{emu.X86RCX, emu.X86R11}, []uint64{pc + 2, fl | eflagsIF | 2})
+	},
+	stat:      amd64Stat,
+	start:     amd64Start,
+	archPrctl: amd64ArchPrctl,
+	// MINSIGSTKSZ; AT_MINSIGSTKSZ is get_sigframe_size() for FXSR without
+	// XSAVE: rt_sigframe (440) + 15 + fxsave (512) + 63, rounded to 16.
+	minSigStkSz:  2048,
+	sigFrameMax:  1040,
+	setupFrame:   amd64SetupFrame,
+	restoreFrame: amd64RestoreFrame,
+	illCode:      illIllopn,
+	memFault:     amd64MemFault,
+	trapInfo:     amd64TrapInfo,
+}
+
+// x86 exception vectors.
+const (
+	trapDE = 0  // divide error
+	trapBP = 3  // int3
+	trapUD = 6  // invalid opcode
+	trapGP = 13 // general protection
+	trapPF = 14 // page fault
+)
+
+// amd64MemFault records a page fault as set_signal_archinfo does: trap
+// 14, the error code (protection, write, user, instruction fetch), CR2.
+func amd64MemFault(p *Process, f emu.Fault, prot bool) {
+	const pfProt, pfWrite, pfUser, pfInstr = 1, 2, 4, 16
+	code := uint64(pfUser)
+	if prot {
+		code |= pfProt
+	}
+	switch f.Kind {
+	case "write":
+		code |= pfWrite
+	case "fetch":
+		code |= pfInstr
+	}
+	t := p.thr.cur
+	t.sig.trapNo, t.sig.errCode, t.sig.faultAddr = trapPF, code, f.Addr
+}
+
+// amd64TrapInfo records a trap's number (error code 0) for the frame.
+func amd64TrapInfo(p *Process, trap int, pc uint64) {
+	t := p.thr.cur
+	t.sig.trapNo, t.sig.errCode = uint64(trap), 0
+}
+
+// amd64Interrupt handles a CPU exception Unicorn reports by vector (the
+// faulting or trapping instruction is the last one started) as Linux does
+// for user code: #DE is SIGFPE, int3 SIGTRAP (after the instruction), #UD
+// SIGILL, int N with a vector user code may not use #GP (SIGSEGV).
+func amd64Interrupt(p *Process, intno uint32) {
+	pc, size := p.Engine.LastInsn()
+	next := pc + uint64(size)
+	var b [2]byte
+	intN := size == 2 && p.Engine.ReadMem(pc, b[:]) == nil && b[0] == 0xcd
+	switch {
+	case intno == trapDE:
+		amd64TrapInfo(p, trapDE, pc)
+		p.forceFault(sigInfo{signo: sigFPE, code: fpeIntdiv, addr: pc, fault: true}, pc, pc, "SIGFPE: divide error")
+	case intno == trapBP || intno == 4 && intN: // int3, int 3; into's vector 4 (int 4)
+		amd64TrapInfo(p, int(intno), pc)
+		sig, what := sigTRAP, "SIGTRAP: int3"
+		if intno == 4 {
+			sig, what = sigSEGV, "SIGSEGV: int 0x4"
+		}
+		p.forceFault(sigInfo{signo: int32(sig), code: siKernel}, pc, next, what)
+	case intno == trapUD:
+		amd64TrapInfo(p, trapUD, pc)
+		p.forceFault(sigInfo{signo: sigILL, code: illIllopn, addr: pc, fault: true}, pc, pc, "SIGILL: invalid instruction")
+	case intno == 0x80 && intN:
+		p.stopAt(StopUnsupported, 0, pc, "int 0x80: 32-bit system calls are not supported")
+	case intN:
+		t := p.thr.cur
+		t.sig.trapNo, t.sig.errCode = trapGP, uint64(intno)<<3|2
+		p.forceFault(sigInfo{signo: sigSEGV, code: siKernel}, pc, pc, fmt.Sprintf("SIGSEGV: int %#x", intno))
+	default:
+		p.stopAt(StopFault, 0, pc, fmt.Sprintf("CPU exception %d", intno))
+	}
 }
 
 func amd64Start(p *Process) error {
 	p.Engine.OnSyscall(p.syscall)
+	p.Engine.OnInterrupt(func(intno uint32) { amd64Interrupt(p, intno) })
 	// Unicorn runs the guest at CPL 0, where in, out and hlt are allowed;
 	// in user mode they raise #GP, which Linux delivers as SIGSEGV.
 	p.Engine.OnPortIO(func() {
 		pc, _ := p.Engine.LastInsn()
-		p.signalFault(11, pc, "SIGSEGV: in/out: privileged instruction")
+		amd64TrapInfo(p, trapGP, pc)
+		p.forceFault(sigInfo{signo: sigSEGV, code: siKernel}, pc, pc, "SIGSEGV: in/out: privileged instruction")
 	})
 	// Linux runs user code with CR4.OSFXSR and OSXMMEXCPT set; without
 	// OSFXSR, fxsave and fxrstor skip the XMM registers, and ld.so's lazy
@@ -50,6 +138,13 @@ func amd64Start(p *Process) error {
 		return err
 	}
 	if err := p.Engine.SetReg(emu.X86CR4, cr4|cr4OSFXSR|cr4OSXMMEXCPT); err != nil {
+		return err
+	}
+	// A new process starts with the FPU's initial state, as Linux gives
+	// it (fpstate_init: x87 control word 0x37f, every register empty,
+	// MXCSR 0x1f80); Unicorn's reset state has a control word of 0
+	// (single precision, every exception unmasked) and MXCSR 0.
+	if err := amd64FXInit(p.Engine); err != nil {
 		return err
 	}
 	// rdx is the rtld_fini function _start passes to __libc_start_main:
@@ -79,7 +174,8 @@ func amd64Halted(p *Process) bool {
 			return false
 		}
 	}
-	p.signalFault(11, pc, "SIGSEGV: hlt: privileged instruction")
+	amd64TrapInfo(p, trapGP, pc)
+	p.forceFault(sigInfo{signo: sigSEGV, code: siKernel}, pc, pc, "SIGSEGV: hlt: privileged instruction")
 	return true
 }
 

@@ -72,12 +72,13 @@ func (s *Session) Checkpoint(prev *Checkpoint) (*Checkpoint, error) {
 	}
 	c := &Checkpoint{
 		engine: snap, vmas: append([]vma(nil), p.vm.vmas...), total: p.vm.total,
-		brk: p.brk, sig: p.sig, sleep: p.sleep, stalls: p.stalls, cur: s.cur,
+		brk: p.brk, sig: p.sig.clone(), sleep: p.sleep, stalls: p.stalls, cur: s.cur,
 	}
 	c.ov, c.fds = p.ov.clone(p.fds)
 	c.thrNext, c.thrSeq, c.switches = p.thr.nextTID, p.thr.seq, p.thr.switches
 	for i, t := range p.thr.list {
 		c.threads = append(c.threads, *t)
+		c.threads[i].sig.pending = t.sig.pending.clone()
 		if t == p.thr.cur {
 			c.running = i
 		}
@@ -120,7 +121,7 @@ func (s *Session) Restore(c *Checkpoint) error {
 		p.vm.vmas = append(p.vm.vmas[:0], c.vmas...)
 	}
 	p.vm.total = c.total
-	p.brk, p.sig, p.sleep, p.stalls = c.brk, c.sig, c.sleep, c.stalls
+	p.brk, p.sig, p.sleep, p.stalls = c.brk, c.sig.clone(), c.sleep, c.stalls
 	p.denied = maps.Clone(c.denied)
 	rng := rand.NewChaCha8([32]byte{})
 	if err := rng.UnmarshalBinary(c.rng); err != nil {
@@ -139,6 +140,7 @@ func (s *Session) Restore(c *Checkpoint) error {
 	p.thr = threadTable{nextTID: c.thrNext, seq: c.thrSeq, switches: c.switches}
 	for i := range c.threads {
 		t := c.threads[i]
+		t.sig.pending = t.sig.pending.clone()
 		p.thr.list = append(p.thr.list, &t)
 	}
 	p.thr.cur = p.thr.list[c.running]

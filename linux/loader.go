@@ -21,25 +21,27 @@ import (
 
 // Auxiliary vector tags (include/uapi/linux/auxvec.h).
 const (
-	AT_NULL     = 0
-	AT_PHDR     = 3
-	AT_PHENT    = 4
-	AT_PHNUM    = 5
-	AT_PAGESZ   = 6
-	AT_BASE     = 7
-	AT_FLAGS    = 8
-	AT_ENTRY    = 9
-	AT_UID      = 11
-	AT_EUID     = 12
-	AT_GID      = 13
-	AT_EGID     = 14
-	AT_PLATFORM = 15
-	AT_HWCAP    = 16
-	AT_CLKTCK   = 17
-	AT_SECURE   = 23
-	AT_RANDOM   = 25
-	AT_HWCAP2   = 26
-	AT_EXECFN   = 31
+	AT_NULL         = 0
+	AT_PHDR         = 3
+	AT_PHENT        = 4
+	AT_PHNUM        = 5
+	AT_PAGESZ       = 6
+	AT_BASE         = 7
+	AT_FLAGS        = 8
+	AT_ENTRY        = 9
+	AT_UID          = 11
+	AT_EUID         = 12
+	AT_GID          = 13
+	AT_EGID         = 14
+	AT_PLATFORM     = 15
+	AT_HWCAP        = 16
+	AT_CLKTCK       = 17
+	AT_SECURE       = 23
+	AT_RANDOM       = 25
+	AT_HWCAP2       = 26
+	AT_EXECFN       = 31
+	AT_SYSINFO_EHDR = 33
+	AT_MINSIGSTKSZ  = 51
 )
 
 // Guest identity, as the auxiliary vector and the id system calls report it.
@@ -383,6 +385,9 @@ func (p *Process) load() error {
 			return err
 		}
 	}
+	if err := p.mapVDSO(); err != nil {
+		return err
+	}
 	return p.buildStack()
 }
 
@@ -546,8 +551,10 @@ func (p *Process) buildStack() error {
 		AT_HWCAP2, p.abi.hwcap2,
 		AT_EXECFN, execfn,
 		AT_PLATFORM, platform,
-		AT_NULL, 0,
 	}
+	// ARCH_DLINFO comes first: the vDSO and the signal frame's size.
+	auxv = append([]uint64{AT_SYSINFO_EHDR, p.vdsoBase, AT_MINSIGSTKSZ, p.abi.sigFrameMax}, auxv...)
+	auxv = append(auxv, AT_NULL, 0)
 	words := []uint64{uint64(len(argv))}
 	words = append(words, argv...)
 	words = append(words, 0)

@@ -159,8 +159,13 @@ type Process struct {
 	shared      map[fileID]*sharedFile // the host files opened, by identity
 	scratch     []byte                 // ioChunk bytes for copies to and from the guest
 	sig         sigState
-	sleep       time.Duration // time the guest slept (added to the fake clocks)
-	sysPC       uint64        // the system call instruction being handled
+	vdso        *vdsoImage // the vDSO (vdso.go), mapped at vdsoBase
+	vdsoBase    uint64
+	noResult    bool              // the system call set the return register itself (rt_sigreturn)
+	inSyscall   bool              // the engine stopped at the end of a system call
+	onSignal    func(SignalEvent) // OnSignal
+	sleep       time.Duration     // time the guest slept (added to the fake clocks)
+	sysPC       uint64            // the system call instruction being handled
 	exit        *Exit
 	timedOut    atomic.Bool
 	interrupted atomic.Bool
@@ -388,6 +393,7 @@ func (p *Process) Continue(n uint64) (*Exit, error) {
 		return nil, err
 	}
 	before := p.Engine.Executed()
+	p.inSyscall = false
 	err = p.Engine.Start(pc, untilNever, 0, p.slice(n))
 	ran := p.Engine.Executed() - before
 	p.thr.cur.insns += ran
@@ -404,6 +410,17 @@ func (p *Process) Continue(n uint64) (*Exit, error) {
 	}
 	if err != nil {
 		p.fault(err)
+		if p.exit != nil {
+			return p.exit, nil
+		}
+	}
+	// The running thread returns to user mode: rt_sigreturn, signals.
+	err = p.deliverSignals()
+	p.inSyscall = false
+	if err != nil {
+		return p.exit, err
+	}
+	if p.exit != nil {
 		return p.exit, nil
 	}
 	if p.needSchedule() {
@@ -472,54 +489,44 @@ func (p *Process) signalFault(sig int, pc uint64, detail string) {
 	}
 }
 
-// fault turns an error from emu.Engine.Start into a StopFault exit.
+// fault turns an error from emu.Engine.Start into the signal Linux would
+// raise (a StopFault exit without a handler).
 func (p *Process) fault(err error) {
 	var ue emu.Error
 	if !errors.As(err, &ue) {
 		p.stop(StopFault, 0, fmt.Sprintf("emulator error: %v", err))
 		return
 	}
+	pc, _ := p.Engine.PC()
 	switch ue {
 	case emu.ErrReadUnmapped, emu.ErrWriteUnmapped, emu.ErrFetchUnmapped, emu.ErrReadProt, emu.ErrWriteProt, emu.ErrFetchProt:
 		f, ok := p.Engine.LastFault()
 		if !ok {
 			break
 		}
-		what := "unmapped"
+		what, code := "unmapped", int32(segvMaperr)
 		if ue == emu.ErrReadProt || ue == emu.ErrWriteProt || ue == emu.ErrFetchProt {
-			what = "protected"
+			what, code = "protected", segvAccerr
 		}
-		pc := f.PC
+		at := f.PC
 		if f.Kind == "fetch" {
-			pc = f.Addr
+			at = f.Addr
 		}
-		p.signalFault(11, pc, fmt.Sprintf("SIGSEGV: %s of %d bytes at %s address %#x", f.Kind, f.Size, what, f.Addr))
+		p.abi.memFault(p, f, code == segvAccerr)
+		p.forceFault(sigInfo{signo: sigSEGV, code: code, addr: f.Addr, fault: true}, at, at,
+			fmt.Sprintf("SIGSEGV: %s of %d bytes at %s address %#x", f.Kind, f.Size, what, f.Addr))
 		return
 	case emu.ErrInsnInvalid:
-		p.signalFault(4, 0, "SIGILL: invalid instruction")
+		p.abi.trapInfo(p, trapUD, pc)
+		p.forceFault(sigInfo{signo: sigILL, code: p.abi.illCode, addr: pc, fault: true}, pc, pc, "SIGILL: invalid instruction")
 		return
 	case emu.ErrReadUnaligned, emu.ErrWriteUnaligned, emu.ErrFetchUnaligned:
-		p.signalFault(7, 0, fmt.Sprintf("SIGBUS: %v", ue))
-		return
-	}
-	if ue == emu.ErrException && p.Arch == arch.AMD64 {
-		// Unicorn stops on x86 interrupts (there is no hook for them) with
-		// the PC after the instruction: name the usual ones.
-		pc, _ := p.Engine.PC()
-		var b [2]byte
-		if p.Engine.ReadMem(pc-2, b[:]) == nil {
-			switch {
-			case b[1] == 0xcc:
-				p.signalFault(5, pc-1, "SIGTRAP: int3")
-				return
-			case b[0] == 0xcd && b[1] == 0x80:
-				p.stopAt(StopUnsupported, 0, pc-2, "int 0x80: 32-bit system calls are not supported")
-				return
-			case b[0] == 0xcd:
-				p.signalFault(11, pc-2, fmt.Sprintf("SIGSEGV: int %#x", b[1]))
-				return
-			}
+		addr := pc
+		if f, ok := p.Engine.LastFault(); ok {
+			addr = f.Addr
 		}
+		p.forceFault(sigInfo{signo: sigBUS, code: busAdraln, addr: addr, fault: true}, pc, pc, fmt.Sprintf("SIGBUS: %v", ue))
+		return
 	}
 	p.stop(StopFault, 0, fmt.Sprintf("CPU exception: %v", ue))
 }
@@ -550,6 +557,9 @@ func (p *Process) Symbols() *symbols.Table {
 				continue
 			}
 			s.AddObject(o.Name, o.ELF, o.Base, o.Start, o.End)
+		}
+		if start, size := p.VDSO(); size > 0 {
+			s.AddObject("[vdso]", p.vdso.elf, start, start, start+size)
 		}
 		p.syms = s
 	})

@@ -148,5 +148,6 @@ func (p *Process) switchTo(t *thread) error {
 			return err
 		}
 	}
-	return nil
+	// The thread returns to user mode: its pending signals.
+	return p.deliverSignals()
 }

@@ -49,6 +49,7 @@ func NewSession(p *Process) *Session {
 		}
 	})
 	p.OnSwitch(s.switchThread)
+	p.OnSignal(s.signal)
 	p.Engine.ObserveHistory(1, s.hook)
 	s.sync()
 	return s
@@ -71,6 +72,18 @@ func (s *Session) stack(tid int) *shadow.Stack {
 func (s *Session) switchThread(from, to int) {
 	s.sync()
 	s.tid, s.Shadow = to, s.stack(to)
+}
+
+// signal keeps the running thread's shadow stack exact across a signal
+// delivery and rt_sigreturn: the engine still holds the interrupted state
+// (or the trampoline's), which settles the last instruction first.
+func (s *Session) signal(ev SignalEvent) {
+	s.sync()
+	if ev.Sigreturn {
+		s.Shadow.SignalReturn()
+		return
+	}
+	s.Shadow.Signal(ev.Signal, s.cur, shadow.Record{PC: ev.Handler, SP: ev.HandlerSP, FP: ev.HandlerFP}, ev.Return, ev.Frame)
 }
 
 // Thread returns the id of the thread whose instructions the session sees

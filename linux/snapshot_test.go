@@ -29,7 +29,7 @@ func checkpointsEqual(a, b *Checkpoint) error {
 		return fmt.Errorf("state %+v, %+v", a.cur, b.cur)
 	case !reflect.DeepEqual(a.vmas, b.vmas) || a.brk != b.brk || a.total != b.total:
 		return fmt.Errorf("memory maps differ")
-	case !bytes.Equal(a.rng, b.rng) || a.sleep != b.sleep || a.sig != b.sig:
+	case !bytes.Equal(a.rng, b.rng) || a.sleep != b.sleep || !reflect.DeepEqual(a.sig, b.sig):
 		return fmt.Errorf("Linux layer state differs")
 	case !reflect.DeepEqual(a.fds, b.fds):
 		return fmt.Errorf("descriptor tables differ")

@@ -112,12 +112,13 @@ import (
 //	                         times out at once with a timeout, and otherwise
 //	                         stops the run (StopDeadlock: nobody could wake it),
 //	                         as does every thread waiting with no timeout
-//	rt_sigaction rt_sigprocmask sigaltstack  recorded, never delivered
-//	kill tkill tgkill        on itself (any of its threads): signal 0 and ignored or blocked signals
-//	                         do nothing; a signal whose default action
-//	                         terminates ends the run (StopSignaled, as
-//	                         abort() does); one with a handler stops it
-//	                         (StopUnsupported: no signal delivery); others ESRCH
+//	rt_sigaction rt_sigprocmask rt_sigpending sigaltstack rt_sigreturn
+//	                         signals delivered as Linux does (signals.go):
+//	                         handlers on a kernel-exact signal frame,
+//	                         per-thread masks, default actions (terminating
+//	                         ones end the run: StopSignaled)
+//	kill tkill tgkill        to the process itself or any of its threads;
+//	                         others ESRCH
 //	sched_getaffinity sched_yield getcpu  one CPU; sched_yield lets the next
 //	                         runnable thread run
 //
@@ -174,8 +175,9 @@ func init() {
 		"nanosleep": (*Process).sysNanosleep, "clock_nanosleep": (*Process).sysClockNanosleep,
 		"futex":        (*Process).sysFutex,
 		"rt_sigaction": (*Process).sysRtSigaction, "rt_sigprocmask": (*Process).sysRtSigprocmask,
-		"sigaltstack": (*Process).sysSigaltstack,
-		"kill":        (*Process).sysKill, "tkill": (*Process).sysTkill, "tgkill": (*Process).sysTgkill,
+		"sigaltstack": (*Process).sysSigaltstack, "rt_sigreturn": (*Process).sysRtSigreturn,
+		"rt_sigpending": (*Process).sysRtSigpending,
+		"kill":          (*Process).sysKill, "tkill": (*Process).sysTkill, "tgkill": (*Process).sysTgkill,
 		"sched_getaffinity": (*Process).sysSchedGetaffinity, "sched_yield": (*Process).sysSchedYield, "getcpu": (*Process).sysGetcpu,
 		// The writable overlay (overlay.go).
 		"creat": (*Process).sysCreat, "pwrite64": (*Process).sysPwrite64, "pwritev": (*Process).sysPwritev,
@@ -257,6 +259,13 @@ func (p *Process) syscall() {
 	nr, args := uint64(uint32(v[0])), [6]uint64(v[1:])
 	name := p.abi.name(nr)
 	h := handlers[name]
+	if p.abi.clobber != nil {
+		if err := p.abi.clobber(p, pc); err != nil {
+			p.lastErr = err
+			p.stop(StopFault, 0, err.Error())
+			return
+		}
+	}
 	var ret uint64
 	switch {
 	case name == "" || (name == "arch_prctl" && p.Arch != arch.AMD64):
@@ -267,7 +276,12 @@ func (p *Process) syscall() {
 	default:
 		ret = h(p, &args)
 	}
+	p.inSyscall = true
 	if p.exit != nil {
+		return
+	}
+	if p.noResult {
+		p.noResult = false
 		return
 	}
 	if err := p.Engine.SetReg(p.abi.ret, ret); err != nil {
@@ -361,11 +375,24 @@ type sysABI struct {
 	// insnPC returns the address of the system call instruction, given the
 	// PC the hook sees.
 	insnPC func(pc uint64) uint64
+	// clobber sets the registers the system call instruction itself
+	// changes (x86-64: rcx and r11), given the PC the hook sees.
+	clobber func(p *Process, pc uint64) error
 	// stat encodes the target's struct stat.
 	stat func(statInfo) []byte
 	// start sets the entry registers and installs the hooks.
 	start     func(p *Process) error
 	archPrctl func(p *Process, code, addr uint64) uint64
+	// Signals: MINSIGSTKSZ, the frame (sigframe_*.go), the si_code of an
+	// undefined instruction, and what a fault leaves in the thread for
+	// the frame (trap number, error code, fault address).
+	minSigStkSz  uint64
+	sigFrameMax  uint64 // AT_MINSIGSTKSZ: the largest signal frame
+	setupFrame   func(p *Process, t *thread, sig int, si *sigInfo, act sigAction) (bool, error)
+	restoreFrame func(p *Process, t *thread) (bool, error)
+	illCode      int32
+	memFault     func(p *Process, f emu.Fault, prot bool)
+	trapInfo     func(p *Process, trap int, pc uint64)
 }
 
 func abiFor(a *arch.Arch) *sysABI {

@@ -39,6 +39,7 @@ type thread struct {
 	ctx      *emu.CPUContext // the registers while not running
 	pc       uint64          // the PC in ctx
 	clearTID uint64          // set_tid_address / CLONE_CHILD_CLEARTID
+	sig      threadSignals   // mask, pending signals, alternate stack (signals.go)
 	insns    uint64          // instructions it executed
 	ran      uint64          // instructions since it was scheduled in
 
@@ -239,7 +240,10 @@ func (p *Process) clone(name string, flags, sp, ptid, ctid, tls, exitSig uint64)
 	if flags&0xff != 0 || exitSig != 0 || flags&threadFlags != threadFlags || flags&^uint64(threadFlags|threadOptional|0xff) != 0 || sp == 0 {
 		return p.refuseClone(name, flags)
 	}
+	// A new thread inherits its creator's mask (and no alternate stack:
+	// CLONE_VM without CLONE_VFORK clears it).
 	t := &thread{tid: p.thr.nextTID, deadline: -1, newSP: sp, fresh: true}
+	t.sig.mask = p.thr.cur.sig.mask
 	if flags&cloneSettls != 0 {
 		t.newTLS, t.setTLS = tls, true
 	}

@@ -30,6 +30,17 @@
 // to (that frame and those above it are dropped; with symbols; without
 // them, when x30, PAC stripped, no longer holds the frame's return
 // address). A tail call keeps its caller's frame, as the machine state does.
+//
+// A signal delivery is told to the stack ([Stack.Signal]): the kernel
+// enters the handler as if the signal trampoline (the restorer or the
+// vDSO's __kernel_rt_sigreturn) had called it, so the handler gets a frame
+// of its own, marked with the signal, whose return address is the
+// trampoline, whose CFA is where the handler's stack pointer starts (plus
+// the pushed return address on x86-64) and whose caller's FP is the frame
+// pointer the handler starts with; the interrupted state is kept with it
+// ([SignalMark]). The handler's return pops that frame like any other;
+// rt_sigreturn ([Stack.SignalReturn]) goes back to the depth of the
+// delivery; siglongjmp out of a handler drops its frames as longjmp does.
 package shadow
 
 import (
@@ -56,6 +67,20 @@ type Frame struct {
 	CallerFP   uint64 // the caller's frame pointer (rbp / x29) at the call
 	Entry      uint64 // first instruction executed in the callee
 	Insn       uint64 // instruction count when the callee started
+	// Signal is the signal whose handler this frame is (entered by the
+	// kernel, not by a call: CallSite is then the trampoline the handler
+	// returns to), 0 for a call.
+	Signal int
+}
+
+// SignalMark is a signal delivery on the stack: the handler's frame is
+// Frames()[Depth], and the state the signal interrupted (where
+// rt_sigreturn goes back to) is Interrupted.
+type SignalMark struct {
+	Signal      int
+	Depth       int
+	Interrupted Record // PC, SP, FP (and LR) of the interrupted code
+	Frame       uint64 // the kernel's signal frame (rt_sigframe)
 }
 
 // Anomaly is a departure from strict call/return nesting.
@@ -86,6 +111,7 @@ type Stack struct {
 	arch      *arch.Arch
 	readCode  func(addr uint64, buf []byte) error
 	frames    []Frame
+	signals   []SignalMark // deliveries not returned from, oldest first
 	anomalies []Anomaly
 	// Flow classes per 4 KiB page of code (flowUnknown where not yet
 	// classified), with the last page used at hand: a slice index instead
@@ -187,10 +213,53 @@ func (s *Stack) settle(r Record) {
 			}
 		}
 	}
+	// Deliveries whose handler frame is gone (siglongjmp) are forgotten.
+	for k := len(s.signals); k > 0 && s.signals[k-1].Depth > len(s.frames); k-- {
+		s.signals = s.signals[:k-1]
+	}
 	if called || len(s.frames) != n0 {
 		s.version++
 	}
 }
+
+// Signal records a signal delivery, before the handler's first
+// instruction is observed: interrupted is the state the signal
+// interrupted (the stack must be settled up to it: Sync), handler the
+// state the handler starts with (PC, SP, FP), ret the address it returns
+// to and frame the kernel's signal frame.
+func (s *Stack) Signal(sig int, interrupted, handler Record, ret, frame uint64) {
+	cfa := handler.SP
+	if !s.arch.HasLinkRegister() {
+		cfa += 8 // the return address the kernel pushed (pretcode)
+	}
+	s.signals = append(s.signals, SignalMark{Signal: sig, Depth: len(s.frames), Interrupted: interrupted, Frame: frame})
+	s.frames = append(s.frames, Frame{CallSite: ret, ReturnAddr: ret, CFA: cfa, CallerFP: handler.FP,
+		Entry: handler.PC, Insn: s.insn, Signal: sig})
+	s.havePrev = false
+	s.version++
+}
+
+// SignalReturn records an rt_sigreturn, before the restored state's first
+// instruction is observed: the frames of the last delivery are dropped
+// (its handler's frame was normally popped by its return already).
+func (s *Stack) SignalReturn() {
+	s.havePrev = false
+	n := len(s.signals)
+	if n == 0 {
+		return
+	}
+	m := s.signals[n-1]
+	s.signals = s.signals[:n-1]
+	if m.Depth < len(s.frames) {
+		s.frames = s.frames[:m.Depth]
+	}
+	s.version++
+}
+
+// Signals returns the deliveries whose handlers have not returned
+// (rt_sigreturn) nor been left by siglongjmp, oldest first. The slice is
+// the stack's own.
+func (s *Stack) Signals() []SignalMark { return s.signals }
 
 // abandoned reports whether the machine state r shows that frame f is no
 // longer live. On x86-64 a live callee keeps its return address at CFA-8,
@@ -350,6 +419,7 @@ func (s *Stack) Unwound() uint64 { return s.unwound }
 // State is what a Stack knows at one point of a run, for checkpoints.
 type State struct {
 	frames    []Frame
+	signals   []SignalMark
 	anomalies int
 	prev      Record
 	prevFlow  arch.Flow
@@ -360,7 +430,7 @@ type State struct {
 
 // Save returns the stack's state.
 func (s *Stack) Save() State {
-	return State{frames: append([]Frame(nil), s.frames...), anomalies: len(s.anomalies),
+	return State{frames: append([]Frame(nil), s.frames...), signals: append([]SignalMark(nil), s.signals...), anomalies: len(s.anomalies),
 		prev: s.prev, prevFlow: s.prevFlow, havePrev: s.havePrev, insn: s.insn, unwound: s.unwound}
 }
 
@@ -372,6 +442,7 @@ func (s *Stack) Restore(st State) {
 	clear(s.pages)
 	s.last = nil
 	s.frames = append(s.frames[:0], st.frames...)
+	s.signals = append(s.signals[:0], st.signals...)
 	s.anomalies = s.anomalies[:min(len(s.anomalies), st.anomalies)]
 	s.prev, s.prevFlow, s.havePrev = st.prev, st.prevFlow, st.havePrev
 	s.insn, s.unwound = st.insn, st.unwound

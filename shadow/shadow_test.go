@@ -681,3 +681,71 @@ func TestRestoreForgetsCode(t *testing.T) {
 	s.Restore(saved)
 	observe(t, s, c, []step{{0x1000, sp0, fp0, 0, 0}, {0x1020, sp0 - 8, fp0, 0, 1}})
 }
+
+// TestSignalFrames feeds an x86-64 delivery: main calls f, a signal
+// interrupts f, the handler returns to the restorer, rt_sigreturn goes
+// back to f; then a second delivery whose handler is left by a longjmp
+// to main.
+func TestSignalFrames(t *testing.T) {
+	const (
+		main    = 0x1000
+		f       = 0x2000
+		handler = 0x3000
+		restore = 0x4000
+	)
+	c := code{
+		main:        x86call(main, f),
+		main + 5:    x86nop,
+		f:           x86nop,
+		f + 1:       x86nop,
+		handler:     x86nop,
+		handler + 1: x86ret,
+		restore:     x86nop,
+	}
+	s := shadow.New(arch.AMD64, c.readCode)
+	s.Observe(shadow.Record{PC: main, SP: 0x8000, Size: 5})
+	s.Observe(shadow.Record{PC: f, SP: 0x7ff8, Size: 1})
+	// The signal interrupts f before f+1: the handler's frame (SP 0x7e08,
+	// 8 mod 16, pretcode at it) returns to the restorer.
+	interrupted := shadow.Record{PC: f + 1, SP: 0x7ff8, FP: 0x77}
+	s.Sync(interrupted)
+	s.Signal(10, interrupted, shadow.Record{PC: handler, SP: 0x7e08, FP: 0x77}, restore, 0x7e08)
+	fs := s.Frames()
+	if len(fs) != 2 || fs[1] != (shadow.Frame{CallSite: restore, ReturnAddr: restore, CFA: 0x7e10, CallerFP: 0x77, Entry: handler, Insn: 2, Signal: 10}) {
+		t.Fatalf("after the delivery: %+v", fs)
+	}
+	if m := s.Signals(); len(m) != 1 || m[0].Depth != 1 || m[0].Interrupted != interrupted {
+		t.Fatalf("marks %+v", m)
+	}
+	s.Observe(shadow.Record{PC: handler, SP: 0x7e08, Size: 1})
+	s.Observe(shadow.Record{PC: handler + 1, SP: 0x7e08, Size: 1})
+	s.Observe(shadow.Record{PC: restore, SP: 0x7e10, Size: 1}) // the handler returned
+	if n := s.Depth(); n != 1 {
+		t.Fatalf("depth %d after the handler's return", n)
+	}
+	s.Sync(shadow.Record{PC: restore + 1, SP: 0x7e10})
+	s.SignalReturn()
+	s.Observe(shadow.Record{PC: f + 1, SP: 0x7ff8, Size: 1})
+	if n, m := s.Depth(), len(s.Signals()); n != 1 || m != 0 {
+		t.Fatalf("after rt_sigreturn: depth %d, %d marks", n, m)
+	}
+	// A second delivery, left by a longjmp to main (SP above f's CFA).
+	s.Sync(shadow.Record{PC: f + 1, SP: 0x7ff8})
+	s.Signal(12, shadow.Record{PC: f + 1, SP: 0x7ff8}, shadow.Record{PC: handler, SP: 0x7e08}, restore, 0x7e08)
+	s.Observe(shadow.Record{PC: handler, SP: 0x7e08, Size: 1})
+	s.Observe(shadow.Record{PC: main + 5, SP: 0x8000, Size: 1})
+	if n, m := s.Depth(), len(s.Signals()); n != 0 || m != 0 {
+		t.Fatalf("after the longjmp: depth %d, %d marks", n, m)
+	}
+	if an := s.Anomalies(); len(an) != 0 {
+		t.Errorf("anomalies %+v", an)
+	}
+	// Save and Restore keep the marks.
+	s.Signal(10, shadow.Record{PC: main + 5, SP: 0x8000}, shadow.Record{PC: handler, SP: 0x7e08}, restore, 0x7e08)
+	st := s.Save()
+	s.SignalReturn()
+	s.Restore(st)
+	if m := s.Signals(); len(m) != 1 || s.Depth() != 1 {
+		t.Errorf("restored: depth %d marks %+v", s.Depth(), m)
+	}
+}

@@ -21,6 +21,9 @@ type Table struct {
 	// byDemangled: C++ names, built on the first lookup that needs it.
 	byDemangled map[string]uint64
 	objs        []symObject // sorted by start
+	// lo, hi: the span of the file New read (its PT_LOAD segments,
+	// relocated); no symbol names an address outside it or objs.
+	lo, hi uint64
 
 	// Data addresses (data.go).
 	sections []dataSection // sorted by start
@@ -51,6 +54,15 @@ type symbol struct {
 func New(f *elf.File, bias uint64) *Table {
 	s := &Table{byName: make(map[string]uint64)}
 	s.add(f, bias, "")
+	s.lo, s.hi = ^uint64(0), 0
+	for _, ph := range f.Progs {
+		if ph.Type == elf.PT_LOAD {
+			s.lo, s.hi = min(s.lo, ph.Vaddr+bias), max(s.hi, ph.Vaddr+ph.Memsz+bias)
+		}
+	}
+	if s.lo >= s.hi { // a relocatable object: no segments
+		s.lo, s.hi = 0, ^uint64(0)
+	}
 	return s
 }
 
@@ -140,8 +152,12 @@ func (s *Table) Lookup(pc uint64) (name string, off uint64, ok bool) {
 			return sym.name, pc - sym.addr, true
 		}
 	}
-	if o := s.object(pc); o != nil && (o.sizedOnly || s.syms[i].addr < o.start) {
+	o := s.object(pc)
+	switch {
+	case o != nil && (o.sizedOnly || s.syms[i].addr < o.start):
 		return "", 0, false // no symbol of its own covers pc
+	case o == nil && (pc < s.lo || pc >= s.hi):
+		return "", 0, false // outside every file: 0xffffffff is no symbol's
 	}
 	return s.syms[i].name, pc - s.syms[i].addr, true
 }

@@ -43,6 +43,10 @@ func TestFormatCode(t *testing.T) {
 		// The PLT of IRELATIVE slots is not named (no .dynsym).
 		{bin: "v3/x86-64/recurse-O0-static", pc: 0x401018, want: "_init+0x18"},
 		{bin: "v3/x86-64/recurse-O0-static", pc: 0x1000, want: "0x1000"},
+		// Past the file's last segment: a number (an immediate such as
+		// $0xffffffff), not the last symbol plus a huge offset.
+		{bin: "v3/x86-64/recurse-O0-static", pc: 0xffffffff, want: "0xffffffff"},
+		{bin: "v3/aarch64/recurse-O0-static", pc: 0x7fffffff0000, want: "0x7fffffff0000"},
 		// PLT stubs, named after their relocations.
 		{bin: "v3/x86-64/recurse-O0-dynamic", pc: 0x1020, want: ".plt"},
 		{bin: "v3/x86-64/recurse-O0-dynamic", pc: 0x1030, want: "qsort@plt"},

@@ -1,0 +1,680 @@
+//go:build cgo
+
+package linux
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+	"slices"
+)
+
+// Signals, delivered as Linux delivers them (kernel/signal.c and the
+// architectures' signal.c): each thread has its mask, its own pending set
+// (tkill, tgkill, faults) and shares the process's (kill); a pending
+// signal the thread does not block is delivered when the thread returns to
+// user mode — after the system call that sent or unblocked it, after the
+// fault that raised it, when the scheduler gives the thread the CPU. The
+// synchronous signals (SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGFPE, SIGSYS)
+// go first, then the lowest number, the thread's set before the process's.
+//
+// A signal with a handler gets a signal frame (rt_sigframe, laid out
+// byte for byte as the kernel does: sigframe_x86_64.go,
+// sigframe_aarch64.go) on the thread's stack or, with SA_ONSTACK, its
+// alternate stack (sigaltstack), and the handler runs with the signal
+// (unless SA_NODEFER) and sa_mask blocked; SA_RESETHAND makes the action
+// SIG_DFL again. rt_sigreturn restores the registers, the mask, the
+// floating-point state and the alternate stack settings from the frame,
+// as the handler may have changed them. Without a handler the default
+// action applies: ignore (SIGCHLD, SIGCONT, SIGURG, SIGWINCH), terminate
+// (the run stops with StopSignaled and 128+N, as a shell reports it; the
+// core-dumping ones too) or, for the stop signals, StopUnsupported (job
+// control is not emulated). A CPU fault without a handler, or blocked, or
+// ignored, ends the run with StopFault as before (Linux unblocks it and
+// kills the process).
+//
+// Not emulated yet: interval timers and alarm, sigsuspend, sigwait and
+// signalfd, interrupting a blocking system call (a signal sent to a
+// thread waiting in a futex or a sleep is delivered when it wakes), and
+// sigqueue's payloads.
+
+const nsig = 64
+
+// Signal numbers the layer treats specially.
+const (
+	sigILL  = 4
+	sigTRAP = 5
+	sigBUS  = 7
+	sigFPE  = 8
+	sigKILL = 9
+	sigSEGV = 11
+	sigSTOP = 19
+	sigSYS  = 31
+)
+
+// sigmask returns the bit of sig in a sigset_t word.
+func sigmask(sig int) uint64 { return 1 << (sig - 1) }
+
+const (
+	// unblockable is what no mask may hold: SIGKILL and SIGSTOP.
+	unblockable = 1<<(sigKILL-1) | 1<<(sigSTOP-1)
+	// synchronous are the signals a fault raises, dequeued first.
+	synchronous = 1<<(sigSEGV-1) | 1<<(sigBUS-1) | 1<<(sigILL-1) | 1<<(sigTRAP-1) | 1<<(sigFPE-1) | 1<<(sigSYS-1)
+)
+
+// sa_flags (include/uapi/asm-generic/signal-defs.h; SA_RESTORER is the
+// same on x86-64 and arm64).
+const (
+	saNocldstop    = 0x1
+	saNocldwait    = 0x2
+	saSiginfo      = 0x4
+	saExposeTagbit = 0x800
+	saRestorer     = 0x04000000
+	saOnstack      = 0x08000000
+	saRestart      = 0x10000000
+	saNodefer      = 0x40000000
+	saResethand    = 0x80000000
+	// saUAPI is what sigaction keeps: since Linux 5.11 unknown bits are
+	// cleared, so that a program can tell which ones the kernel knows.
+	saUAPI = saNocldstop | saNocldwait | saSiginfo | saExposeTagbit | saRestorer | saOnstack | saRestart | saNodefer | saResethand
+)
+
+// Handlers with a meaning of their own.
+const (
+	sigDFL = 0
+	sigIGN = 1
+)
+
+// si_code values (include/uapi/asm-generic/siginfo.h).
+const (
+	siUser     = 0
+	siKernel   = 0x80
+	siTkill    = -6
+	segvMaperr = 1
+	segvAccerr = 2
+	busAdraln  = 1
+	illIllopc  = 1
+	illIllopn  = 2
+	fpeIntdiv  = 1
+	trapBrkpt  = 1
+)
+
+// sigaltstack's ss_flags.
+const (
+	ssOnstack    = 1
+	ssDisable    = 2
+	ssAutodisarm = 1 << 31
+)
+
+// sigAction is a struct sigaction as rt_sigaction passes it on both
+// targets: handler, flags, restorer, mask (32 bytes).
+type sigAction struct{ handler, flags, restorer, mask uint64 }
+
+func decodeSigaction(b []byte) sigAction {
+	le := binary.LittleEndian
+	return sigAction{le.Uint64(b), le.Uint64(b[8:]), le.Uint64(b[16:]), le.Uint64(b[24:])}
+}
+
+func (a sigAction) encode() []byte {
+	b := make([]byte, 32)
+	le := binary.LittleEndian
+	le.PutUint64(b, a.handler)
+	le.PutUint64(b[8:], a.flags)
+	le.PutUint64(b[16:], a.restorer)
+	le.PutUint64(b[24:], a.mask)
+	return b
+}
+
+// sigInfo is the part of a siginfo_t the layer fills in: the header, and
+// the _kill (pid, uid) or _sigfault (addr) member of the union.
+type sigInfo struct {
+	signo, errno, code int32
+	pid, uid           uint32
+	addr               uint64
+	fault              bool // addr is set (the _sigfault member)
+}
+
+// bytes encodes the 128-byte siginfo_t of both targets: si_signo,
+// si_errno, si_code, then the union at offset 16.
+func (si *sigInfo) bytes() []byte {
+	b := make([]byte, 128)
+	le := binary.LittleEndian
+	le.PutUint32(b, uint32(si.signo))
+	le.PutUint32(b[4:], uint32(si.errno))
+	le.PutUint32(b[8:], uint32(si.code))
+	if si.fault {
+		le.PutUint64(b[16:], si.addr)
+	} else {
+		le.PutUint32(b[16:], si.pid)
+		le.PutUint32(b[20:], si.uid)
+	}
+	return b
+}
+
+// sigQueue is a set of pending signals with their siginfo: a standard
+// signal is pending at most once (a second one is lost), a real-time
+// signal (32 and above) queues each time it is sent.
+type sigQueue struct {
+	set  uint64
+	info []sigInfo // in the order sent
+}
+
+func (q *sigQueue) add(si sigInfo) {
+	m := sigmask(int(si.signo))
+	if si.signo < 32 && q.set&m != 0 {
+		return
+	}
+	q.set |= m
+	q.info = append(q.info, si)
+}
+
+// take removes the first pending sig and returns its siginfo.
+func (q *sigQueue) take(sig int) sigInfo {
+	var si sigInfo
+	more := false
+	for i := 0; i < len(q.info); i++ {
+		if int(q.info[i].signo) != sig {
+			continue
+		}
+		if si.signo == 0 {
+			si = q.info[i]
+			q.info = slices.Delete(q.info, i, i+1)
+			i--
+			continue
+		}
+		more = true
+		break
+	}
+	if !more {
+		q.set &^= sigmask(sig)
+	}
+	return si
+}
+
+func (q sigQueue) clone() sigQueue { return sigQueue{q.set, slices.Clone(q.info)} }
+
+// altStack is a thread's alternate signal stack (sigaltstack): size 0 is
+// none; flags keeps SS_AUTODISARM.
+type altStack struct {
+	sp, size uint64
+	flags    uint32
+}
+
+// on reports whether sp is on the alternate stack (the kernel's
+// on_sig_stack: never with SS_AUTODISARM).
+func (s *altStack) on(sp uint64) bool {
+	return s.flags&ssAutodisarm == 0 && s.onStack(sp)
+}
+
+// onStack is __on_sig_stack: the stack grows down from sp+size.
+func (s *altStack) onStack(sp uint64) bool { return sp > s.sp && sp-s.sp <= s.size }
+
+// ssFlags is sas_ss_flags: SS_DISABLE without one, SS_ONSTACK while on it.
+func (s *altStack) ssFlags(sp uint64) uint32 {
+	switch {
+	case s.size == 0:
+		return ssDisable
+	case s.on(sp):
+		return ssOnstack
+	}
+	return 0
+}
+
+// encode is the stack_t of uc_stack and sigaltstack: ss_sp, ss_flags,
+// ss_size (24 bytes), as __save_altstack writes it for sp.
+func (s *altStack) encode(sp uint64) []byte {
+	b := make([]byte, 24)
+	le := binary.LittleEndian
+	le.PutUint64(b, s.sp)
+	le.PutUint32(b[8:], s.ssFlags(sp)|s.flags)
+	le.PutUint64(b[16:], s.size)
+	return b
+}
+
+// threadSignals is one thread's part of the signal state.
+type threadSignals struct {
+	mask    uint64 // blocked
+	pending sigQueue
+	alt     altStack
+	// What the last fault left for the signal frame: x86-64's trap
+	// number, error code and CR2 (thread.trap_nr, error_code, cr2);
+	// AArch64's fault address and ESR (thread.fault_address, fault_code).
+	// Linux keeps them until the next fault, so later frames show them too.
+	trapNo, errCode, faultAddr uint64
+	// A fault queued for delivery: the PC the frame saves.
+	faultPC  uint64
+	faultSet bool
+}
+
+// sigState is the process's part: the actions, the pending signals sent
+// to the process, and how many of each were delivered.
+type sigState struct {
+	act       [nsig + 1]sigAction
+	shared    sigQueue
+	delivered [nsig + 1]uint64
+	// sigreturn is set by rt_sigreturn: the registers are restored from
+	// the frame once the engine has stopped.
+	sigreturn bool
+}
+
+func (s sigState) clone() sigState {
+	s.shared = s.shared.clone()
+	return s
+}
+
+var signalNames = map[int]string{
+	1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS",
+	8: "SIGFPE", 9: "SIGKILL", 10: "SIGUSR1", 11: "SIGSEGV", 12: "SIGUSR2", 13: "SIGPIPE",
+	14: "SIGALRM", 15: "SIGTERM", 16: "SIGSTKFLT", 17: "SIGCHLD", 18: "SIGCONT", 19: "SIGSTOP",
+	20: "SIGTSTP", 21: "SIGTTIN", 22: "SIGTTOU", 23: "SIGURG", 24: "SIGXCPU", 25: "SIGXFSZ",
+	26: "SIGVTALRM", 27: "SIGPROF", 28: "SIGWINCH", 29: "SIGIO", 30: "SIGPWR", 31: "SIGSYS",
+}
+
+// SignalName returns "SIGABRT" for 6, and so on ("signal N" if unnamed).
+func SignalName(sig int) string {
+	if n, ok := signalNames[sig]; ok {
+		return n
+	}
+	return fmt.Sprintf("signal %d", sig)
+}
+
+// SignalsDelivered returns how many times each signal was delivered to a
+// handler so far, by signal number; nil if none was.
+func (p *Process) SignalsDelivered() map[int]uint64 {
+	var m map[int]uint64
+	for sig, n := range p.sig.delivered {
+		if n > 0 {
+			if m == nil {
+				m = map[int]uint64{}
+			}
+			m[sig] = n
+		}
+	}
+	return m
+}
+
+// defaultIgnored reports whether sig's default action is to ignore it.
+func defaultIgnored(sig int) bool {
+	switch sig {
+	case 17, 18, 23, 28: // SIGCHLD, SIGCONT, SIGURG, SIGWINCH
+		return true
+	}
+	return false
+}
+
+// defaultStops reports whether sig's default action stops the process.
+func defaultStops(sig int) bool { return sig >= 19 && sig <= 22 }
+
+// ignored reports whether sig would be dropped when sent (sig_ignored):
+// its action is SIG_IGN, or SIG_DFL with a default of ignoring it.
+func (p *Process) ignored(sig int) bool {
+	h := p.sig.act[sig].handler
+	return h == sigIGN || h == sigDFL && defaultIgnored(sig)
+}
+
+func (p *Process) sysRtSigaction(a *[6]uint64) uint64 {
+	sig := int(a[0])
+	if sig < 1 || sig > nsig || a[3] != 8 || (a[1] != 0 && (sig == sigKILL || sig == sigSTOP)) {
+		return sysErr(eINVAL)
+	}
+	var act sigAction
+	if a[1] != 0 {
+		b, ok := p.readGuest(a[1], 32)
+		if !ok {
+			return sysErr(eFAULT)
+		}
+		act = decodeSigaction(b)
+		act.flags &= saUAPI
+		act.mask &^= unblockable
+	}
+	if a[2] != 0 && !p.writeGuest(a[2], p.sig.act[sig].encode()) {
+		return sysErr(eFAULT)
+	}
+	if a[1] != 0 {
+		p.sig.act[sig] = act
+		if p.ignored(sig) {
+			// Setting SIG_IGN (or a default that ignores) discards the
+			// pending ones, in every thread.
+			p.discard(sig)
+		}
+	}
+	return 0
+}
+
+// discard drops pending sig from the process and every thread.
+func (p *Process) discard(sig int) {
+	for p.sig.shared.set&sigmask(sig) != 0 {
+		p.sig.shared.take(sig)
+	}
+	for _, t := range p.thr.list {
+		for t.sig.pending.set&sigmask(sig) != 0 {
+			t.sig.pending.take(sig)
+		}
+	}
+}
+
+func (p *Process) sysRtSigprocmask(a *[6]uint64) uint64 {
+	if a[3] != 8 {
+		return sysErr(eINVAL)
+	}
+	t := p.thr.cur
+	old := t.sig.mask
+	if a[1] != 0 {
+		b, ok := p.readGuest(a[1], 8)
+		if !ok {
+			return sysErr(eFAULT)
+		}
+		set := binary.LittleEndian.Uint64(b) &^ unblockable
+		switch a[0] {
+		case 0: // SIG_BLOCK
+			t.sig.mask |= set
+		case 1: // SIG_UNBLOCK
+			t.sig.mask &^= set
+		case 2: // SIG_SETMASK
+			t.sig.mask = set
+		default:
+			return sysErr(eINVAL)
+		}
+	}
+	if a[2] != 0 && !p.put64(a[2], old) {
+		return sysErr(eFAULT)
+	}
+	p.pollSignals()
+	return 0
+}
+
+func (p *Process) sysRtSigpending(a *[6]uint64) uint64 {
+	if a[1] > 8 {
+		return sysErr(eINVAL)
+	}
+	t := p.thr.cur
+	set := (t.sig.pending.set | p.sig.shared.set) & t.sig.mask
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], set)
+	if !p.writeGuest(a[0], b[:a[1]]) {
+		return sysErr(eFAULT)
+	}
+	return 0
+}
+
+func (p *Process) sysSigaltstack(a *[6]uint64) uint64 {
+	t := p.thr.cur
+	sp, err := p.Engine.Reg(p.Engine.RegID(p.Arch.SP))
+	if err != nil {
+		return sysErr(eFAULT)
+	}
+	if a[1] != 0 && !p.writeGuest(a[1], t.sig.alt.encode(sp)) {
+		return sysErr(eFAULT)
+	}
+	if a[0] != 0 {
+		b, ok := p.readGuest(a[0], 24)
+		if !ok {
+			return sysErr(eFAULT)
+		}
+		le := binary.LittleEndian
+		ss := altStack{sp: le.Uint64(b), flags: le.Uint32(b[8:]), size: le.Uint64(b[16:])}
+		if t.sig.alt.on(sp) {
+			return sysErr(ePERM)
+		}
+		mode := ss.flags &^ ssAutodisarm
+		switch mode {
+		case 0, ssOnstack:
+		case ssDisable:
+			ss.sp, ss.size = 0, 0
+		default:
+			return sysErr(eINVAL)
+		}
+		if mode != ssDisable && ss.size < p.abi.minSigStkSz {
+			return sysErr(eNOMEM)
+		}
+		ss.flags &= ssAutodisarm
+		t.sig.alt = ss
+	}
+	return 0
+}
+
+// send makes sig pending for thread t (tkill, tgkill), or for the process
+// when t is nil (kill); sig 0 only checks. It returns the system call's
+// result.
+func (p *Process) send(t *thread, sig int, code int32) uint64 {
+	if sig < 0 || sig > nsig {
+		return sysErr(eINVAL)
+	}
+	if sig == 0 {
+		return 0
+	}
+	if p.ignored(sig) && sig != sigKILL {
+		return 0 // dropped: the thread is not even woken
+	}
+	si := sigInfo{signo: int32(sig), code: code, pid: guestPID, uid: guestUID}
+	if t == nil {
+		p.sig.shared.add(si)
+	} else {
+		t.sig.pending.add(si)
+	}
+	p.pollSignals()
+	return 0
+}
+
+// pollSignals stops the engine when the running thread has a signal to
+// take on its way back to user mode: Continue delivers it.
+func (p *Process) pollSignals() {
+	if p.deliverable(p.thr.cur) != 0 {
+		p.Engine.Stop()
+	}
+}
+
+// deliverable returns the signal thread t would take next (0: none): the
+// synchronous ones first, then the lowest number; its own before the
+// process's (next_signal, dequeue_signal).
+func (p *Process) deliverable(t *thread) int {
+	for _, set := range [2]uint64{t.sig.pending.set, p.sig.shared.set} {
+		x := set &^ t.sig.mask
+		if x == 0 {
+			continue
+		}
+		if x&synchronous != 0 {
+			x &= synchronous
+		}
+		return bits.TrailingZeros64(x) + 1
+	}
+	return 0
+}
+
+// dequeue takes signal sig from thread t's set or else the process's.
+func (p *Process) dequeue(t *thread, sig int) sigInfo {
+	if t.sig.pending.set&sigmask(sig) != 0 {
+		return t.sig.pending.take(sig)
+	}
+	return p.sig.shared.take(sig)
+}
+
+// deliverSignals is the return to user mode of the running thread: it
+// restores the registers of a rt_sigreturn, then takes its pending
+// signals, sets up a frame for each one with a handler (the last one set
+// up runs first, as in Linux) and applies the default action of the
+// others. It runs between two engine runs.
+func (p *Process) deliverSignals() error {
+	if p.sig.sigreturn {
+		p.sig.sigreturn = false
+		if err := p.sigreturn(); err != nil {
+			return err
+		}
+	}
+	t := p.thr.cur
+	for p.exit == nil {
+		sig := p.deliverable(t)
+		if sig == 0 {
+			return nil
+		}
+		si := p.dequeue(t, sig)
+		act := p.sig.act[sig]
+		switch {
+		case act.handler == sigIGN:
+			continue
+		case act.handler != sigDFL:
+			if err := p.handle(t, sig, &si, act); err != nil {
+				return err
+			}
+			continue
+		case defaultIgnored(sig):
+			continue
+		}
+		pc, _ := p.Engine.PC()
+		switch {
+		case t.sig.faultSet:
+			pc = t.sig.faultPC
+		case p.inSyscall:
+			pc = p.sysPC // the system call that sent it, as a stop there
+		}
+		name := SignalName(sig)
+		if defaultStops(sig) {
+			p.stopAt(StopUnsupported, 0, pc, fmt.Sprintf("%s would stop the process: job control is not emulated", name))
+			return nil
+		}
+		p.stopAt(StopSignaled, 128+sig, pc, fmt.Sprintf("killed by signal %d (%s)", sig, name))
+	}
+	return nil
+}
+
+// handle delivers sig to its handler: a frame on the stack, the handler's
+// registers, the new mask.
+func (p *Process) handle(t *thread, sig int, si *sigInfo, act sigAction) error {
+	if t.sig.faultSet {
+		if err := p.Engine.SetReg(p.Engine.RegID(p.Arch.PC), t.sig.faultPC); err != nil {
+			return err
+		}
+		t.sig.faultSet = false
+	}
+	ok, err := p.abi.setupFrame(p, t, sig, si, act)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		// The frame did not fit (no stack, or the alternate stack
+		// overflowed): Linux forces SIGSEGV with its default action.
+		pc, _ := p.Engine.PC()
+		p.sig.act[sigSEGV] = sigAction{}
+		p.stopAt(StopFault, 0, pc, fmt.Sprintf("SIGSEGV: no room for the signal frame of %s", SignalName(sig)))
+		if p.exit != nil {
+			p.exit.Signal = sigSEGV
+		}
+		return nil
+	}
+	p.sig.delivered[sig]++
+	if act.flags&saNodefer == 0 {
+		act.mask |= sigmask(sig)
+	}
+	t.sig.mask |= act.mask &^ unblockable
+	if act.flags&saResethand != 0 {
+		p.sig.act[sig].handler = sigDFL
+	}
+	return nil
+}
+
+// sysRtSigreturn is rt_sigreturn: the registers are restored from the
+// frame once the engine has stopped (deliverSignals); the return register
+// is one of them.
+func (p *Process) sysRtSigreturn(a *[6]uint64) uint64 {
+	p.sig.sigreturn = true
+	p.noResult = true
+	p.Engine.Stop()
+	return 0
+}
+
+// sigreturn restores the state saved in the signal frame the stack
+// pointer points at (as the handler left it); a frame that cannot be read
+// kills the process with SIGSEGV, as in Linux.
+func (p *Process) sigreturn() error {
+	ok, err := p.abi.restoreFrame(p, p.thr.cur)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		p.stopAt(StopFault, 0, p.sysPC, "SIGSEGV: rt_sigreturn: bad signal frame")
+		if p.exit != nil {
+			p.exit.Signal = sigSEGV
+		}
+	}
+	return nil
+}
+
+// forceFault raises a fault's signal in the running thread
+// (force_sig_fault): the frame will save resume as the PC. Without a
+// handler, or with the signal blocked or ignored, the run ends with
+// StopFault at pc, as Linux kills the process.
+func (p *Process) forceFault(si sigInfo, pc, resume uint64, detail string) {
+	t, sig := p.thr.cur, int(si.signo)
+	h := p.sig.act[sig].handler
+	if h == sigDFL || h == sigIGN || t.sig.mask&sigmask(sig) != 0 {
+		p.signalFault(sig, pc, detail)
+		return
+	}
+	t.sig.pending.add(si)
+	t.sig.faultPC, t.sig.faultSet = resume, true
+	p.Engine.Stop()
+}
+
+func (p *Process) sysKill(a *[6]uint64) uint64 {
+	if pid := int32(a[0]); pid != guestPID && pid != 0 && pid != -guestPID && pid != -1 {
+		return sysErr(eSRCH)
+	}
+	return p.send(nil, int(int32(a[1])), siUser)
+}
+
+func (p *Process) sysTkill(a *[6]uint64) uint64 {
+	t := p.threadByTID(int32(a[0]))
+	if t == nil {
+		return sysErr(eSRCH)
+	}
+	return p.send(t, int(int32(a[1])), siTkill)
+}
+
+func (p *Process) sysTgkill(a *[6]uint64) uint64 {
+	t := p.threadByTID(int32(a[1]))
+	if int32(a[0]) != guestPID || t == nil {
+		return sysErr(eSRCH)
+	}
+	return p.send(t, int(int32(a[2])), siTkill)
+}
+
+// threadByTID returns the thread tid that has not exited, or nil.
+func (p *Process) threadByTID(tid int32) *thread {
+	for _, t := range p.thr.list {
+		if int32(t.tid) == tid && t.state != finished {
+			return t
+		}
+	}
+	return nil
+}
+
+// SignalEvent is a signal delivery or a return from a handler, as observers
+// of the true call stack need it (OnSignal). It is told before the
+// registers change: the engine still holds the interrupted state
+// (delivery) or the trampoline's (rt_sigreturn).
+type SignalEvent struct {
+	Signal    int  // the signal delivered (0 for a return)
+	Sigreturn bool // rt_sigreturn: back to the state the frame holds
+	// The interrupted state (delivery), or the state rt_sigreturn
+	// restores: PC, stack pointer, frame pointer.
+	PC, SP, FP uint64
+	// Delivery: the handler, its stack pointer and frame pointer at entry
+	// and the address it returns to (sa_restorer, or the vDSO's
+	// __kernel_rt_sigreturn).
+	Handler, HandlerSP, HandlerFP, Return uint64
+	// Frame is the rt_sigframe's address (where the handler's stack
+	// pointer starts; on x86-64, rt_sigreturn finds it 8 bytes below its
+	// stack pointer).
+	Frame uint64
+}
+
+// OnSignal sets a function told of each signal delivery and each
+// rt_sigreturn of the running thread (the Session pushes and pops signal
+// frames on the shadow stack).
+func (p *Process) OnSignal(fn func(SignalEvent)) { p.onSignal = fn }
+
+func (p *Process) signalEvent(ev SignalEvent) {
+	if p.onSignal != nil {
+		p.onSignal(ev)
+	}
+}
