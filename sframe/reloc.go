@@ -34,7 +34,8 @@ type StartReloc struct {
 	SectionName string
 	Target      uint64
 	None        bool
-	size        int // bytes the relocation writes
+	// Size is how many bytes the relocation writes (4 or 8; 0 for None).
+	Size int
 }
 
 // A Location says where the function of an FDE of a relocatable object
@@ -131,7 +132,7 @@ func startRelocs(ef *elf.File, s *elf.Section, size int) ([]StartReloc, error) {
 			return nil, fmt.Errorf("%s: REL relocations of %s are not supported (gas writes RELA on every SFrame target)", rel.Name, SectionName)
 		}
 		sym := syms[symIdx-1]
-		r := StartReloc{Off: int64(rOff), Target: sym.Value + uint64(addend), size: fsize}
+		r := StartReloc{Off: int64(rOff), Target: sym.Value + uint64(addend), Size: fsize}
 		if int(sym.Section) > 0 && int(sym.Section) < len(ef.Sections) {
 			sec := ef.Sections[sym.Section]
 			r.Section, r.SectionName = int(sym.Section), sec.Name
@@ -154,7 +155,7 @@ func applyStartRelocs(ef *elf.File, data []byte, addr uint64, relocs []StartRelo
 			continue
 		}
 		v := r.Target - (addr + uint64(r.Off))
-		if r.size == 4 {
+		if r.Size == 4 {
 			ef.ByteOrder.PutUint32(out[r.Off:], uint32(v))
 		} else {
 			ef.ByteOrder.PutUint64(out[r.Off:], v)

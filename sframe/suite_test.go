@@ -3,6 +3,7 @@ package sframe
 import (
 	"bufio"
 	"bytes"
+	"debug/elf"
 	"errors"
 	"os"
 	"path/filepath"
@@ -222,5 +223,69 @@ func TestSuiteValidate(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestSuiteLookupIn looks up every function symbol of every object of
+// testdata/suite by section and offset: each FDE's function must be found
+// at every offset it covers, in its own section only, whatever other
+// sections' FDEs start at the same offset (cfi.o: push_pop, own_section
+// and grouped all start at offset 0 of their sections).
+func TestSuiteLookupIn(t *testing.T) {
+	n := 0
+	for _, dir := range suiteDirs(t) {
+		for _, e := range readSuiteStatus(t, dir, "objdump.status") {
+			rel, _ := filepath.Rel(filepath.Join("testdata", "suite"), filepath.Join(e.dir, e.name))
+			if _, broken := suiteValidateExceptions[rel]; broken || !strings.HasSuffix(e.name, ".o") {
+				continue
+			}
+			f, err := Open(filepath.Join(e.dir, e.name))
+			if errors.Is(err, ErrNoData) {
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", rel, err)
+			}
+			defer f.Close()
+			s := f.Section
+			if s.Locations == nil {
+				t.Fatalf("%s: no locations", rel)
+			}
+			syms, err := f.ELF.Symbols()
+			if err != nil {
+				t.Fatal(err)
+			}
+			funcs := map[[2]uint64]bool{}
+			for _, sym := range syms {
+				if elf.ST_TYPE(sym.Info) == elf.STT_FUNC {
+					funcs[[2]uint64{uint64(sym.Section), sym.Value}] = true
+				}
+			}
+			for i, l := range s.Locations {
+				if !l.Known || l.Discarded {
+					t.Errorf("%s: FDE %d: location %v", rel, i, l)
+					continue
+				}
+				if !funcs[[2]uint64{uint64(l.Section), l.Offset}] {
+					t.Errorf("%s: FDE %d at %v: no function symbol there", rel, i, l)
+				}
+				for off := l.Offset; off < l.Offset+uint64(s.FDEs[i].Size); off++ {
+					n++
+					if got, err := s.FindFDEIn(l.Section, off); got != i {
+						t.Fatalf("%s: FindFDEIn(%s+%#x) = %d, %v; want FDE %d", rel, l.Name, off, got, err, i)
+					}
+					row, err := s.LookupIn(l.Section, off)
+					if err != nil || row.FDE != i {
+						t.Fatalf("%s: LookupIn(%s+%#x) = FDE %d, %v; want FDE %d", rel, l.Name, off, row.FDE, err, i)
+					}
+				}
+				if _, err := s.FindFDEIn(l.Section+1000, l.Offset); !errors.Is(err, ErrNoFDE) {
+					t.Errorf("%s: a section without FDEs: %v", rel, err)
+				}
+			}
+		}
+	}
+	if n < 10000 {
+		t.Errorf("only %d offsets looked up", n)
 	}
 }
