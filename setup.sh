@@ -9,7 +9,9 @@
 # libunicorn-dev 2.1.1 from trixie, unpacked into .deps/ (scripts/fetch-unicorn.sh:
 # downloaded only, no system package is replaced); trixie's and sid's libc6,
 # libgcc-s1 and libstdc++6 for amd64 and arm64 into .deps/sysroots
-# (scripts/fetch-sysroots.sh, the same way).
+# (scripts/fetch-sysroots.sh, the same way); sid's libsframe-dev (headers and
+# static library, for the differential test against libsframe) into
+# .deps/libsframe (scripts/fetch-libsframe.sh, the same way).
 # go.mod names the exact toolchain, which the go command fetches through the Go
 # module proxy (the Makefile sets GOTOOLCHAIN=auto, as Debian's Go defaults to
 # local). Nothing else is downloaded.
@@ -72,6 +74,8 @@ fi
 # trixie's and sid's libc6/libgcc-s1/libstdc++6 (amd64, arm64), into
 # .deps/sysroots: the sysroots of the corpus's newer dynamic programs.
 ./scripts/fetch-sysroots.sh
+# sid's libsframe-dev into .deps/libsframe: make test builds its harness.
+./scripts/fetch-libsframe.sh
 make build
 make testdata
 [ -n "$deps_only" ] && exit 0

@@ -397,9 +397,49 @@ func flexRegName(abi ABI, n uint32) string {
 
 // DumpFile writes what `objdump --sframe NAME` prints for an ELF file: the
 // "NAME:     file format FMT" banner, then the section as Dump writes it.
+//
+// Where objdump cannot decode the section it prints only the banner and
+// reports the failure on stderr: DumpFile then returns a *DumpFailure
+// with objdump's message. That is so for a File without a Section (no
+// SFrame data: ld --discard-sframe) and for V1 in DumpLatest style, which
+// newest libsframe no longer reads. An empty section of a relocatable
+// object gets objdump 2.47's "Can't get contents" line instead.
+//
+// In a relocatable object, DumpLatest shows the start fields with their
+// relocations applied, as objdump 2.45 and later show every object, while
+// the older styles show them as stored, as older objdump did.
 func DumpFile(w io.Writer, name string, f *File, style DumpStyle) error {
 	if _, err := fmt.Fprintf(w, "\n%s:     file format %s\n\n", name, FormatName(f.ELF)); err != nil {
 		return err
 	}
-	return f.Section.Dump(w, SectionName, style)
+	s := f.Section
+	switch {
+	case s == nil && f.Raw != nil && f.Raw.Relocatable && len(f.Raw.Data) == 0:
+		// objdump reads a relocatable object's section through BFD's
+		// relocating reader, which refuses an empty one.
+		_, err := fmt.Fprintf(w, "\nCan't get contents for section ''.\n")
+		return err
+	case s == nil && f.Raw != nil && len(f.Raw.Data) == 0:
+		return &DumpFailure{Msg: "Corrupt SFrame."}
+	case s == nil:
+		return &DumpFailure{Msg: "Buffer does not contain SFrame data."}
+	}
+	resolved := s.styleFor(style)
+	if resolved == DumpLatest && s.Header.Version == Version1 {
+		return &DumpFailure{Msg: "Buffer does not contain SFrame data."}
+	}
+	if resolved == DumpLatest && f.Raw != nil && f.Raw.Relocated != nil && !s.Header.PCRel() {
+		// The relocated fields read section-relative, as objdump does.
+		rs, _ := Decode(f.Raw.Relocated, f.Raw.Addr)
+		if rs != nil {
+			s = rs
+		}
+	}
+	return s.Dump(w, SectionName, resolved)
 }
+
+// A DumpFailure is objdump's report of a section libsframe cannot decode
+// ("SFrame decode failure: MSG", on stderr; objdump still exits 0).
+type DumpFailure struct{ Msg string }
+
+func (e *DumpFailure) Error() string { return "SFrame decode failure: " + e.Msg }

@@ -36,13 +36,26 @@ type RawSection struct {
 	// FromSegment is set when the data came from PT_GNU_SFRAME because the
 	// file has no section headers naming .sframe.
 	FromSegment bool
+	// Relocatable is set for a section of a relocatable object (ET_REL).
+	// Relocs are then its start field relocations, and Relocated is the
+	// section with all of them applied, as objdump 2.45 and later dump
+	// every relocatable object (nil when it has no relocations). Data has
+	// them applied only where the start fields are field-relative (V3, V2
+	// with SFRAME_F_FDE_FUNC_START_PCREL): a section-relative reading of a
+	// relocated field would be meaningless.
+	Relocatable bool
+	Relocs      []StartReloc
+	Relocated   []byte
+	// Class is the ELF class and Format the BFD target name objdump
+	// prints for the file (FormatName).
+	Format string
 }
 
 // FindELF returns the raw .sframe of an ELF file: the section named .sframe
 // (of type SHT_PROGBITS or SHT_GNU_SFRAME), or failing that the PT_GNU_SFRAME
 // segment. It returns ErrNoSection when there is neither. In a relocatable
 // object with field-relative starts, the start fields' relocations are
-// applied, as newest objdump does.
+// applied, as newest objdump does (see RawSection).
 func FindELF(f *elf.File) (*RawSection, error) {
 	if s := f.Section(SectionName); s != nil {
 		if s.Type == elf.SHT_NOBITS {
@@ -58,10 +71,17 @@ func FindELF(f *elf.File) (*RawSection, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading %s section at file offset %#x: %w", SectionName, s.Offset, err)
 		}
-		if err := relocate(f, s, data); err != nil {
+		raw := &RawSection{Data: data, Addr: s.Addr, Offset: int64(s.Offset), Relocatable: f.Type == elf.ET_REL, Format: FormatName(f)}
+		if raw.Relocs, err = startRelocs(f, s, len(data)); err != nil {
 			return nil, err
 		}
-		return &RawSection{Data: data, Addr: s.Addr, Offset: int64(s.Offset)}, nil
+		if raw.Relocs != nil {
+			raw.Relocated = applyStartRelocs(f, data, s.Addr, raw.Relocs)
+			if len(data) >= HeaderSize && Version(data[2]) >= Version2 && Flags(data[3])&FlagFDEFuncStartPCRel != 0 {
+				raw.Data = raw.Relocated
+			}
+		}
+		return raw, nil
 	}
 	for _, p := range f.Progs {
 		if p.Type != PT_GNU_SFRAME {
@@ -74,7 +94,7 @@ func FindELF(f *elf.File) (*RawSection, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading PT_GNU_SFRAME segment at file offset %#x: %w", p.Off, err)
 		}
-		return &RawSection{Data: data, Addr: p.Vaddr, Offset: int64(p.Off), FromSegment: true}, nil
+		return &RawSection{Data: data, Addr: p.Vaddr, Offset: int64(p.Off), FromSegment: true, Format: FormatName(f)}, nil
 	}
 	return nil, ErrNoSection
 }
@@ -159,6 +179,10 @@ func NewFile(r io.ReaderAt) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
+	if noData(f.Raw.Data) {
+		// ld --discard-sframe's output: a File without a Section.
+		return f, fmt.Errorf("%s at file offset %#x: %w", SectionName, f.Raw.Offset, &NoDataError{Size: len(f.Raw.Data)})
+	}
 	f.Section, err = Decode(f.Raw.Data, f.Raw.Addr)
 	if err != nil {
 		err = fmt.Errorf("%s at file offset %#x: %w", SectionName, f.Raw.Offset, err)
@@ -166,7 +190,80 @@ func NewFile(r io.ReaderAt) (*File, error) {
 			return nil, err
 		}
 	}
+	if f.Raw.Relocatable {
+		locs, stray := locations(ef, f.Section, f.Raw.Relocs)
+		f.Section.SetLocations(locs)
+		f.Section.strayRelocs = stray
+	}
 	return f, err
+}
+
+// noData reports whether a section holds no SFrame data at all: it is
+// empty, or all zero bytes.
+func noData(data []byte) bool {
+	for _, b := range data {
+		if b != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// NoDataError is the error for a .sframe section that holds no SFrame
+// data: 0 bytes, as ld --discard-sframe (2.46 and later) leaves it in
+// linked files and x86-64 ld -r output, or Size zero bytes, as AArch64
+// ld -r --discard-sframe leaves it. It is ld's intended output, not a
+// malformed section. It matches ErrNoData.
+type NoDataError struct{ Size int }
+
+// ErrNoData matches a NoDataError.
+var ErrNoData = errors.New("sframe: no SFrame data")
+
+func (e *NoDataError) Error() string {
+	if e.Size == 0 {
+		return "no SFrame data: the section is empty (ld --discard-sframe)"
+	}
+	return fmt.Sprintf("no SFrame data: the section's %d bytes are all zero (ld -r --discard-sframe)", e.Size)
+}
+
+// Is makes errors.Is(err, ErrNoData) true.
+func (e *NoDataError) Is(target error) bool { return target == ErrNoData }
+
+// locations gives each FDE of a relocatable object's section the
+// location its start field's relocation names, and returns the section
+// offsets of the relocations that are on no FDE's start field.
+func locations(ef *elf.File, s *Section, relocs []StartReloc) ([]Location, []int64) {
+	byOff := make(map[int64]StartReloc, len(relocs))
+	for _, r := range relocs {
+		byOff[r.Off] = r
+	}
+	var stray []int64
+	starts := make(map[int64]bool, len(s.FDEs))
+	for i := range s.FDEs {
+		starts[s.FDEs[i].Off] = true
+	}
+	for _, r := range relocs {
+		if !starts[r.Off] {
+			stray = append(stray, r.Off)
+		}
+	}
+	locs := make([]Location, len(s.FDEs))
+	for i := range s.FDEs {
+		r, ok := byOff[s.FDEs[i].Off]
+		switch {
+		case !ok:
+		case r.None:
+			locs[i] = Location{Known: true, Discarded: true}
+		default:
+			l := Location{Known: true, Section: r.Section, Name: r.SectionName, Offset: r.Target}
+			if r.Section > 0 {
+				l.Size = ef.Sections[r.Section].Size
+				l.Offset -= ef.Sections[r.Section].Addr
+			}
+			locs[i] = l
+		}
+	}
+	return locs, stray
 }
 
 // Close closes the underlying file.

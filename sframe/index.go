@@ -15,6 +15,7 @@ type fdeIndex struct {
 	order  []int32  // FDE indices sorted by start
 	starts []uint64 // starts, in that order
 	ends   []uint64 // start+size, in that order
+	maxEnd []uint64 // maxEnd[i]: the greatest of ends[0..i]
 	base   uint64   // starts[0]
 	shift  uint     // bucket = (pc-base) >> shift
 	first  []int32  // first[b]: first sorted position with start >= bucket b's start; len = buckets+1
@@ -31,9 +32,14 @@ func (x *fdeIndex) build(fdes []FDE) {
 	}
 	x.starts = make([]uint64, n)
 	x.ends = make([]uint64, n)
+	x.maxEnd = make([]uint64, n)
 	for i, idx := range x.order {
 		x.starts[i] = fdes[idx].Start
 		x.ends[i] = fdes[idx].Start + uint64(fdes[idx].Size)
+		x.maxEnd[i] = x.ends[i]
+		if i > 0 && x.maxEnd[i-1] > x.ends[i] {
+			x.maxEnd[i] = x.maxEnd[i-1]
+		}
 	}
 	if n == 0 {
 		return
@@ -75,4 +81,18 @@ func (x *fdeIndex) find(pc uint64) int {
 		i = j
 	}
 	return i
+}
+
+// covering returns the sorted position of the FDE covering pc: the one
+// with the greatest start at or below pc among those whose range holds
+// pc, or -1. An FDE that ends before pc does not hide an earlier,
+// overlapping one that covers it.
+func (x *fdeIndex) covering(pc uint64) int {
+	i := x.find(pc)
+	for ; i >= 0 && x.maxEnd[i] > pc; i-- {
+		if x.ends[i] > pc {
+			return i
+		}
+	}
+	return -1
 }

@@ -44,3 +44,30 @@ func TestFDEIndex(t *testing.T) {
 		probe(1<<64 - 1)
 	}
 }
+
+// TestFDEIndexCovering: with overlapping functions, the covering FDE with
+// the greatest start at or below the PC wins, and one that ends before
+// the PC never hides an earlier one that covers it.
+func TestFDEIndexCovering(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	for trial := range 300 {
+		n := 1 + rng.IntN(20)
+		fdes := make([]FDE, n)
+		for i := range fdes {
+			fdes[i] = FDE{Start: rng.Uint64N(512), Size: uint32(rng.IntN(200))}
+		}
+		var x fdeIndex
+		x.build(fdes)
+		for pc := uint64(0); pc < 800; pc++ {
+			want := -1
+			for i := range x.starts {
+				if x.starts[i] <= pc && pc < x.ends[i] {
+					want = i // the last such in sorted order
+				}
+			}
+			if got := x.covering(pc); got != want {
+				t.Fatalf("trial %d: covering(%#x) = %d, want %d (starts %#x ends %#x)", trial, pc, got, want, x.starts, x.ends)
+			}
+		}
+	}
+}

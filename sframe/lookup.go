@@ -113,14 +113,85 @@ type Row struct {
 }
 
 // FindFDE returns the index in s.FDEs of the function covering pc, or
-// ErrNoFDE. With overlapping functions (which Validate reports) the one with
-// the greatest start at or below pc wins, as in the kernel's search.
+// ErrNoFDE. With overlapping functions (which Validate reports) the one
+// with the greatest start at or below pc among those covering pc wins, as
+// in the kernel's search.
+//
+// In a relocatable object, where addresses are not yet assigned, FindFDEIn
+// finds a function by its section and offset instead.
 func (s *Section) FindFDE(pc uint64) (int, error) {
-	i := s.index.find(pc)
-	if i < 0 || pc >= s.index.ends[i] {
+	i := s.index.covering(pc)
+	if i < 0 {
 		return -1, ErrNoFDE
 	}
 	return int(s.index.order[i]), nil
+}
+
+// SetLocations records where the functions of a relocatable object's
+// section are (locs[i] for FDE i: NewFile sets them from the start fields'
+// relocations) and indexes them by section for FindFDEIn and LookupIn.
+func (s *Section) SetLocations(locs []Location) {
+	s.Locations = locs
+	s.secIndex = map[int]*sectionIndex{}
+	fdes := map[int][]FDE{}
+	ids := map[int][]int32{}
+	for i, l := range locs {
+		if i >= len(s.FDEs) || !l.Known || l.Discarded {
+			continue
+		}
+		f := s.FDEs[i]
+		f.Start = l.Offset
+		fdes[l.Section] = append(fdes[l.Section], f)
+		ids[l.Section] = append(ids[l.Section], int32(i))
+	}
+	for sec, fs := range fdes {
+		x := &sectionIndex{fdes: ids[sec]}
+		x.index.build(fs)
+		s.secIndex[sec] = x
+	}
+}
+
+// sectionIndex indexes the FDEs of one section of a relocatable object by
+// their offsets in it; fdes maps its FDE numbers to s.FDEs indices.
+type sectionIndex struct {
+	index fdeIndex
+	fdes  []int32
+}
+
+// FindFDEIn returns the index in s.FDEs of the function of a relocatable
+// object that covers offset off of the ELF section with index sec (see
+// Locations), or ErrNoFDE. FDEs of other sections never cover it, whatever
+// their offsets.
+func (s *Section) FindFDEIn(sec int, off uint64) (int, error) {
+	x := s.secIndex[sec]
+	if x == nil {
+		return -1, ErrNoFDE
+	}
+	i := x.index.covering(off)
+	if i < 0 {
+		return -1, ErrNoFDE
+	}
+	return int(x.fdes[x.index.order[i]]), nil
+}
+
+// LookupIn is Lookup for a relocatable object: it finds the FDE and FRE
+// covering offset off of the ELF section with index sec and decodes their
+// rules.
+func (s *Section) LookupIn(sec int, off uint64) (Row, error) {
+	i, err := s.FindFDEIn(sec, off)
+	if err != nil {
+		return Row{}, err
+	}
+	f := s.FDEs[i]
+	f.Start = s.Locations[i].Offset
+	j, err := s.FindFRE(&f, off)
+	if err != nil {
+		if err == ErrNoFRE {
+			return Row{FDE: i, FRE: -1}, fmt.Errorf("FDE %d at %v: %w", i, s.Locations[i], err)
+		}
+		return Row{FDE: i, FRE: -1}, err
+	}
+	return s.Rules(i, j)
 }
 
 // FindFRE returns the index in f.FREs of the row covering pc: the last FRE
@@ -162,9 +233,17 @@ func (s *Section) FindFRE(f *FDE, pc uint64) (int, error) {
 }
 
 // V1RepSize is the repetition size SFrame V1 PCMASK FDEs imply: V1 has no
-// rep_size field, and libsframe 2.40 compares PCs and FRE starts under the
-// bit mask 0xf ("for AMD64, the pltN entry stub is 16 bytes"), which for
-// 16-byte-aligned PLT stubs is the offset modulo 16.
+// rep_size field, and ld 2.40 writes them only for x86-64 PLTs of 16-byte
+// stubs ("For AMD64, the pltN entry stub is 16 bytes", libsframe 2.40), so
+// a PC's row is the one for its offset modulo 16 in its stub.
+//
+// libsframe 2.40's sframe_find_fre gets this wrong: it compares
+// (func_start_address + fre_start) & 0xff with pc & 0xff, a mask of 0xff
+// (not 0xf) on section-relative sums, so in every stub past the first the
+// rows of the first stub's offsets apply: in ld 2.40's lazy PLT (FRE 0 at
+// 0: sp+8, FRE 1 at 0xb, after the push: sp+16), 2 bytes into the second
+// stub it answers FRE 1, though the push is yet to come. The modulo 16
+// here is what the PLT's code does.
 const V1RepSize = 16
 
 // RepSize returns the repetition size of a PCMASK FDE: its rep_size field,

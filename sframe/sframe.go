@@ -61,8 +61,15 @@ type Section struct {
 	// the FRE sub-section, whichever is later (clamped to len(Data)).
 	Len int64
 
-	decodeErrs Errors
-	index      fdeIndex
+	// Locations, in a relocatable object, say where each FDE's function
+	// is (section and offset), from its start field's relocation; nil in
+	// linked files. FDE.Start means little there: see SetLocations.
+	Locations []Location
+
+	decodeErrs  Errors
+	index       fdeIndex
+	secIndex    map[int]*sectionIndex
+	strayRelocs []int64 // relocations on no FDE's start field
 }
 
 // An FDE is one function descriptor entry, with the V3 attribute record

@@ -33,7 +33,11 @@ func (s *Section) Validate(o ValidateOptions) Errors {
 	for i := range s.FDEs {
 		v.fde(i, o)
 	}
-	v.ordering()
+	if s.Locations != nil {
+		v.relocatable()
+	} else {
+		v.ordering()
+	}
 	v.totals()
 	sort.SliceStable(v.errs, func(a, b int) bool { return v.errs[a].Off < v.errs[b].Off })
 	return v.errs
@@ -89,7 +93,8 @@ func (v *validator) header(o ValidateOptions) {
 	if h.AuxHdrLen != 0 {
 		v.add(true, 7, CheckHeader, "header.auxhdr_len", h.AuxHdrLen, "auxiliary header present; GNU tools write none and the kernel rejects it")
 	}
-	if h.NumFDEs > 0 && h.Flags&FlagFDESorted == 0 {
+	if h.NumFDEs > 0 && h.Flags&FlagFDESorted == 0 && s.Locations == nil {
+		// (gas leaves sorting to ld: objects are never sorted.)
 		v.add(true, 3, CheckOrdering, "preamble.flags", uint8(h.Flags), "FDEs not flagged SFRAME_F_FDE_SORTED: libsframe cannot search them")
 	}
 }
@@ -140,9 +145,9 @@ func (v *validator) fde(i int, o ValidateOptions) {
 		case h.Version == Version1:
 			v.add(true, infoOff, CheckFDE, field+".func_info", f.Info,
 				"PCMASK FDE in SFrame V1 has no rep_size; read with the 16-byte repetition libsframe 2.40 assumes")
-			if f.Start%V1RepSize != 0 {
+			if s.Locations == nil && f.Start%V1RepSize != 0 {
 				v.add(false, f.Off, CheckFDE, field+".func_start_address", f.Start,
-					"V1 PCMASK function not 16-byte aligned: libsframe 2.40's 0xf mask would misread it")
+					"V1 PCMASK function not 16-byte aligned: its 16-byte stubs cannot be told apart by PC modulo 16")
 			}
 		case f.RepSize == 0:
 			v.add(false, s.repSizeOff(f), CheckFDE, field+".rep_size", f.RepSize, "PCMASK FDE with rep_size 0")
@@ -163,7 +168,13 @@ func (v *validator) fde(i int, o ValidateOptions) {
 	if f.Size == 0 {
 		v.add(true, f.Off, CheckFDE, field+".func_size", 0, "function at %#x has size 0", f.Start)
 	}
-	if f.End() < f.Start {
+	if s.Locations != nil {
+		// A relocatable object: the function lies in its section.
+		if l := s.Locations[i]; l.Known && !l.Discarded && l.Section > 0 && (l.Offset > l.Size || l.Size-l.Offset < uint64(f.Size)) {
+			v.add(false, f.Off, CheckFDE, field+".func_size", f.Size,
+				"function at %v runs past the end of its %d-byte section", l, l.Size)
+		}
+	} else if f.End() < f.Start {
 		v.add(false, f.Off, CheckFDE, field+".func_size", f.Size, "function at %#x wraps around the address space", f.Start)
 	} else if o.CheckText && f.Size > 0 && !inRanges(o.Text, f.Start, f.End()) {
 		v.add(false, f.Off, CheckFDE, field+".func_start_address", f.StartField,
@@ -300,5 +311,65 @@ func (v *validator) totals() {
 	if complete && bytes != int64(h.FRELen) {
 		v.add(false, 16, CheckTotals, "header.fre_len", h.FRELen, "the FDEs' FREs%s take %d bytes",
 			map[bool]string{true: " and attribute records", false: ""}[h.Version == Version3], bytes)
+	}
+}
+
+// relocatable checks the order and overlaps of a relocatable object's
+// FDEs, whose start addresses are not assigned yet: only FDEs of the same
+// section, by their offsets there (Locations), are comparable.
+func (v *validator) relocatable() {
+	s := v.s
+	for _, off := range s.strayRelocs {
+		v.add(false, off, CheckLayout, "relocation", nil,
+			"start field relocation on no FDE's start field (ld -r of binutils 2.40-2.44 leaves them at concatenated offsets; ld cannot link such an object)")
+	}
+	if len(s.strayRelocs) > 0 {
+		return // the locations are not to be trusted
+	}
+	for i, l := range s.Locations {
+		switch {
+		case l.Discarded:
+			v.add(true, s.FDEs[i].Off, CheckFDE, fmt.Sprintf("FDE[%d].func_start_address", i), nil,
+				"start field relocation is a NONE relocation: ld -r discarded the function's section (a duplicate COMDAT group); the FDE describes no code")
+		case !l.Known:
+			v.add(true, s.FDEs[i].Off, CheckFDE, fmt.Sprintf("FDE[%d].func_start_address", i), nil,
+				"start field has no relocation in a relocatable object: where its function is cannot be known")
+		}
+	}
+	loc := func(i int) (Location, bool) {
+		l := s.Locations[i]
+		return l, l.Known && !l.Discarded
+	}
+	if s.Header.Flags&FlagFDESorted != 0 {
+		for i := 1; i < len(s.FDEs); i++ {
+			a, okA := loc(i - 1)
+			b, okB := loc(i)
+			if okA && okB && a.Section == b.Section && b.Offset <= a.Offset {
+				v.add(false, s.FDEs[i].Off, CheckOrdering, fmt.Sprintf("FDE[%d].func_start_address", i), nil,
+					"flagged sorted, but its start %v is not above FDE %d's %v in the same section", b, i-1, a)
+			}
+		}
+	}
+	secs := make([]int, 0, len(s.secIndex))
+	for sec := range s.secIndex {
+		secs = append(secs, sec)
+	}
+	sort.Ints(secs)
+	for _, sec := range secs {
+		x := s.secIndex[sec]
+		var prevEnd uint64
+		prev := -1
+		for _, k := range x.index.order {
+			idx := int(x.fdes[k])
+			l := s.Locations[idx]
+			size := uint64(s.FDEs[idx].Size)
+			if prev >= 0 && l.Offset < prevEnd && size > 0 {
+				v.add(false, s.FDEs[idx].Off, CheckOrdering, fmt.Sprintf("FDE[%d]", idx), nil,
+					"function [%v, %s+%#x) overlaps FDE %d ending at %s+%#x", l, l.Name, l.Offset+size, prev, l.Name, prevEnd)
+			}
+			if size > 0 && (prev < 0 || l.Offset+size > prevEnd) {
+				prevEnd, prev = l.Offset+size, idx
+			}
+		}
 	}
 }

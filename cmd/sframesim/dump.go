@@ -14,6 +14,11 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 	cl := newCommandLine("dump", "Prints FILE's .sframe section byte for byte as the objdump --sframe of the\n"+
 		"binutils that made it: 2.40 for V1, 2.44 for V2, 2.47 for V3.\n"+
 		"Without FILE, dumps the sample binary embedded in sframesim.\n\n"+
+		"A section objdump cannot decode (no SFrame data, as ld --discard-sframe\n"+
+		"leaves it; V1 in the latest style) gets objdump's banner and its decode\n"+
+		"failure on stderr, and exit status 0, as objdump does. In a relocatable\n"+
+		"object the latest style shows the start fields relocated, as objdump 2.45\n"+
+		"and later do.\n\n"+
 		"Exit status: 0 valid, 1 malformed (what could be read is printed, the\n"+
 		"problems go to stderr: the first 100, then how many more there are), 2\n"+
 		"could not run, 3 no .sframe section.\n\n")
@@ -68,8 +73,11 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 		}
 		defer f.Close()
 		file, sec, decodeErr = f, f.Section, err
+		if errors.Is(err, sframe.ErrNoData) {
+			decodeErr = nil
+		}
 	}
-	if sec == nil {
+	if sec == nil && file == nil {
 		fmt.Fprintf(stderr, "sframesim dump: %v\n", decodeErr)
 		return exitProblems
 	}
@@ -77,6 +85,11 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 		err = sframe.DumpFile(stdout, name, file, style)
 	} else {
 		err = sec.Dump(stdout, sframe.SectionName, style)
+	}
+	var failure *sframe.DumpFailure
+	if errors.As(err, &failure) {
+		fmt.Fprintf(stderr, "sframesim dump: %s: %v\n", name, failure)
+		return exitOK
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "sframesim dump: %v\n", err)

@@ -46,7 +46,7 @@ func init() {
 			"prove the SFrame rows of every instruction statically, against the file's CFI", runCheck},
 		{"run", "[--sysroot DIR] [--max-insns N] [--timeout D] [--quantum N] [--max-mem SIZE] [--allow-read PATH]... [--env NAME=VALUE]... BINARY [-- ARGS]",
 			"run a Linux program under emulation, like qemu-user; exits with its status", runProgram},
-		{"mutate", "(--pc ADDR | --fde N [--fre J]) [--field cfa|ra|fp|base|start] [--delta D] -o OUT BINARY",
+		{"mutate", "(--pc ADDR|SECTION+OFFSET | --fde N [--fre J]) [--field cfa|ra|fp|base|start] [--delta D] -o OUT BINARY",
 			"write a copy of BINARY with one SFrame row changed (fault injection)", runMutate},
 		{"step", "[--sysroot DIR] [--quantum N] [BINARY [-- ARGS]]",
 			"step through a program in a terminal UI: FRE row, CFA/RA/FP, unwound and true stacks", runStep},

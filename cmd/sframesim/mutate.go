@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/sframesim/sframesim/sframe"
 )
@@ -14,7 +15,7 @@ func runMutate(args []string, stdout, stderr io.Writer) int {
 		"injection: `sframesim verify OUT` must then report mismatches at the PCs of\n"+
 		"that row that run. The section is re-encoded in place; the rest of the file\n"+
 		"is unchanged.\n\n")
-	pcFlag := cl.String("pc", "", "change the FRE that covers address `ADDR` (instead of --fde/--fre)")
+	pcFlag := cl.String("pc", "", "change the FRE that covers address `ADDR` (instead of --fde/--fre); in a relocatable object, whose functions have no addresses yet, SECTION+OFFSET (.text+0x10)")
 	fde := cl.Int("fde", -1, "index `N` of the function descriptor (as objdump's func idx)")
 	fre := cl.Int("fre", 0, "index `J` of the row within the function")
 	field := cl.String("field", "cfa", "what to change: cfa, ra, fp (offsets), base (SP<->FP) or start")
@@ -36,10 +37,15 @@ func runMutate(args []string, stdout, stderr io.Writer) int {
 		return cl.usageError(stderr, "give --pc or --fde, not both")
 	}
 	var pc uint64
+	var pcSection string // SECTION of --pc SECTION+OFFSET
 	if *pcFlag != "" {
 		var err error
-		if pc, err = strconv.ParseUint(*pcFlag, 0, 64); err != nil {
-			return cl.usageError(stderr, "--pc %q: not an address", *pcFlag)
+		text := *pcFlag
+		if i := strings.LastIndex(text, "+"); i > 0 {
+			pcSection, text = text[:i], text[i+1:]
+		}
+		if pc, err = strconv.ParseUint(text, 0, 64); err != nil {
+			return cl.usageError(stderr, "--pc %q: not an address (ADDR, or SECTION+OFFSET in a relocatable object)", *pcFlag)
 		}
 	}
 	path := cl.Arg(0)
@@ -54,7 +60,28 @@ func runMutate(args []string, stdout, stderr io.Writer) int {
 	defer f.Close()
 	sec := f.Section
 	m := sframe.Mutation{FDE: *fde, FRE: *fre, Field: sframe.MutationField(*field), Delta: int32(*delta)}
-	if *pcFlag != "" {
+	rel := sec.Locations != nil
+	switch {
+	case *pcFlag == "":
+	case rel && pcSection == "":
+		return fail("%s is a relocatable object, whose functions have no addresses yet: give --pc SECTION+OFFSET (.text+0x10)", path)
+	case !rel && pcSection != "":
+		return fail("--pc %s: SECTION+OFFSET is for relocatable objects; give the address", *pcFlag)
+	case rel:
+		var row sframe.Row
+		err = sframe.ErrNoFDE
+		for i, es := range f.ELF.Sections {
+			if es.Name == pcSection {
+				if row, err = sec.LookupIn(i, pc); err == nil {
+					break
+				}
+			}
+		}
+		if err != nil {
+			return fail("%s+%#x: %v", pcSection, pc, err)
+		}
+		m.FDE, m.FRE = row.FDE, row.FRE
+	default:
 		if m.FDE, err = sec.FindFDE(pc); err != nil {
 			return fail("%#x: %v", pc, err)
 		}
@@ -85,12 +112,26 @@ func runMutate(args []string, stdout, stderr io.Writer) int {
 		return fail("%v", err)
 	}
 	off := f.Raw.Offset
+	// A relocatable object's start fields stay as stored: their relocations
+	// (applied to decode field-relative starts) are the linker's to apply.
+	stored := make(map[int64][]byte)
+	for _, r := range f.Raw.Relocs {
+		if !r.None {
+			stored[r.Off] = append([]byte(nil), file[off+r.Off:off+r.Off+int64(r.Size)]...)
+		}
+	}
 	copy(file[off:], data)
 	clear(file[off+int64(len(data)) : off+int64(len(f.Raw.Data))])
+	for o, b := range stored {
+		copy(file[off+o:], b)
+	}
 	if err := os.WriteFile(*out, file, 0o755); err != nil {
 		return fail("%v", err)
 	}
-	fd := &after.FDEs[m.FDE]
-	fmt.Fprintf(stdout, "%s: %v (function at %#x)\n  before: %s\n  after:  %s\n", *out, m, fd.Start, before, after.FormatRow(m.FDE, m.FRE))
+	where := fmt.Sprintf("%#x", after.FDEs[m.FDE].Start)
+	if rel {
+		where = sec.Locations[m.FDE].String() // section+offset
+	}
+	fmt.Fprintf(stdout, "%s: %v (function at %s)\n  before: %s\n  after:  %s\n", *out, m, where, before, after.FormatRow(m.FDE, m.FRE))
 	return exitOK
 }

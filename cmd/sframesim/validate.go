@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -13,6 +14,10 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 		"stderr (the first 100 of a FILE, then how many more there are), and a\n"+
 		"summary line per FILE on stdout.\n"+
 		"Without FILE, checks the sample binary embedded in sframesim.\n\n"+
+		"In a relocatable object, where functions have no addresses yet, order\n"+
+		"and overlaps are checked per section, from each start field's\n"+
+		"relocation. A section without SFrame data (ld --discard-sframe) is a\n"+
+		"warning.\n\n"+
 		"Exit status: 0 valid, 1 malformed, 2 could not run, 3 no .sframe section\n"+
 		"(for several FILEs, the highest).\n\n")
 	quiet := cl.Bool("quiet", false, "print errors only, not warnings")
@@ -40,6 +45,16 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 		}
 		if f == nil {
 			worse(reportOpenError(stderr, "validate", err))
+			continue
+		}
+		if f.Section == nil && errors.Is(err, sframe.ErrNoData) {
+			// ld --discard-sframe's intended output.
+			f.Close()
+			var nd *sframe.NoDataError
+			if errors.As(err, &nd) && !*quiet {
+				fmt.Fprintf(stderr, "%s: sframe: warning: %s: %v\n", name, sframe.SectionName, nd)
+			}
+			fmt.Fprintf(stdout, "%s: no SFrame data: 0 errors, 1 warnings\n", name)
 			continue
 		}
 		problems := f.Section.Validate(f.ValidateOptions())
