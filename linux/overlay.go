@@ -43,8 +43,9 @@ import (
 // Deterministic: inode numbers are handed out in the order nodes are made
 // (a copied-up file keeps the inode number the guest saw), and every
 // file's times are the fake clock's epoch, as for the view's files.
-// The permission bits are recorded (chmod, the creation mode less a fixed
-// umask of 022) and shown, but not enforced: the guest is its files' owner.
+// The permission bits are recorded (chmod, the creation mode less the
+// umask: 022 until the guest sets another) and shown, but not enforced:
+// the guest is its files' owner.
 //
 // Memory: the contents of the overlay's files, their paths and link
 // targets and a fixed 256 bytes per node count against Config.MaxMem
@@ -91,14 +92,15 @@ type overlay struct {
 	roots   []string          // the writable roots
 	nextIno uint64
 	held    uint64 // counted in addrSpace.held
+	umask   uint32 // the file mode creation mask (umask), shared by the threads
 }
 
 // nodeOverhead is what a node counts against the memory cap besides its
 // contents, path and target.
 const nodeOverhead = 256
 
-// umask is the fixed file mode creation mask.
-const umask = 0o022
+// defaultUmask is the file mode creation mask a process starts with.
+const defaultUmask = 0o022
 
 // firstOverlayIno is the first inode number of a node the guest makes
 // (host files are numbered from 100 in the order they are met).
@@ -108,7 +110,7 @@ const firstOverlayIno = 1 << 20
 // cwd: the writable roots and the directories above them are merged
 // directories.
 func newOverlay(cwd string) *overlay {
-	o := &overlay{nodes: map[string]*oNode{}, roots: []string{"/tmp"}, nextIno: firstOverlayIno}
+	o := &overlay{nodes: map[string]*oNode{}, roots: []string{"/tmp"}, nextIno: firstOverlayIno, umask: defaultUmask}
 	if cwd != "" && cwd != "/tmp" {
 		o.roots = append(o.roots, cwd)
 	}
@@ -557,7 +559,7 @@ func (p *Process) entryStat(e ovEntry) statInfo {
 // originals' and the copies' marked shared), descriptors refer to the
 // copies.
 func (o *overlay) clone(fds map[int]*openFile) (*overlay, map[int]*openFile) {
-	c := &overlay{nodes: make(map[string]*oNode, len(o.nodes)), roots: o.roots, nextIno: o.nextIno, held: o.held}
+	c := &overlay{nodes: make(map[string]*oNode, len(o.nodes)), roots: o.roots, nextIno: o.nextIno, held: o.held, umask: o.umask}
 	copies := map[*oNode]*oNode{}
 	cp := func(n *oNode) *oNode {
 		if n == nil {

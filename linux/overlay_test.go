@@ -457,3 +457,28 @@ func TestOverlayHostUnchanged(t *testing.T) {
 		t.Errorf("the host directory changed:\nbefore %q\nafter  %q", before, after)
 	}
 }
+
+// TestOverlayUmask: umask returns the old mask (022 at start) and the new
+// one applies to the files and directories made after it, also across a
+// checkpoint's copy of the overlay.
+func TestOverlayUmask(t *testing.T) {
+	for _, a := range []*arch.Arch{arch.AMD64, arch.ARM64} {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{})
+			expect(t, "umask", g.call("umask", 0o077), 0o022)
+			expect(t, "create", g.open("/tmp/f", oCREAT|gWRONLY, 0o666), 3)
+			if mode, _, _ := g.stat("/tmp/f", true); mode != 0o100600 {
+				t.Errorf("file mode %o, want 100600", mode)
+			}
+			expect(t, "mkdirat", g.call("mkdirat", atFDCWD64, g.path(2, "/tmp/d"), 0o777), 0)
+			if mode, _, _ := g.stat("/tmp/d", true); mode != 0o040700 {
+				t.Errorf("directory mode %o, want 40700", mode)
+			}
+			expect(t, "umask with other bits", g.call("umask", 0o7027), 0o077)
+			if c, _ := g.p.ov.clone(nil); c.umask != 0o027 {
+				t.Errorf("a copy of the overlay has umask %o, want 27", c.umask)
+			}
+			expect(t, "umask again", g.call("umask", 0o022), 0o027)
+		})
+	}
+}

@@ -72,6 +72,8 @@ import (
 //	                         Config.MaxMem (beyond it ENOSPC); RENAME_NOREPLACE
 //	                         only; directories the host shows are not renamed
 //	                         (EXDEV)
+//	umask                    the mask applied to the modes of files and
+//	                         directories the guest creates (022 at start)
 //	fsync fdatasync          nothing to do
 //	getdents64               directories of the overlay (/tmp, the working
 //	                         directory, those the guest made), with what the
@@ -186,6 +188,7 @@ func init() {
 		"symlink": (*Process).sysSymlink, "symlinkat": (*Process).sysSymlinkat,
 		"rename": (*Process).sysRename, "renameat": (*Process).sysRenameat, "renameat2": (*Process).sysRenameat2,
 		"chmod": (*Process).sysChmod, "fchmod": (*Process).sysFchmod, "fchmodat": (*Process).sysFchmodat,
+		"umask":      (*Process).sysUmask,
 		"getdents64": (*Process).sysGetdents64,
 	}
 	for name := range notImplemented {
