@@ -57,9 +57,13 @@ import (
 // Limits: no hard links; renaming a directory the view shows (or one
 // merged with it) is EXDEV, as on overlayfs without redirect_dir; a
 // O_TMPFILE makes a file without a name in a directory of the overlay
-// (linkat cannot give it one: no hard links). A shared writable mapping (MAP_SHARED with PROT_WRITE) of a file is
-// refused (EACCES), a private one is a copy of the contents at mmap time;
-// madvise(MADV_DONTNEED) on a mapping of an overlay file gives zeros; a
+// (linkat cannot give it one: no hard links). A shared mapping of a file
+// open for reading and writing is kept coherent with the file at every
+// system call (shared.go); a shared writable mapping of a file open only
+// for reading is refused (EACCES), as on Linux, and a private mapping, or
+// a shared one of a read-only descriptor, is a copy of the contents at
+// mmap time; madvise(MADV_DONTNEED) on a private mapping of an overlay
+// file gives zeros; a
 // descriptor opened for reading before a copy-up keeps reading the host
 // file (as overlayfs did before Linux 4.19).
 
@@ -558,7 +562,7 @@ func (p *Process) entryStat(e ovEntry) statInfo {
 // copies' nodes are new, their contents shared until written (the
 // originals' and the copies' marked shared), descriptors refer to the
 // copies.
-func (o *overlay) clone(fds map[int]*openFile) (*overlay, map[int]*openFile) {
+func (o *overlay) clone(fds map[int]*openFile, vmas []vma) (*overlay, map[int]*openFile, []vma) {
 	c := &overlay{nodes: make(map[string]*oNode, len(o.nodes)), roots: o.roots, nextIno: o.nextIno, held: o.held, umask: o.umask}
 	copies := map[*oNode]*oNode{}
 	cp := func(n *oNode) *oNode {
@@ -577,5 +581,9 @@ func (o *overlay) clone(fds map[int]*openFile) (*overlay, map[int]*openFile) {
 	for path, n := range o.nodes {
 		c.nodes[path] = cp(n)
 	}
-	return c, copyFiles(fds, cp)
+	vmas = slices.Clone(vmas)
+	for i := range vmas {
+		vmas[i].node = cp(vmas[i].node)
+	}
+	return c, copyFiles(fds, cp), vmas
 }

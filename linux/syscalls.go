@@ -78,9 +78,12 @@ import (
 //	getdents64               directories of the overlay (/tmp, the working
 //	                         directory, those the guest made), with what the
 //	                         view shows in them
-//	brk mmap munmap mprotect mremap madvise
-//	                         anonymous memory, and private copies of opened
-//	                         files (MAP_FIXED replaces what was there; mapping
+//	brk mmap munmap mprotect mremap madvise msync
+//	                         anonymous memory, private copies of opened
+//	                         files, and shared mappings of overlay files
+//	                         open for reading and writing, coherent with the
+//	                         file at every system call (shared.go; msync
+//	                         has nothing left to do) (MAP_FIXED replaces what was there; mapping
 //	                         an ELF file's first page registers it as an
 //	                         Object, as ld.so does for each library, and
 //	                         keeps the file's contents, once per file);
@@ -162,7 +165,8 @@ func init() {
 		"readlink": (*Process).sysReadlink, "readlinkat": (*Process).sysReadlinkat, "getcwd": (*Process).sysGetcwd,
 		"brk": (*Process).sysBrk, "mmap": (*Process).sysMmap, "munmap": (*Process).sysMunmap,
 		"mprotect": (*Process).sysMprotect, "mremap": (*Process).sysMremap, "madvise": (*Process).sysMadvise,
-		"exit": (*Process).sysExitThread, "exit_group": (*Process).sysExit,
+		"msync": (*Process).sysMsync,
+		"exit":  (*Process).sysExitThread, "exit_group": (*Process).sysExit,
 		"clone": (*Process).sysClone, "clone3": (*Process).sysClone3,
 		"arch_prctl":      (*Process).sysArchPrctl,
 		"set_tid_address": (*Process).sysSetTidAddress, "set_robust_list": (*Process).sysSetRobustList,
@@ -268,7 +272,9 @@ func (p *Process) syscall() {
 		p.sysStop(StopUnsupported, 0, fmt.Sprintf("unsupported system call %d (%s)", nr, name))
 		return
 	default:
+		p.syncSharedIn()
 		ret = h(p, &args)
+		p.syncSharedOut()
 	}
 	if p.exit != nil {
 		return
