@@ -1153,7 +1153,7 @@ func (p *Process) chmod(abs string, follow bool, mode uint64) uint64 {
 		return sysErr(e)
 	}
 	if ent.node != nil && ent.node.kind == nodeLink {
-		return sysErr(eOPNOTSUPP) // fchmodat(AT_SYMLINK_NOFOLLOW) on a link
+		return sysErr(eOPNOTSUPP) // fchmodat2(AT_SYMLINK_NOFOLLOW) on a link
 	}
 	if ent.node != nil && !p.ov.writable(ent.path) {
 		return sysErr(eROFS) // a directory above a writable tree
@@ -1174,7 +1174,15 @@ func (p *Process) sysChmod(a *[6]uint64) uint64 {
 	return p.chmod(abs, true, a[1])
 }
 
+// sysFchmodat is Linux's fchmodat, which has three arguments: no flags
+// (glibc's fchmodat passes flags only to fchmodat2), whatever the fourth
+// register holds.
 func (p *Process) sysFchmodat(a *[6]uint64) uint64 {
+	return p.sysFchmodat2(&[6]uint64{a[0], a[1], a[2], 0})
+}
+
+// sysFchmodat2 is fchmodat with flags: AT_SYMLINK_NOFOLLOW.
+func (p *Process) sysFchmodat2(a *[6]uint64) uint64 {
 	if a[3]&^atSymlinkNofollow != 0 {
 		return sysErr(eINVAL)
 	}

@@ -66,7 +66,7 @@ import (
 //	                         in the sysroot; others ENOENT
 //	getcwd                   the host's working directory
 //	creat pwrite64 pwritev ftruncate truncate mkdir mkdirat rmdir unlink unlinkat
-//	symlink symlinkat rename renameat renameat2 chmod fchmod fchmodat
+//	symlink symlinkat rename renameat renameat2 chmod fchmod fchmodat fchmodat2
 //	                         on the in-memory overlay (overlay.go): nothing is
 //	                         written on the host; what it holds counts against
 //	                         Config.MaxMem (beyond it ENOSPC); RENAME_NOREPLACE
@@ -191,7 +191,7 @@ func init() {
 		"unlink": (*Process).sysUnlink, "unlinkat": (*Process).sysUnlinkat,
 		"symlink": (*Process).sysSymlink, "symlinkat": (*Process).sysSymlinkat,
 		"rename": (*Process).sysRename, "renameat": (*Process).sysRenameat, "renameat2": (*Process).sysRenameat2,
-		"chmod": (*Process).sysChmod, "fchmod": (*Process).sysFchmod, "fchmodat": (*Process).sysFchmodat,
+		"chmod": (*Process).sysChmod, "fchmod": (*Process).sysFchmod, "fchmodat": (*Process).sysFchmodat, "fchmodat2": (*Process).sysFchmodat2,
 		"umask":      (*Process).sysUmask,
 		"getdents64": (*Process).sysGetdents64,
 	}
