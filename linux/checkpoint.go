@@ -71,10 +71,10 @@ func (s *Session) Checkpoint(prev *Checkpoint) (*Checkpoint, error) {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
 	c := &Checkpoint{
-		engine: snap, vmas: append([]vma(nil), p.vm.vmas...), total: p.vm.total,
+		engine: snap, total: p.vm.total,
 		brk: p.brk, sig: p.sig.clone(), sleep: p.sleep, stalls: p.stalls, cur: s.cur,
 	}
-	c.ov, c.fds = p.ov.clone(p.fds)
+	c.ov, c.fds, c.vmas = p.ov.clone(p.fds, p.vm.vmas)
 	c.thrNext, c.thrSeq, c.switches = p.thr.nextTID, p.thr.seq, p.thr.switches
 	for i, t := range p.thr.list {
 		c.threads = append(c.threads, *t)
@@ -105,7 +105,10 @@ func (s *Session) Restore(c *Checkpoint) error {
 	if err := e.Restore(c.engine); err != nil {
 		return err
 	}
-	if !sameVMAs(p.vm.vmas, c.vmas) {
+	p.vm.held = p.vm.held - p.ov.held + c.ov.held
+	var vmas []vma
+	p.ov, p.fds, vmas = c.ov.clone(c.fds, c.vmas)
+	if !sameVMAs(p.vm.vmas, vmas) {
 		// Backed ranges outside the checkpoint's mappings are inaccessible,
 		// as munmap leaves them.
 		for _, b := range p.vm.backed {
@@ -118,8 +121,8 @@ func (s *Session) Restore(c *Checkpoint) error {
 				return fmt.Errorf("restore: %w", err)
 			}
 		}
-		p.vm.vmas = append(p.vm.vmas[:0], c.vmas...)
 	}
+	p.vm.vmas = vmas
 	p.vm.total = c.total
 	p.brk, p.sig, p.sleep, p.stalls = c.brk, c.sig.clone(), c.sleep, c.stalls
 	p.denied = maps.Clone(c.denied)
@@ -128,8 +131,6 @@ func (s *Session) Restore(c *Checkpoint) error {
 		return fmt.Errorf("restore: random stream: %w", err)
 	}
 	p.rng.c = rng
-	p.vm.held = p.vm.held - p.ov.held + c.ov.held
-	p.ov, p.fds = c.ov.clone(c.fds)
 	p.syncFDs()
 	p.exit = nil
 	if c.exit != nil {
@@ -182,7 +183,9 @@ func sameVMAs(a, b []vma) bool {
 		return false
 	}
 	for i := range a {
-		if a[i] != b[i] {
+		x, y := a[i], b[i]
+		x.node, y.node = nil, nil // the copies of one overlay node
+		if x != y || (a[i].node == nil) != (b[i].node == nil) {
 			return false
 		}
 	}

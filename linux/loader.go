@@ -73,13 +73,17 @@ type vma struct {
 	// (madvise(MADV_DONTNEED) reads it again); nil for anonymous memory.
 	file *sharedFile
 	off  uint64
+	// node is the overlay file of a shared mapping (MAP_SHARED of a
+	// descriptor open for reading and writing), from file offset off at
+	// start: kept coherent with the file at every system call (shared.go).
+	node *oNode
 }
 
 // slice returns the part [start, end) of v, with its file offset.
 func (v vma) slice(start, end uint64) vma {
 	c := v
 	c.start, c.end = start, end
-	if c.file != nil {
+	if c.file != nil || c.node != nil {
 		c.off += start - v.start
 	}
 	return c

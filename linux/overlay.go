@@ -43,8 +43,9 @@ import (
 // Deterministic: inode numbers are handed out in the order nodes are made
 // (a copied-up file keeps the inode number the guest saw), and every
 // file's times are the fake clock's epoch, as for the view's files.
-// The permission bits are recorded (chmod, the creation mode less a fixed
-// umask of 022) and shown, but not enforced: the guest is its files' owner.
+// The permission bits are recorded (chmod, the creation mode less the
+// umask: 022 until the guest sets another) and shown, but not enforced:
+// the guest is its files' owner.
 //
 // Memory: the contents of the overlay's files, their paths and link
 // targets and a fixed 256 bytes per node count against Config.MaxMem
@@ -56,9 +57,13 @@ import (
 // Limits: no hard links; renaming a directory the view shows (or one
 // merged with it) is EXDEV, as on overlayfs without redirect_dir; a
 // O_TMPFILE makes a file without a name in a directory of the overlay
-// (linkat cannot give it one: no hard links). A shared writable mapping (MAP_SHARED with PROT_WRITE) of a file is
-// refused (EACCES), a private one is a copy of the contents at mmap time;
-// madvise(MADV_DONTNEED) on a mapping of an overlay file gives zeros; a
+// (linkat cannot give it one: no hard links). A shared mapping of a file
+// open for reading and writing is kept coherent with the file at every
+// system call (shared.go); a shared writable mapping of a file open only
+// for reading is refused (EACCES), as on Linux, and a private mapping, or
+// a shared one of a read-only descriptor, is a copy of the contents at
+// mmap time; madvise(MADV_DONTNEED) on a private mapping of an overlay
+// file gives zeros; a
 // descriptor opened for reading before a copy-up keeps reading the host
 // file (as overlayfs did before Linux 4.19).
 
@@ -91,14 +96,15 @@ type overlay struct {
 	roots   []string          // the writable roots
 	nextIno uint64
 	held    uint64 // counted in addrSpace.held
+	umask   uint32 // the file mode creation mask (umask), shared by the threads
 }
 
 // nodeOverhead is what a node counts against the memory cap besides its
 // contents, path and target.
 const nodeOverhead = 256
 
-// umask is the fixed file mode creation mask.
-const umask = 0o022
+// defaultUmask is the file mode creation mask a process starts with.
+const defaultUmask = 0o022
 
 // firstOverlayIno is the first inode number of a node the guest makes
 // (host files are numbered from 100 in the order they are met).
@@ -108,7 +114,7 @@ const firstOverlayIno = 1 << 20
 // cwd: the writable roots and the directories above them are merged
 // directories.
 func newOverlay(cwd string) *overlay {
-	o := &overlay{nodes: map[string]*oNode{}, roots: []string{"/tmp"}, nextIno: firstOverlayIno}
+	o := &overlay{nodes: map[string]*oNode{}, roots: []string{"/tmp"}, nextIno: firstOverlayIno, umask: defaultUmask}
 	if cwd != "" && cwd != "/tmp" {
 		o.roots = append(o.roots, cwd)
 	}
@@ -556,8 +562,8 @@ func (p *Process) entryStat(e ovEntry) statInfo {
 // copies' nodes are new, their contents shared until written (the
 // originals' and the copies' marked shared), descriptors refer to the
 // copies.
-func (o *overlay) clone(fds map[int]*openFile) (*overlay, map[int]*openFile) {
-	c := &overlay{nodes: make(map[string]*oNode, len(o.nodes)), roots: o.roots, nextIno: o.nextIno, held: o.held}
+func (o *overlay) clone(fds map[int]*openFile, vmas []vma) (*overlay, map[int]*openFile, []vma) {
+	c := &overlay{nodes: make(map[string]*oNode, len(o.nodes)), roots: o.roots, nextIno: o.nextIno, held: o.held, umask: o.umask}
 	copies := map[*oNode]*oNode{}
 	cp := func(n *oNode) *oNode {
 		if n == nil {
@@ -575,5 +581,9 @@ func (o *overlay) clone(fds map[int]*openFile) (*overlay, map[int]*openFile) {
 	for path, n := range o.nodes {
 		c.nodes[path] = cp(n)
 	}
-	return c, copyFiles(fds, cp)
+	vmas = slices.Clone(vmas)
+	for i := range vmas {
+		vmas[i].node = cp(vmas[i].node)
+	}
+	return c, copyFiles(fds, cp), vmas
 }

@@ -39,8 +39,24 @@ func TestShadowStackAtExit(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer p.Close()
-			sh := shadow.New(p.Arch, p.Engine.ReadMem)
-			sh.SameFunction = p.Symbols().SameFunction
+			// A shadow stack per thread (pthreads, stdthread): the
+			// records before a switch are the outgoing thread's.
+			stacks := map[int]*shadow.Stack{}
+			stackOf := func(tid int) *shadow.Stack {
+				if stacks[tid] == nil {
+					stacks[tid] = shadow.New(p.Arch, p.Engine.ReadMem)
+					stacks[tid].SameFunction = p.Symbols().SameFunction
+				}
+				return stacks[tid]
+			}
+			sh := stackOf(p.CurrentThread())
+			p.OnSwitch(func(from, to int) {
+				p.Engine.FlushRecords()
+				if r, err := p.Engine.FrameState(); err == nil {
+					sh.Sync(shadow.Record(r))
+				}
+				sh = stackOf(to)
+			})
 			maxDepth := 0
 			p.Engine.ObserveRecords(4096, func(rs []emu.Record) {
 				for _, r := range rs {
@@ -86,16 +102,19 @@ func TestShadowStackAtExit(t *testing.T) {
 			if maxDepth < 3 {
 				t.Errorf("the stack never got deeper than %d", maxDepth)
 			}
-			cxx := strings.HasPrefix(filepath.Base(e.Path), "except") || strings.HasPrefix(filepath.Base(e.Path), "cold")
-			for _, a := range sh.Anomalies() {
-				if !cxx {
-					t.Errorf("anomaly: %s at %s: %s", a.Kind, syms.Format(a.PC), a.Detail)
+			base := filepath.Base(e.Path)
+			cxx := strings.HasPrefix(base, "except") || strings.HasPrefix(base, "cold") || strings.HasPrefix(base, "stdthread")
+			for tid, st := range stacks {
+				for _, a := range st.Anomalies() {
+					if !cxx {
+						t.Errorf("thread %d: anomaly: %s at %s: %s", tid, a.Kind, syms.Format(a.PC), a.Detail)
+					}
 				}
 			}
 		})
 	}
-	if n := len(entries); n != 294 {
-		t.Errorf("%d corpus binaries, want 294", n)
+	if n := len(entries); n != 366 {
+		t.Errorf("%d corpus binaries, want 366", n)
 	}
 }
 

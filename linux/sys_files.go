@@ -150,7 +150,7 @@ func (p *Process) open(dirfd int32, pathAddr, flags, mode uint64) uint64 {
 		if e != 0 {
 			return sysErr(e)
 		}
-		n := p.ov.newNode(nodeFile, uint32(mode)&^umask)
+		n := p.ov.newNode(nodeFile, uint32(mode)&^p.ov.umask)
 		if e := p.put(path, n); e != 0 {
 			return sysErr(e)
 		}
@@ -228,7 +228,7 @@ func (p *Process) openTmpfile(dir ovEntry, flags, mode uint64) uint64 {
 	case !p.ov.writable(dir.path):
 		return sysErr(eROFS)
 	}
-	n := p.ov.newNode(nodeFile, uint32(mode)&^umask)
+	n := p.ov.newNode(nodeFile, uint32(mode)&^p.ov.umask)
 	n.nlink = 0
 	if !p.charge(nodeOverhead) {
 		return sysErr(eNOSPC)
@@ -937,7 +937,7 @@ func (p *Process) mkdir(dirfd int32, pathAddr, mode uint64) uint64 {
 	if e != 0 {
 		return sysErr(e)
 	}
-	n := p.ov.newNode(nodeDir, uint32(mode)&^umask)
+	n := p.ov.newNode(nodeDir, uint32(mode)&^p.ov.umask)
 	n.opaque, n.nlink = true, 2
 	if e := p.put(path, n); e != 0 {
 		return sysErr(e)
@@ -1153,7 +1153,7 @@ func (p *Process) chmod(abs string, follow bool, mode uint64) uint64 {
 		return sysErr(e)
 	}
 	if ent.node != nil && ent.node.kind == nodeLink {
-		return sysErr(eOPNOTSUPP) // fchmodat(AT_SYMLINK_NOFOLLOW) on a link
+		return sysErr(eOPNOTSUPP) // fchmodat2(AT_SYMLINK_NOFOLLOW) on a link
 	}
 	if ent.node != nil && !p.ov.writable(ent.path) {
 		return sysErr(eROFS) // a directory above a writable tree
@@ -1174,7 +1174,15 @@ func (p *Process) sysChmod(a *[6]uint64) uint64 {
 	return p.chmod(abs, true, a[1])
 }
 
+// sysFchmodat is Linux's fchmodat, which has three arguments: no flags
+// (glibc's fchmodat passes flags only to fchmodat2), whatever the fourth
+// register holds.
 func (p *Process) sysFchmodat(a *[6]uint64) uint64 {
+	return p.sysFchmodat2(&[6]uint64{a[0], a[1], a[2], 0})
+}
+
+// sysFchmodat2 is fchmodat with flags: AT_SYMLINK_NOFOLLOW.
+func (p *Process) sysFchmodat2(a *[6]uint64) uint64 {
 	if a[3]&^atSymlinkNofollow != 0 {
 		return sysErr(eINVAL)
 	}
@@ -1183,6 +1191,13 @@ func (p *Process) sysFchmodat(a *[6]uint64) uint64 {
 		return sysErr(e)
 	}
 	return p.chmod(abs, a[3]&atSymlinkNofollow == 0, a[2])
+}
+
+// sysUmask sets the file mode creation mask and returns the old one.
+func (p *Process) sysUmask(a *[6]uint64) uint64 {
+	old := p.ov.umask
+	p.ov.umask = uint32(a[0]) & 0o777
+	return uint64(old)
 }
 
 func (p *Process) sysFchmod(a *[6]uint64) uint64 {

@@ -75,8 +75,8 @@ func (p *Process) sysMmap(a *[6]uint64) uint64 {
 		if file.kind != fileRegular {
 			return sysErr(eACCES)
 		}
-		if flags&0xf != mapPrivate && prot&2 != 0 {
-			return sysErr(eACCES) // the file is read-only
+		if flags&0xf != mapPrivate && prot&2 != 0 && (file.node == nil || file.flags&oACCMODE != oRDWR) {
+			return sysErr(eACCES) // not open for reading and writing
 		}
 		name = file.path
 	}
@@ -108,6 +108,9 @@ func (p *Process) sysMmap(a *[6]uint64) uint64 {
 	}
 	if file != nil {
 		p.fillFromFile(file, start, off, length)
+		if flags&0xf != mapPrivate && file.node != nil && file.flags&oACCMODE == oRDWR {
+			p.vm.share(start, start+size, file.node, off)
+		}
 		if off == 0 && (sf == nil || sf.objects < maxObjectsPerFile) {
 			if sf != nil && file.data == nil && p.isELF(sf) {
 				// mappedFile reads the ELF object from data: the file's
@@ -164,6 +167,22 @@ func (p *Process) sysMunmap(a *[6]uint64) uint64 {
 	}
 	if err := p.vm.munmap(addr, addr+size); err != nil {
 		return sysErr(eINVAL)
+	}
+	return 0
+}
+
+// sysMsync has nothing to write: shared mappings are written into their
+// files at every system call (shared.go). It checks its arguments as
+// Linux does: EINVAL for an unaligned address, unknown flags or both
+// MS_ASYNC and MS_SYNC, ENOMEM for a range not all mapped.
+func (p *Process) sysMsync(a *[6]uint64) uint64 {
+	const msAsync, msInvalidate, msSync = 1, 2, 4
+	addr, size, flags := a[0], pageUp(a[1]), a[2]
+	switch {
+	case addr%emu.PageSize != 0 || flags&^(msAsync|msInvalidate|msSync) != 0 || flags&msAsync != 0 && flags&msSync != 0:
+		return sysErr(eINVAL)
+	case addr+size < addr || !p.vm.covered(addr, addr+size):
+		return sysErr(eNOMEM)
 	}
 	return 0
 }
@@ -233,6 +252,9 @@ func (p *Process) sysMremap(a *[6]uint64) uint64 {
 		if newSize > oldSize {
 			grown(dst, dst+oldSize, dst+newSize)
 		}
+		if from.node != nil {
+			p.vm.share(dst, dst+newSize, from.node, from.off)
+		}
 		return dst
 	}
 	if flags&fixed != 0 {
@@ -253,6 +275,9 @@ func (p *Process) sysMremap(a *[6]uint64) uint64 {
 			return sysErr(eNOMEM)
 		}
 		grown(old, old+oldSize, old+newSize)
+		if from.node != nil {
+			p.vm.share(old+oldSize, old+newSize, from.node, from.off+oldSize)
+		}
 		return old
 	case flags&mayMove != 0:
 		dst := p.vm.findFree(newSize, max(pageUp(p.brk), mmapMin), p.abi.mmapTop)

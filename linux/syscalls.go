@@ -66,19 +66,24 @@ import (
 //	                         in the sysroot; others ENOENT
 //	getcwd                   the host's working directory
 //	creat pwrite64 pwritev ftruncate truncate mkdir mkdirat rmdir unlink unlinkat
-//	symlink symlinkat rename renameat renameat2 chmod fchmod fchmodat
+//	symlink symlinkat rename renameat renameat2 chmod fchmod fchmodat fchmodat2
 //	                         on the in-memory overlay (overlay.go): nothing is
 //	                         written on the host; what it holds counts against
 //	                         Config.MaxMem (beyond it ENOSPC); RENAME_NOREPLACE
 //	                         only; directories the host shows are not renamed
 //	                         (EXDEV)
+//	umask                    the mask applied to the modes of files and
+//	                         directories the guest creates (022 at start)
 //	fsync fdatasync          nothing to do
 //	getdents64               directories of the overlay (/tmp, the working
 //	                         directory, those the guest made), with what the
 //	                         view shows in them
-//	brk mmap munmap mprotect mremap madvise
-//	                         anonymous memory, and private copies of opened
-//	                         files (MAP_FIXED replaces what was there; mapping
+//	brk mmap munmap mprotect mremap madvise msync
+//	                         anonymous memory, private copies of opened
+//	                         files, and shared mappings of overlay files
+//	                         open for reading and writing, coherent with the
+//	                         file at every system call (shared.go; msync
+//	                         has nothing left to do) (MAP_FIXED replaces what was there; mapping
 //	                         an ELF file's first page registers it as an
 //	                         Object, as ld.so does for each library, and
 //	                         keeps the file's contents, once per file);
@@ -161,7 +166,8 @@ func init() {
 		"readlink": (*Process).sysReadlink, "readlinkat": (*Process).sysReadlinkat, "getcwd": (*Process).sysGetcwd,
 		"brk": (*Process).sysBrk, "mmap": (*Process).sysMmap, "munmap": (*Process).sysMunmap,
 		"mprotect": (*Process).sysMprotect, "mremap": (*Process).sysMremap, "madvise": (*Process).sysMadvise,
-		"exit": (*Process).sysExitThread, "exit_group": (*Process).sysExit,
+		"msync": (*Process).sysMsync,
+		"exit":  (*Process).sysExitThread, "exit_group": (*Process).sysExit,
 		"clone": (*Process).sysClone, "clone3": (*Process).sysClone3,
 		"arch_prctl":      (*Process).sysArchPrctl,
 		"set_tid_address": (*Process).sysSetTidAddress, "set_robust_list": (*Process).sysSetRobustList,
@@ -187,7 +193,8 @@ func init() {
 		"unlink": (*Process).sysUnlink, "unlinkat": (*Process).sysUnlinkat,
 		"symlink": (*Process).sysSymlink, "symlinkat": (*Process).sysSymlinkat,
 		"rename": (*Process).sysRename, "renameat": (*Process).sysRenameat, "renameat2": (*Process).sysRenameat2,
-		"chmod": (*Process).sysChmod, "fchmod": (*Process).sysFchmod, "fchmodat": (*Process).sysFchmodat,
+		"chmod": (*Process).sysChmod, "fchmod": (*Process).sysFchmod, "fchmodat": (*Process).sysFchmodat, "fchmodat2": (*Process).sysFchmodat2,
+		"umask":      (*Process).sysUmask,
 		"getdents64": (*Process).sysGetdents64,
 	}
 	for name := range notImplemented {
@@ -274,7 +281,9 @@ func (p *Process) syscall() {
 		p.sysStop(StopUnsupported, 0, fmt.Sprintf("unsupported system call %d (%s)", nr, name))
 		return
 	default:
+		p.syncSharedIn()
 		ret = h(p, &args)
+		p.syncSharedOut()
 	}
 	p.inSyscall = true
 	if p.exit != nil {

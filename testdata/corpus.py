@@ -4,6 +4,15 @@
     corpus.py build     compile every program with the three toolchains, run
                         each binary, write the objdump goldens, manifest.json
                         and corpus.tar.xz (called by build-corpus.sh)
+    corpus.py build PROGRAM...
+                        the same for the named programs only: their entries,
+                        binaries and goldens replace theirs in the manifest,
+                        corpus/ and the archive, and every other binary stays
+                        as it is (it must be extracted and match the manifest)
+    corpus.py check [PROGRAM...]
+                        rebuild (everything, or the named programs) and
+                        compare each binary's sha256, exit status and stdout
+                        with the manifest; writes nothing in testdata
     corpus.py verify    extract corpus.tar.xz into a scratch directory and
                         check every binary against the manifest's sha256
     corpus.py goldens   re-run each toolchain's objdump on the extracted
@@ -65,6 +74,9 @@ PROGRAMS = {
     "setjmp": (["setjmp.c"], "c", [], "setjmp/longjmp out of nested frames"),
     "tailcall": (["tailcall.c"], "c", [], "sibling/tail calls at -O2"),
     "many": (["many.c"], "c", [], "3000 small functions (lookup benchmark)"),
+    "pthreads": (["pthreads.c"], "c", [], "POSIX threads: mutex, condvar turns, barrier, once, TLS, detached"),
+    "stdthread": (["stdthread.cc"], "c++", [], "std::thread: exceptions in threads, promise, async, thread_local"),
+    "files": (["files.c"], "c", [], "writes, reads back and removes files in /tmp and the working directory"),
 }
 # Variants left out to keep corpus.tar.xz small: many's DWARF and code are
 # unique per build (~350 KB of xz each at -O2), so it is built only -O2 static.
@@ -162,6 +174,11 @@ class Group:
         self.commands.append(cmd)
         p = sh(self.root, cmd)
         self.stderr += p.stderr
+
+
+def program(g):
+    """The program a group builds (nolibc for the nolibc groups)."""
+    return g.name.split("-")[0]
 
 
 def base_cflags(opt):
@@ -279,7 +296,9 @@ def run_binary(tc, arch, rel, kind, pauth):
             argv += ["-L", (root or "") + "/usr/aarch64-linux-gnu"]
             how += " -L %s/usr/aarch64-linux-gnu" % ("$CHROOTS/" + tc[0] if root else "")
         argv = argv + [host_path]
-    p = subprocess.run(argv, env=ENV, capture_output=True, timeout=120)
+    # in the stage (files writes below its working directory); chroot
+    # runs in the chroot's /
+    p = subprocess.run(argv, env=ENV, capture_output=True, timeout=120, cwd=(root or "") + STAGE)
     res = (p.returncode, p.stdout.decode("utf-8", "backslashreplace"),
            p.stderr.decode("utf-8", "backslashreplace"), how)
     if pauth:
@@ -347,7 +366,7 @@ def record(g, bname, kind, ldflags, extra, versions):
     if g.stderr.strip():
         # gcc's temporary assembler file names are random
         e["build_stderr"] = re.sub(r"/tmp/cc[0-9A-Za-z]+\.s\b", "<gcc-tmp>.s", g.stderr)
-    prog = g.name.split("-")[0]
+    prog = program(g)
     if (tc[0], prog) in KNOWN_WRONG:
         notes.append(KNOWN_WRONG[(tc[0], prog)])
     if notes:
@@ -374,8 +393,23 @@ def check_generated():
             sys.exit("src/many.c is not the output of src/gen-many.py: regenerate it")
 
 
-def build():
+def build(only=None, check=False):
+    """Builds everything, or the programs in only, into the stages and
+    records them; check compares with the manifest instead of writing."""
     check_generated()
+    gs = groups()
+    if only:
+        unknown = set(only) - {program(g) for g in gs}
+        if unknown:
+            sys.exit("unknown programs: %s" % ", ".join(sorted(unknown)))
+        gs = [g for g in gs if program(g) in only]
+    kept = []
+    if only and not check:
+        kept = [e for e in load_manifest() if program_of(e) not in only]
+        bad = [e["path"] for e in kept if not os.path.isfile(os.path.join(CORPUS, e["path"]))
+               or sha256(os.path.join(CORPUS, e["path"])) != e["sha256"]]
+        if bad:
+            sys.exit("%d binaries in corpus/ do not match the manifest (make extract first), e.g. %s" % (len(bad), bad[0]))
     stage_setup()
     versions = {}
     for tc in TOOLCHAINS:
@@ -386,7 +420,7 @@ def build():
                 versions[(tc[0], arch, tool(arch, drv))] = (first_line(tc[3], tool(arch, drv)), a, l)
     for k, v in sorted(versions.items()):
         log("%-8s %-7s %-22s %s | %s" % (k[0], k[1], k[2], v[0], v[1]))
-    gs = sorted(groups(), key=lambda g: -g.cost())
+    gs.sort(key=lambda g: -g.cost())
     nbin = sum(len(g.links) for g in gs)
     log("building %d binaries (%d compile groups) with %d jobs" % (nbin, len(gs), JOBS))
     with concurrent.futures.ThreadPoolExecutor(JOBS) as ex:
@@ -401,9 +435,20 @@ def build():
     with concurrent.futures.ThreadPoolExecutor(JOBS) as ex:
         entries = list(ex.map(lambda j: record(j[0], j[1], j[2], j[3], j[4], versions), jobs))
     entries.sort(key=lambda e: e["path"])
+    if check:
+        status = compare(entries)
+        remove_stages()
+        return status
     # copy binaries and goldens into testdata/corpus
-    for tc in TOOLCHAINS:
-        shutil.rmtree(os.path.join(CORPUS, tc[1]), ignore_errors=True)
+    if only:
+        for e in load_manifest():
+            if program_of(e) in only:
+                for f in (e["path"], e["path"] + ".objdump"):
+                    if os.path.exists(os.path.join(CORPUS, f)):
+                        os.remove(os.path.join(CORPUS, f))
+    else:
+        for tc in TOOLCHAINS:
+            shutil.rmtree(os.path.join(CORPUS, tc[1]), ignore_errors=True)
     for e in entries:
         tc = next(t for t in TOOLCHAINS if t[0] == e["toolchain"])
         src = (tc[3] or "") + STAGE + "/corpus/" + e["path"]
@@ -413,13 +458,43 @@ def build():
         os.chmod(dst, 0o755)
         shutil.copyfile(src + ".objdump", dst + ".objdump")
         os.chmod(dst + ".objdump", 0o644)
+    entries = sorted(kept + entries, key=lambda e: e["path"])
     with open(MANIFEST, "w") as f:
         f.write(json.dumps(entries, indent=2) + "\n")
     make_archive([e["path"] for e in entries])
+    remove_stages()
+    summary(entries)
+    return 0
+
+
+def program_of(e):
+    """The program of a manifest entry (its binary name's first word)."""
+    return os.path.basename(e["path"]).split("-")[0]
+
+
+def remove_stages():
     if not os.environ.get("KEEP_STAGE"):
         for tc in TOOLCHAINS:
             shutil.rmtree((tc[3] or "") + STAGE, ignore_errors=True)
-    summary(entries)
+
+
+def compare(entries):
+    """Compares rebuilt entries with the manifest's; 1 if any differs."""
+    old = {e["path"]: e for e in load_manifest()}
+    bad = 0
+    for e in entries:
+        o = old.get(e["path"])
+        if o is None:
+            log("NEW      %s" % e["path"])
+            bad += 1
+            continue
+        diff = [k for k in ("sha256", "exit_status", "stdout", "num_fdes", "num_fres", "compiler", "binutils")
+                if e.get(k) != o.get(k)]
+        if diff:
+            log("DIFFERS  %s: %s" % (e["path"], ", ".join(diff)))
+            bad += 1
+    log("%d rebuilt binaries compared with the manifest, %d differ or are new" % (len(entries), bad))
+    return 1 if bad else 0
 
 
 def make_archive(paths):
@@ -514,7 +589,9 @@ def goldens():
 if __name__ == "__main__":
     cmd = sys.argv[1] if len(sys.argv) > 1 else "build"
     if cmd == "build":
-        build()
+        sys.exit(build(set(sys.argv[2:])))
+    elif cmd == "check":
+        sys.exit(build(set(sys.argv[2:]), check=True))
     elif cmd == "verify":
         sys.exit(verify())
     elif cmd == "goldens":

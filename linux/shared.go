@@ -1,0 +1,97 @@
+//go:build cgo
+
+package linux
+
+import (
+	"bytes"
+	"slices"
+)
+
+// Shared file mappings. A MAP_SHARED mapping of an overlay file open for
+// reading and writing (vma.node) is guest memory like any other; it is
+// kept coherent with the file at every system call, the only way the
+// guest can look at the file other than through the mapping: before the
+// call, what the guest stored into the mapping is written into the file
+// (syncSharedIn); after it, what the call wrote into the file (write,
+// pwrite, ftruncate, another mapping's stores) is copied into the mapping
+// (syncSharedOut). Two shared mappings of one file therefore see each
+// other's stores at the next system call, not at once. Bytes of a
+// mapping past the end of the file are the mapping's own (Linux would
+// raise SIGBUS beyond the last page of the file); truncating the file
+// leaves them as they were.
+
+// sharedRange returns the file offsets [lo, hi) of shared mapping v that
+// the file holds (lo == hi if none).
+func sharedRange(v *vma) (lo, hi uint64) {
+	size := uint64(len(v.node.data))
+	lo, hi = min(v.off, size), min(v.off+(v.end-v.start), size)
+	return lo, hi
+}
+
+// syncSharedIn writes the guest's stores into shared mappings into their
+// files. With several mappings of one file, each one's changes since the
+// last syncSharedOut are applied.
+func (p *Process) syncSharedIn() {
+	type change struct {
+		node     *oNode
+		lo       uint64
+		mem, old []byte
+	}
+	var changes []change
+	for i := range p.vm.vmas {
+		v := &p.vm.vmas[i]
+		if v.node == nil {
+			continue
+		}
+		lo, hi := sharedRange(v)
+		if lo == hi {
+			continue
+		}
+		mem := make([]byte, hi-lo)
+		if p.Engine.ReadMem(v.start, mem) != nil || bytes.Equal(mem, v.node.data[lo:hi]) {
+			continue
+		}
+		changes = append(changes, change{v.node, lo, mem, slices.Clone(v.node.data[lo:hi])})
+	}
+	for _, c := range changes {
+		if c.node.shared {
+			c.node.data = slices.Clone(c.node.data)
+			c.node.shared = false
+		}
+		for i, b := range c.mem {
+			if b != c.old[i] {
+				c.node.data[c.lo+uint64(i)] = b
+			}
+		}
+	}
+}
+
+// syncSharedOut copies the files' contents into their shared mappings
+// where they differ.
+func (p *Process) syncSharedOut() {
+	for i := range p.vm.vmas {
+		v := &p.vm.vmas[i]
+		if v.node == nil {
+			continue
+		}
+		lo, hi := sharedRange(v)
+		if lo == hi {
+			continue
+		}
+		mem := make([]byte, hi-lo)
+		if p.Engine.ReadMem(v.start, mem) == nil && !bytes.Equal(mem, v.node.data[lo:hi]) {
+			p.Engine.WriteMem(v.start, v.node.data[lo:hi])
+		}
+	}
+}
+
+// share makes the mappings in [start, end) shared mappings of node, from
+// file offset off at start.
+func (m *addrSpace) share(start, end uint64, node *oNode, off uint64) {
+	for i := range m.vmas {
+		v := &m.vmas[i]
+		if v.start >= start && v.end <= end {
+			v.node, v.off = node, off+v.start-start
+		}
+	}
+}
