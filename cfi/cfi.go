@@ -92,7 +92,7 @@ type FDE struct {
 	// CIE's 'L' augmentation: C++'s .gcc_except_table), 0 when it has
 	// none.
 	LSDA uint64
-	Rows  []Row
+	Rows []Row
 	// Err is why the CFA program could not be evaluated past the last row
 	// (nil when it could be to its end): PCs after that row have no row.
 	Err error
