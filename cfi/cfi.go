@@ -88,17 +88,18 @@ type FDE struct {
 	Signal bool
 	// RAReg is the CIE's return-address column.
 	RAReg sframe.Reg
-	// LSDA is the address of the FDE's language-specific data area (the
-	// CIE's 'L' augmentation: C++'s .gcc_except_table), 0 when it has
-	// none.
-	LSDA uint64
-	Rows []Row
+	Rows  []Row
 	// Err is why the CFA program could not be evaluated past the last row
 	// (nil when it could be to its end): PCs after that row have no row.
 	Err error
 	// errAt is where the program stopped when Err is set: the last row
 	// holds only up to it.
 	errAt uint64
+
+	// LSDA is the address of the FDE's language-specific data area (the
+	// CIE's 'L' augmentation: C++'s .gcc_except_table), 0 when it has
+	// none.
+	LSDA uint64
 }
 
 // Contains reports whether pc lies in the FDE's range.
