@@ -30,6 +30,13 @@ type Func struct {
 	// EntriesOnly: Start is not entered by a call (Entry is then
 	// ignored); control comes in only at Entries (a .cold partition).
 	EntriesOnly bool
+	// LandingPads are the function's exception call sites (its FDE's
+	// LSDA, package lsda): an exception passing a call in [Start, End)
+	// enters Pad with the state after that call returns, as at the
+	// instruction following it (what a call clobbers is no longer known,
+	// so the registers the unwinder sets for the handler do not matter).
+	// A pad outside the range (another partition) is an Exit.
+	LandingPads []LandingPad
 	// Mem reads n bytes of the binary's read-only data at addr (jump
 	// tables); nil or ok false: unknown.
 	Mem func(addr uint64, n int) (b []byte, ok bool)
@@ -40,6 +47,12 @@ type Func struct {
 type Entry struct {
 	Addr uint64
 	Row  Row
+}
+
+// A LandingPad is one call site of an LSDA with a landing pad.
+type LandingPad struct {
+	Start, End uint64 // the calls in [Start, End)
+	Pad        uint64 // where an exception passing them enters
 }
 
 // A Row holds the rules that recover the caller's CFA, return address and
@@ -94,16 +107,24 @@ type Insn struct {
 // address order.
 type Result struct {
 	Insns []Insn
-	// Exits are the direct jumps that leave the function's range (tail
-	// calls, jumps into a .cold partition), with the index of the jump in
-	// Insns: the rules there are those at the target.
+	// Exits are the places outside the function's range control goes to
+	// with rules known from here: direct jumps that leave it (tail calls,
+	// jumps into a .cold partition) and landing pads in another
+	// partition. One target may appear several times.
 	Exits []Exit
 }
 
-// An Exit is a direct jump out of the analysed range.
+// An Exit is a transfer of control out of the analysed range.
 type Exit struct {
-	Insn   int    // index in Result.Insns
-	Target uint64 // the jump's target
+	// Insn is the index in Result.Insns of the jump, or of the call whose
+	// landing pad Target is (Pad).
+	Insn   int
+	Target uint64
+	Pad    bool
+	// Known: Row holds the rules at Target as this function leaves them
+	// (a jump: those at the jump; a landing pad: those after the call).
+	Known bool
+	Row   Row
 }
 
 // Analyze derives the rules at every instruction of fn from its machine

@@ -39,7 +39,7 @@
 // above the SP, on x86-64 also in the 128-byte red zone below it (psABI
 // §3.2.2; signal delivery skips it), on AArch64 not at all below the SP.
 // Code reached only through an indirect jump (jump tables are not
-// recognised yet), exception landing pads (the LSDA is not read) and
+// recognised yet), landing pads not given in Func.LandingPads and
 // padding are unknown as "not reached from the entry". Undecodable bytes
 // are unknown and end their path. Analyze does not fail: malformed or
 // truncated code gives unknown instructions, never a panic.

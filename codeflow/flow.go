@@ -21,6 +21,9 @@ type analysis struct {
 	tables     map[int][]uint64
 	unresolved int
 	exits      []Exit
+	// padOf: the landing pad of each call in a call site (instruction
+	// index → pad address); nil without landing pads.
+	padOf map[int32]uint64
 	// outermost: the entry rules say the RA is undefined (the ELF entry
 	// point); it stays so at every PC.
 	outermost bool
@@ -111,6 +114,10 @@ func (an *analysis) buildBlocks() {
 	for _, e := range an.fn.Entries {
 		mark(e.Addr)
 	}
+	an.findPads()
+	for _, lp := range an.fn.LandingPads {
+		mark(lp.Pad)
+	}
 	for i := range an.insns {
 		d := &an.insns[i]
 		switch d.flow {
@@ -196,6 +203,11 @@ func (an *analysis) propagate() {
 		st = bl.in
 		for i := bl.first; i < bl.end; i++ {
 			an.step(&st, i)
+			if an.padOf != nil {
+				if pad, ok := an.padOf[int32(i)]; ok {
+					to(pad, &st) // the state after the call
+				}
+			}
 		}
 		last := bl.end - 1
 		d := &an.insns[last]
@@ -214,6 +226,28 @@ func (an *analysis) propagate() {
 		case flowIndirect:
 			for _, t := range an.tables[last] {
 				to(t, &st)
+			}
+		}
+	}
+}
+
+// findPads sets padOf: the calls inside each call site's range.
+func (an *analysis) findPads() {
+	for _, lp := range an.fn.LandingPads {
+		i := an.index(lp.Start)
+		if i < 0 || lp.Pad == 0 {
+			continue
+		}
+		for ; i < len(an.insns); i++ {
+			d := &an.insns[i]
+			if an.fn.Start+uint64(d.off) >= lp.End {
+				break
+			}
+			if d.flow == flowCall || d.flow == flowCallNoReturn {
+				if an.padOf == nil {
+					an.padOf = make(map[int32]uint64)
+				}
+				an.padOf[int32(i)] = lp.Pad
 			}
 		}
 	}
@@ -313,8 +347,23 @@ func (an *analysis) emit() Result {
 				an.fill(in, &st, i)
 			}
 			changed = an.step(&st, i)
+			if an.padOf != nil {
+				if pad, ok := an.padOf[int32(i)]; ok && !an.inside(pad) {
+					// A landing pad in another partition: the rules
+					// after the call.
+					var x Insn
+					an.fill(&x, &st, i)
+					res.Exits = append(res.Exits, Exit{Insn: i, Target: pad, Pad: true, Known: x.Known, Row: x.Row})
+				}
+			}
 		}
 	}
+	for k := range res.Exits {
+		if e := &res.Exits[k]; !e.Pad {
+			e.Known, e.Row = res.Insns[e.Insn].Known, res.Insns[e.Insn].Row
+		}
+	}
+	sort.SliceStable(res.Exits, func(a, b int) bool { return res.Exits[a].Insn < res.Exits[b].Insn })
 	for i := range res.Insns {
 		in := &res.Insns[i]
 		if !in.Known && in.Reason == "" {
@@ -361,11 +410,20 @@ func (an *analysis) unreached(i int) string {
 	if an.m.padding(an.fn.Code[d.off:]) {
 		return "padding not reached from the entry"
 	}
+	addr := an.fn.Start + uint64(d.off)
+	for _, lp := range an.fn.LandingPads {
+		if lp.Pad == addr {
+			return "landing pad of calls not reached from the entry"
+		}
+	}
 	if an.fn.EntriesOnly && len(an.fn.Entries) == 0 {
 		return "no known entry (a partition nothing jumps to)"
 	}
 	if an.unresolved > 0 {
 		return "not reached from the entry (the function has an indirect jump without a recognised table)"
+	}
+	if i > 0 && an.insns[i-1].flow == flowCallNoReturn {
+		return "not reached from the entry (after a call that does not return)"
 	}
 	return "not reached from the entry"
 }
