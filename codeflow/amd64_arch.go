@@ -267,6 +267,10 @@ func decodeAMD64(an *analysis, code []byte, pc uint64, d *dinsn) {
 				an.set(d, r0, b, disp)
 				return
 			}
+			if m.Base == x86asm.RIP && m.Index == 0 && m.Segment == 0 {
+				an.addOp(d, op{kind: opConst, dst: r0, imm: int64(next) + m.Disp})
+				return
+			}
 		}
 	case x86asm.ADD, x86asm.SUB:
 		if imm, ok := a1.(x86asm.Imm); ok && r0 >= 0 && full0 {

@@ -100,6 +100,17 @@ func decodeARM64(an *analysis, code []byte, pc uint64, d *dinsn) {
 		return
 	}
 	switch {
+	case w&0x1f000000 == 0x10000000: // ADR, ADRP [C4.1.86]
+		imm := signExtend(w>>5&0x7ffff<<2|w>>29&3, 21)
+		if rd == 31 {
+			return // the zero register
+		}
+		if w>>31 != 0 {
+			an.addOp(d, op{kind: opConst, dst: rd, imm: int64(pc&^0xfff) + imm<<12})
+		} else {
+			an.addOp(d, op{kind: opConst, dst: rd, imm: int64(pc) + imm})
+		}
+		return
 	case w>>23&0x3f == 0x22: // ADD/SUB (immediate) [C4.1.86]
 		imm := int64(w >> 10 & 0xfff)
 		if w>>22&1 != 0 {

@@ -141,6 +141,7 @@ func Analyze(a *arch.Arch, fn Func) Result {
 	an := newAnalysis(m, &fn)
 	an.decode()
 	an.propagate()
+	an.resolveTables()
 	return an.emit()
 }
 

@@ -45,6 +45,7 @@ type corpusBinary struct {
 	text     map[*elf.Section][]byte
 	// pads: the landing pads of each function with an LSDA, by start.
 	pads map[uint64][]LandingPad
+	mem  func(addr uint64, n int) ([]byte, bool)
 }
 
 // loadPads reads the LSDA of every FDE of the file's CFI.
@@ -125,7 +126,7 @@ func (b *corpusBinary) funcs() (fns []Func, fdes []int) {
 			cold = append(cold, i)
 			continue
 		}
-		fn := Func{Name: name, Start: fde.Start, Code: b.code(fde.Start, int(fde.Size)), NoReturn: b.noReturn, LandingPads: b.pads[fde.Start]}
+		fn := Func{Name: name, Start: fde.Start, Code: b.code(fde.Start, int(fde.Size)), NoReturn: b.noReturn, LandingPads: b.pads[fde.Start], Mem: b.mem}
 		if fde.Start == b.f.ELF.Entry {
 			fn.Entry = &Row{CFA: sframe.Rule{Kind: sframe.RuleUndefined}, RA: sframe.Rule{Kind: sframe.RuleUndefined}}
 		}
@@ -140,7 +141,7 @@ func (b *corpusBinary) funcs() (fns []Func, fdes []int) {
 	for _, i := range cold {
 		fde := &s.FDEs[i]
 		name, _, _ := b.syms.Lookup(fde.Start)
-		fn := Func{Name: name, Start: fde.Start, Code: b.code(fde.Start, int(fde.Size)), NoReturn: b.noReturn, EntriesOnly: true, LandingPads: b.pads[fde.Start]}
+		fn := Func{Name: name, Start: fde.Start, Code: b.code(fde.Start, int(fde.Size)), NoReturn: b.noReturn, EntriesOnly: true, LandingPads: b.pads[fde.Start], Mem: b.mem}
 		for t, row := range exits {
 			if fde.Contains(t) {
 				fn.Entries = append(fn.Entries, Entry{Addr: t, Row: row})
@@ -220,6 +221,7 @@ func TestCorpusAgreesWithSFrame(t *testing.T) {
 		}
 		b := &corpusBinary{entry: e, f: f, a: arch.ForMachine(f.ELF.Machine), syms: symbols.New(f.ELF, 0)}
 		b.loadPads(t)
+		b.mem = elfMem(f.ELF)
 		// expect.json gives run-time addresses: a PIE is loaded at
 		// ELF_ET_DYN_BASE (linux/abi_*.go).
 		bias := uint64(0)

@@ -20,7 +20,12 @@ type analysis struct {
 	// indirect jumps without one.
 	tables     map[int][]uint64
 	unresolved int
-	exits      []Exit
+	// whyNot says why an indirect jump is not a recognised table.
+	whyNot string
+	// ext, predStart, predList: see buildRefs.
+	ext                 []bool
+	predStart, predList []int32
+	exits               []Exit
 	// padOf: the landing pad of each call in a call site (instruction
 	// index → pad address); nil without landing pads.
 	padOf map[int32]uint64
@@ -60,21 +65,6 @@ func (an *analysis) decode() {
 		}
 		an.insns = append(an.insns, d)
 		off += int(d.len)
-	}
-	for i := range an.insns {
-		if an.insns[i].flow != flowIndirect {
-			continue
-		}
-		if an.m.table != nil {
-			if t, ok := an.m.table(an, i); ok {
-				if an.tables == nil {
-					an.tables = make(map[int][]uint64)
-				}
-				an.tables[i] = t
-				continue
-			}
-		}
-		an.unresolved++
 	}
 }
 
@@ -420,7 +410,7 @@ func (an *analysis) unreached(i int) string {
 		return "no known entry (a partition nothing jumps to)"
 	}
 	if an.unresolved > 0 {
-		return "not reached from the entry (the function has an indirect jump without a recognised table)"
+		return "not reached from the entry (the function has an indirect jump without a recognised table: " + an.whyNot + ")"
 	}
 	if i > 0 && an.insns[i-1].flow == flowCallNoReturn {
 		return "not reached from the entry (after a call that does not return)"

@@ -23,6 +23,7 @@ const (
 	vAligned       // A + off; aux identifies the realigning instruction
 	vEntry         // the value register reg had at the entry; pac: signed with key 1 (A) or 2 (B)
 	vUndef         // no value: the RA of the outermost frame
+	vConst         // the address off (lea sym(%rip), adrp/add, adr): jump table bases
 )
 
 type value struct {
@@ -45,7 +46,7 @@ func (v value) eq(w value) bool {
 	switch v.kind {
 	case vUnknown, vUndef:
 		return true
-	case vCFA:
+	case vCFA, vConst:
 		return v.off == w.off
 	case vAligned:
 		return v.aux == w.aux && v.off == w.off
@@ -189,6 +190,8 @@ func (an *analysis) apply(st *state, o *op, why uint32) bool {
 		st.r[o.dst] = v
 	case opClobber:
 		st.r[o.dst] = unknown(why)
+	case opConst:
+		st.r[o.dst] = value{kind: vConst, off: o.imm}
 	case opAlign:
 		src := st.r[o.src]
 		if o.dst != m.sp {

@@ -442,7 +442,15 @@ func TestArbitraryBytes(t *testing.T) {
 			for i := range code {
 				code[i] = byte(rng.Uint32())
 			}
-			res := Analyze(a, Func{Start: 0x4000, Code: code, NoReturn: func(uint64) bool { return rng.IntN(2) == 0 }})
+			mem := func(addr uint64, n int) ([]byte, bool) {
+				b := make([]byte, n)
+				for i := range b {
+					b[i] = byte(rng.Uint32())
+				}
+				return b, n < 1<<16
+			}
+			res := Analyze(a, Func{Start: 0x4000, Code: code, NoReturn: func(uint64) bool { return rng.IntN(2) == 0 }, Mem: mem,
+				LandingPads: []LandingPad{{Start: 0x4000, End: 0x4000 + uint64(len(code)), Pad: 0x4000 + uint64(rng.IntN(len(code)+1))}}})
 			covered := 0
 			for _, in := range res.Insns {
 				if !in.Known && in.Reason == "" {
