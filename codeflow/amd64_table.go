@@ -12,7 +12,7 @@ func init() {
 // decodeAt decodes instruction k again.
 func (an *analysis) decodeAMD64At(k int) (x86asm.Inst, bool) {
 	d := &an.insns[k]
-	inst, err := x86asm.Decode(an.fn.Code[d.off:d.off+uint32(d.len)], 64)
+	inst, err := decodeX86(an.fn.Code[d.off : d.off+uint32(d.len)])
 	return inst, err == nil
 }
 
@@ -31,14 +31,14 @@ func tableAMD64(an *analysis, i int) ([]uint64, string) {
 	switch a := inst.Args[0].(type) {
 	case x86asm.Mem:
 		idx, full := gpr(a.Index)
-		if a.Base != 0 || a.Segment != 0 || idx < 0 || !full || a.Scale != 8 || a.Disp < 0 {
+		if a.Base != 0 || a.Segment != 0 || idx < 0 || !full || a.Scale != 8 || disp32(a) < 0 {
 			return nil, "a jump through memory that is not T(,%reg,8)"
 		}
 		n, why := an.findBound(i, loc{reg: idx, size: 8}, true)
 		if why != "" {
 			return nil, why
 		}
-		b, why := an.readTable(uint64(a.Disp), n, 8)
+		b, why := an.readTable(uint64(disp32(a)), n, 8)
 		if why != "" {
 			return nil, why
 		}

@@ -100,7 +100,18 @@ type Insn struct {
 	Reason string
 	// Row holds the preferred rules (see Rules for the others).
 	Row Row
-	alt alternatives
+	// alt: every rule found (shared by instructions with the same rules);
+	// nil: none.
+	alt *alternatives
+}
+
+var noAlternatives alternatives
+
+func (in *Insn) alts() *alternatives {
+	if in.alt == nil {
+		return &noAlternatives
+	}
+	return in.alt
 }
 
 // A Result is the analysis of a function, one Insn per instruction in
@@ -142,7 +153,9 @@ func Analyze(a *arch.Arch, fn Func) Result {
 	an.decode()
 	an.propagate()
 	an.resolveTables()
-	return an.emit()
+	res := an.emit()
+	an.release()
+	return res
 }
 
 // Rules returns every rule that recovers value v at this PC, the
@@ -151,7 +164,7 @@ func Analyze(a *arch.Arch, fn Func) Result {
 // pointer is set up, or "same" and "*(cfa-16)" for the FP between
 // `push %rbp` and `mov %rsp,%rbp`.
 func (in *Insn) Rules(v Value) []sframe.Rule {
-	a := &in.alt
+	a := in.alts()
 	switch v {
 	case CFA:
 		return append([]sframe.Rule(nil), a.cfa[:a.ncfa]...)
@@ -172,7 +185,7 @@ func (in *Insn) Rules(v Value) []sframe.Rule {
 // value is taken as carrying a pointer-authentication code; it is
 // ignored for the CFA and FP.
 func (in *Insn) Accepts(v Value, r sframe.Rule, mangled bool) bool {
-	a := &in.alt
+	a := in.alts()
 	switch v {
 	case CFA:
 		for _, x := range a.cfa[:a.ncfa] {
@@ -198,13 +211,14 @@ func (in *Insn) Accepts(v Value, r sframe.Rule, mangled bool) bool {
 
 // KnownValue reports whether value v was derived at this PC.
 func (in *Insn) KnownValue(v Value) bool {
+	a := in.alts()
 	switch v {
 	case CFA:
-		return in.alt.ncfa > 0
+		return a.ncfa > 0
 	case RA:
-		return in.alt.nra > 0
+		return a.nra > 0
 	case FP:
-		return in.alt.nfp > 0
+		return a.nfp > 0
 	}
 	return false
 }
