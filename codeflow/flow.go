@@ -29,6 +29,9 @@ type analysis struct {
 	ext                 []bool
 	predStart, predList []int32
 	exits               []Exit
+	// addrRegs, valRegs: see rules.
+	addrRegs, valRegs [nregs]int8
+	nAddr, nVals      int
 	// scratch, altBuf, altOf: see emit and fill.
 	scratch alternatives
 	altBuf  []alternatives

@@ -2,6 +2,7 @@ package codeflow
 
 import (
 	"debug/elf"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -26,6 +27,9 @@ func fmtInst(i x86asm.Inst) string {
 // instruction of the executable sections of the corpus's x86-64 binaries
 // (decoded linearly) and on random bytes, and handles most of them.
 func TestFastDecodeAMD64(t *testing.T) {
+	if testing.Short() {
+		t.Skip("whole corpus")
+	}
 	dir := testcorpus.Dir(t)
 	total, fast, bad := 0, 0, 0
 	seen := map[string]bool{}
@@ -92,5 +96,78 @@ func TestFastDecodeAMD64(t *testing.T) {
 	t.Logf("%d instructions, %d distinct, %d of these decoded by the fast path; %d random ones; %d differ", total, len(seen), corpusFast, fast-corpusFast, bad)
 	if len(seen) == 0 || corpusFast < len(seen)/4 {
 		t.Errorf("the fast path decodes %d of %d distinct instructions", corpusFast, len(seen))
+	}
+}
+
+// TestFastDecodeARM64: the instructions writesRdOnly takes give the same
+// ops and flow as through x/arch, on every distinct word of the corpus's
+// AArch64 code and on random words.
+func TestFastDecodeARM64(t *testing.T) {
+	if testing.Short() {
+		t.Skip("whole corpus")
+	}
+	dir := testcorpus.Dir(t)
+	decodeBoth := func(w uint32) (fast, slow string, taken bool) {
+		code := binary.LittleEndian.AppendUint32(nil, w)
+		run := func() string {
+			an := &analysis{m: arm64Machine, fn: &Func{Start: 0x1000, Code: code}}
+			an.decode()
+			return fmt.Sprintf("%+v %+v", an.insns, an.ops)
+		}
+		defer func() { a64Fast = true }()
+		a64Fast = true
+		fast = run()
+		a64Fast = false
+		slow = run()
+		return fast, slow, writesRdOnly(w)
+	}
+	seen := map[uint32]bool{}
+	taken, bad := 0, 0
+	check := func(w uint32) {
+		if seen[w] {
+			return
+		}
+		seen[w] = true
+		f, s, ok := decodeBoth(w)
+		if ok {
+			taken++
+		}
+		if f != s {
+			bad++
+			if bad <= 20 {
+				t.Errorf("%#08x: fast %s, x/arch %s", w, f, s)
+			}
+		}
+	}
+	for _, e := range testcorpus.Entries(t) {
+		if e.Arch != "aarch64" {
+			continue
+		}
+		f, err := elf.Open(filepath.Join(dir, e.Path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range f.Sections {
+			if s.Flags&elf.SHF_EXECINSTR == 0 || s.Type != elf.SHT_PROGBITS {
+				continue
+			}
+			data, err := s.Data()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for off := 0; off+4 <= len(data); off += 4 {
+				check(binary.LittleEndian.Uint32(data[off:]))
+			}
+		}
+		f.Close()
+	}
+	corpusTaken := taken
+	rng := rand.New(rand.NewPCG(5, 6))
+	for n := 0; n < 200000; n++ {
+		check(rng.Uint32())
+	}
+	t.Logf("%d distinct words, %d of the corpus's taken by the fast path, %d random ones; %d differ", len(seen), corpusTaken, taken-corpusTaken, bad)
+	if corpusTaken == 0 {
+		t.Error("the fast path takes no instruction")
 	}
 }
