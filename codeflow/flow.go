@@ -472,7 +472,12 @@ func (an *analysis) unreached(i int) string {
 	addr := an.fn.Start + uint64(d.off)
 	for _, lp := range an.fn.LandingPads {
 		if lp.Pad == addr {
-			return "landing pad of calls not reached from the entry"
+			for _, pad := range an.padOf {
+				if pad == addr {
+					return "landing pad of calls not reached from the entry"
+				}
+			}
+			return "landing pad of call sites without calls (exceptions other instructions raise are not followed)"
 		}
 	}
 	if an.fn.EntriesOnly && len(an.fn.Entries) == 0 {

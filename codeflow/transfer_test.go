@@ -228,6 +228,18 @@ var snippets = []snippet{
 		},
 	},
 	{
+		name: "x86 landing pad of a call site without calls", a: arch.AMD64,
+		// push %rbx; pop %rbx; ret; pad: mov %rax,%rdi
+		code: x86("53 5b c3 4889c7"),
+		pads: []LandingPad{{Start: start, End: start + 2, Pad: start + 3}},
+		want: []want{
+			{row: "sp+8 *(cfa-8) same"},
+			{row: "sp+16 *(cfa-8) same"},
+			{row: "sp+8 *(cfa-8) same"},
+			{row: "?landing pad of call sites without calls"},
+		},
+	},
+	{
 		name: "x86 indirect jump", a: arch.AMD64,
 		// jmp *%rax; ret
 		code: x86("ffe0 c3"),
