@@ -95,6 +95,11 @@ type FDE struct {
 	// errAt is where the program stopped when Err is set: the last row
 	// holds only up to it.
 	errAt uint64
+
+	// LSDA is the address of the FDE's language-specific data area (the
+	// CIE's 'L' augmentation: C++'s .gcc_except_table), 0 when it has
+	// none.
+	LSDA uint64
 }
 
 // Contains reports whether pc lies in the FDE's range.

@@ -80,6 +80,7 @@ type cie struct {
 	ptrEnc       uint8 // 'R'
 	signal       bool  // 'S'
 	hasAugData   bool  // 'z'
+	lsdaEnc      uint8 // 'L': the encoding of the FDE's LSDA pointer (peOmit: none)
 	ptrSize      int
 	order        binary.ByteOrder
 	initial      []byte
@@ -201,7 +202,7 @@ func (t *Table) cieAt(data []byte, off int64, kind Section, order binary.ByteOrd
 // parseCIE reads a CIE's fields after its id [DWARF5 6.4.1; LSB 5.0
 // 10.6.1.1].
 func parseCIE(r *reader, off int64, kind Section, ptrSize int) *cie {
-	c := &cie{off: off, ptrSize: ptrSize, ptrEnc: peAbsptr, order: r.order}
+	c := &cie{off: off, ptrSize: ptrSize, ptrEnc: peAbsptr, lsdaEnc: peOmit, order: r.order}
 	c.version = r.u8()
 	switch {
 	case r.err != nil:
@@ -246,7 +247,7 @@ func parseCIE(r *reader, off int64, kind Section, ptrSize int) *cie {
 			case 'R':
 				c.ptrEnc = aug.u8()
 			case 'L':
-				aug.u8() // LSDA encoding; the FDE's augmentation data is skipped whole
+				c.lsdaEnc = aug.u8()
 			case 'P':
 				enc := aug.u8()
 				aug.encoded(enc&^peIndirect, 0, c.ptrSize)
@@ -293,7 +294,16 @@ func (t *Table) parseFDE(r *reader, off int64, c *cie, kind Section, secAddr uin
 		if n > uint64(r.left()) {
 			r.fail(errTruncated)
 		}
-		r.bytes(int(n))
+		augAddr := secAddr + uint64(r.off)
+		aug := r.bytes(int(n))
+		if c.lsdaEnc != peOmit && c.lsdaEnc&peIndirect == 0 && r.err == nil {
+			// The LSDA pointer comes first [LSB 5.0 10.6.1.2]; one that
+			// cannot be read leaves LSDA 0 and the FDE as it is.
+			ar := &reader{data: aug, order: r.order}
+			if p := ar.encoded(c.lsdaEnc, augAddr, c.ptrSize); ar.err == nil {
+				f.LSDA = p
+			}
+		}
 	}
 	if r.err != nil {
 		return f, r.err

@@ -109,12 +109,12 @@ func memAddr(m x86asm.Mem) (base int8, disp int64, ok bool) {
 	if b < 0 || !full {
 		return regNone, 0, false
 	}
-	return b, m.Disp, true
+	return b, disp32(m), true
 }
 
 // decodeAMD64 turns one x86-64 instruction into ops [transfer functions].
 func decodeAMD64(an *analysis, code []byte, pc uint64, d *dinsn) {
-	inst, err := x86asm.Decode(code, 64)
+	inst, err := decodeX86(code)
 	if err != nil {
 		d.len, d.flow = 1, flowBad
 		return
@@ -267,6 +267,10 @@ func decodeAMD64(an *analysis, code []byte, pc uint64, d *dinsn) {
 				an.set(d, r0, b, disp)
 				return
 			}
+			if m.Base == x86asm.RIP && m.Index == 0 && m.Segment == 0 {
+				an.addOp(d, op{kind: opConst, dst: r0, imm: int64(next) + disp32(m)})
+				return
+			}
 		}
 	case x86asm.ADD, x86asm.SUB:
 		if imm, ok := a1.(x86asm.Imm); ok && r0 >= 0 && full0 {
@@ -329,6 +333,19 @@ func decodeAMD64(an *analysis, code []byte, pc uint64, d *dinsn) {
 	}
 }
 
+// decodeX86 decodes one instruction: the fast path for the common ones,
+// x86asm for the others.
+func decodeX86(code []byte) (x86asm.Inst, error) {
+	if inst, ok := fastDecodeAMD64(code); ok {
+		return inst, nil
+	}
+	return x86asm.Decode(code, 64)
+}
+
+// disp32 returns a memory operand's displacement: x86asm gives a 32-bit
+// one zero-extended, the CPU sign-extends it.
+func disp32(m x86asm.Mem) int64 { return int64(int32(m.Disp)) }
+
 func regArg(a x86asm.Arg) (int8, bool) {
 	if r, ok := a.(x86asm.Reg); ok {
 		return gpr(r)
@@ -341,6 +358,6 @@ func paddingAMD64(code []byte) bool {
 	if len(code) > 0 && (code[0] == 0xcc || code[0] == 0) {
 		return true
 	}
-	inst, err := x86asm.Decode(code, 64)
+	inst, err := decodeX86(code)
 	return err == nil && (inst.Op == x86asm.NOP || inst.Op == x86asm.XCHG && inst.Args[0] == inst.Args[1])
 }

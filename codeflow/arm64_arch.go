@@ -100,6 +100,17 @@ func decodeARM64(an *analysis, code []byte, pc uint64, d *dinsn) {
 		return
 	}
 	switch {
+	case w&0x1f000000 == 0x10000000: // ADR, ADRP [C4.1.86]
+		imm := signExtend(w>>5&0x7ffff<<2|w>>29&3, 21)
+		if rd == 31 {
+			return // the zero register
+		}
+		if w>>31 != 0 {
+			an.addOp(d, op{kind: opConst, dst: rd, imm: int64(pc&^0xfff) + imm<<12})
+		} else {
+			an.addOp(d, op{kind: opConst, dst: rd, imm: int64(pc) + imm})
+		}
+		return
 	case w>>23&0x3f == 0x22: // ADD/SUB (immediate) [C4.1.86]
 		imm := int64(w >> 10 & 0xfff)
 		if w>>22&1 != 0 {
@@ -160,7 +171,42 @@ func decodeARM64(an *analysis, code []byte, pc uint64, d *dinsn) {
 			return
 		}
 	}
+	if a64Fast && writesRdOnly(w) {
+		// What x/arch would give, without decoding the operands
+		// (TestFastDecodeARM64).
+		if rd != 31 {
+			an.clobber(d, rd)
+		}
+		return
+	}
 	decodeA64Generic(an, d, code)
+}
+
+// a64Fast enables writesRdOnly (off only to compare with x/arch in tests).
+var a64Fast = true
+
+// writesRdOnly reports whether w is a common integer instruction that
+// writes only its Rd field's register, 31 meaning the zero register
+// [Arm ARM C4.1.88, C4.1.89]: move wide, logical and add/sub (shifted
+// register, but the flag-setting forms that write nothing: tst, cmp,
+// cmn), madd/msub, bitfield — allocated encodings only.
+func writesRdOnly(w uint32) bool {
+	sf := w>>31 != 0
+	rd := w & 31
+	switch {
+	case w>>23&0x3f == 0x25: // move wide: MOVN, MOVZ, MOVK
+		return w>>29&3 != 1 && (sf || w>>22&2 == 0)
+	case w>>24&0x1f == 0x0a: // logical (shifted register)
+		return (sf || w>>15&1 == 0) && !(w>>29&3 == 3 && rd == 31)
+	case w>>24&0x1f == 0x0b && w>>21&1 == 0: // add/sub (shifted register)
+		return w>>22&3 != 3 && (sf || w>>15&1 == 0) && !(w>>29&1 != 0 && rd == 31)
+	case w&0x7fe00000 == 0x1b000000: // MADD, MSUB
+		return true
+	case w>>23&0x3f == 0x26: // bitfield: SBFM, BFM, UBFM
+		n := w>>22&1 != 0
+		return w>>29&3 != 3 && n == sf && (sf || w>>21&1 == 0 && w>>15&1 == 0)
+	}
+	return false
 }
 
 // decodePair: STP/LDP/STNP/LDNP/LDPSW, GPR and SIMD, offset/pre/post.

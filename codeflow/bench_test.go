@@ -2,6 +2,7 @@ package codeflow
 
 import (
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -52,4 +53,55 @@ func cpuTime() float64 {
 		return 0
 	}
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// BenchmarkAnalyzeKinds analyses, per iteration, every function of every
+// SFrame V3 corpus binary of one kind (all optimisation levels and links,
+// with their landing pads) and reports instructions per second.
+func BenchmarkAnalyzeKinds(b *testing.B) {
+	kinds := []string{"many", "bigfunc", "bigframe", "cold", "except", "realign", "asm", "setjmp", "tailcall", "vla", "recurse", "nolibc"}
+	for _, a := range []string{"x86-64", "aarch64"} {
+		for _, kind := range kinds {
+			b.Run(a+"/"+kind, func(b *testing.B) {
+				dir := testcorpus.Dir(b)
+				var all []Func
+				var ar *arch.Arch
+				for _, e := range testcorpus.Entries(b) {
+					if e.SFrameVersion != 3 || e.Arch != a || !strings.HasPrefix(filepath.Base(e.Path), kind+"-") {
+						continue
+					}
+					f, err := sframe.Open(filepath.Join(dir, e.Path))
+					if err != nil {
+						b.Fatal(err)
+					}
+					cb := &corpusBinary{entry: e, f: f, a: arch.ForMachine(f.ELF.Machine), syms: symbols.New(f.ELF, 0)}
+					cb.loadPads(b)
+					cb.mem = elfMem(f.ELF)
+					fns, _ := cb.funcs()
+					for i := range fns {
+						fns[i].Code = append([]byte(nil), fns[i].Code...)
+					}
+					all, ar = append(all, fns...), cb.a
+					f.Close()
+				}
+				if len(all) == 0 {
+					b.Fatalf("no %s binaries of kind %s", a, kind)
+				}
+				insns := 0
+				for _, fn := range all {
+					insns += len(Analyze(ar, fn).Insns)
+				}
+				cpu0 := cpuTime()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					for _, fn := range all {
+						Analyze(ar, fn)
+					}
+				}
+				b.StopTimer()
+				b.ReportMetric(float64(insns)*float64(b.N)/b.Elapsed().Seconds(), "insns/s")
+				b.ReportMetric(float64(insns)*float64(b.N)/(cpuTime()-cpu0), "insns/cpu-s")
+			})
+		}
+	}
 }

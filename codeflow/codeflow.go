@@ -30,6 +30,13 @@ type Func struct {
 	// EntriesOnly: Start is not entered by a call (Entry is then
 	// ignored); control comes in only at Entries (a .cold partition).
 	EntriesOnly bool
+	// LandingPads are the function's exception call sites (its FDE's
+	// LSDA, package lsda): an exception passing a call in [Start, End)
+	// enters Pad with the state after that call returns, as at the
+	// instruction following it (what a call clobbers is no longer known,
+	// so the registers the unwinder sets for the handler do not matter).
+	// A pad outside the range (another partition) is an Exit.
+	LandingPads []LandingPad
 	// Mem reads n bytes of the binary's read-only data at addr (jump
 	// tables); nil or ok false: unknown.
 	Mem func(addr uint64, n int) (b []byte, ok bool)
@@ -40,6 +47,12 @@ type Func struct {
 type Entry struct {
 	Addr uint64
 	Row  Row
+}
+
+// A LandingPad is one call site of an LSDA with a landing pad.
+type LandingPad struct {
+	Start, End uint64 // the calls in [Start, End)
+	Pad        uint64 // where an exception passing them enters
 }
 
 // A Row holds the rules that recover the caller's CFA, return address and
@@ -87,23 +100,42 @@ type Insn struct {
 	Reason string
 	// Row holds the preferred rules (see Rules for the others).
 	Row Row
-	alt alternatives
+	// alt: every rule found (shared by instructions with the same rules);
+	// nil: none.
+	alt *alternatives
+}
+
+var noAlternatives alternatives
+
+func (in *Insn) alts() *alternatives {
+	if in.alt == nil {
+		return &noAlternatives
+	}
+	return in.alt
 }
 
 // A Result is the analysis of a function, one Insn per instruction in
 // address order.
 type Result struct {
 	Insns []Insn
-	// Exits are the direct jumps that leave the function's range (tail
-	// calls, jumps into a .cold partition), with the index of the jump in
-	// Insns: the rules there are those at the target.
+	// Exits are the places outside the function's range control goes to
+	// with rules known from here: direct jumps that leave it (tail calls,
+	// jumps into a .cold partition) and landing pads in another
+	// partition. One target may appear several times.
 	Exits []Exit
 }
 
-// An Exit is a direct jump out of the analysed range.
+// An Exit is a transfer of control out of the analysed range.
 type Exit struct {
-	Insn   int    // index in Result.Insns
-	Target uint64 // the jump's target
+	// Insn is the index in Result.Insns of the jump, or of the call whose
+	// landing pad Target is (Pad).
+	Insn   int
+	Target uint64
+	Pad    bool
+	// Known: Row holds the rules at Target as this function leaves them
+	// (a jump: those at the jump; a landing pad: those after the call).
+	Known bool
+	Row   Row
 }
 
 // Analyze derives the rules at every instruction of fn from its machine
@@ -120,7 +152,10 @@ func Analyze(a *arch.Arch, fn Func) Result {
 	an := newAnalysis(m, &fn)
 	an.decode()
 	an.propagate()
-	return an.emit()
+	an.resolveTables()
+	res := an.emit()
+	an.release()
+	return res
 }
 
 // Rules returns every rule that recovers value v at this PC, the
@@ -129,7 +164,7 @@ func Analyze(a *arch.Arch, fn Func) Result {
 // pointer is set up, or "same" and "*(cfa-16)" for the FP between
 // `push %rbp` and `mov %rsp,%rbp`.
 func (in *Insn) Rules(v Value) []sframe.Rule {
-	a := &in.alt
+	a := in.alts()
 	switch v {
 	case CFA:
 		return append([]sframe.Rule(nil), a.cfa[:a.ncfa]...)
@@ -150,7 +185,7 @@ func (in *Insn) Rules(v Value) []sframe.Rule {
 // value is taken as carrying a pointer-authentication code; it is
 // ignored for the CFA and FP.
 func (in *Insn) Accepts(v Value, r sframe.Rule, mangled bool) bool {
-	a := &in.alt
+	a := in.alts()
 	switch v {
 	case CFA:
 		for _, x := range a.cfa[:a.ncfa] {
@@ -176,13 +211,14 @@ func (in *Insn) Accepts(v Value, r sframe.Rule, mangled bool) bool {
 
 // KnownValue reports whether value v was derived at this PC.
 func (in *Insn) KnownValue(v Value) bool {
+	a := in.alts()
 	switch v {
 	case CFA:
-		return in.alt.ncfa > 0
+		return a.ncfa > 0
 	case RA:
-		return in.alt.nra > 0
+		return a.nra > 0
 	case FP:
-		return in.alt.nfp > 0
+		return a.nfp > 0
 	}
 	return false
 }

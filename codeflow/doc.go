@@ -38,9 +38,17 @@
 // (alloca) move the SP down. A save slot stays valid while it is at or
 // above the SP, on x86-64 also in the 128-byte red zone below it (psABI
 // §3.2.2; signal delivery skips it), on AArch64 not at all below the SP.
-// Code reached only through an indirect jump (jump tables are not
-// recognised yet), exception landing pads (the LSDA is not read) and
-// padding are unknown as "not reached from the entry". Undecodable bytes
+// An indirect jump is followed only as a recognised switch table (GCC's
+// x86-64 PIC `movslq (%rX,%rY,4); add %rX; jmp *` and non-PIC
+// `jmp *T(,%rY,8)`, AArch64's `ldrb/ldrh/ldr` + `adr` + `add … sxt* #2` +
+// `br`): its base a known address (lea sym(%rip), adrp/add, adr — also
+// hoisted out of a loop, as a constant of the state), its index limited
+// by an unsigned bounds check on every path to it (`cmp $N; ja`, `cmp;
+// b.ls`), its entries read through Func.Mem and all leading to
+// instructions of the function (table.go). Code reached only through
+// other indirect jumps, landing pads not given in Func.LandingPads and
+// padding are unknown as "not reached from the entry", with the reason
+// the table was not recognised. Undecodable bytes
 // are unknown and end their path. Analyze does not fail: malformed or
 // truncated code gives unknown instructions, never a panic.
 package codeflow

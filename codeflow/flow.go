@@ -2,6 +2,7 @@ package codeflow
 
 import (
 	"sort"
+	"sync"
 
 	"github.com/sframesim/sframesim/sframe"
 )
@@ -16,11 +17,28 @@ type analysis struct {
 
 	blockOf []int32 // instruction index → block starting there, or -1
 	blocks  []block
+	lead    []bool  // buildBlocks: instructions that start a block
+	queue   []int32 // propagate: blocks to process
 	// tables: resolved jump tables by instruction index; unresolved:
 	// indirect jumps without one.
 	tables     map[int][]uint64
 	unresolved int
-	exits      []Exit
+	// whyNot says why an indirect jump is not a recognised table.
+	whyNot string
+	// ext, predStart, predList: see buildRefs.
+	ext                 []bool
+	predStart, predList []int32
+	exits               []Exit
+	// addrRegs, valRegs: see rules.
+	addrRegs, valRegs [nregs]int8
+	nAddr, nVals      int
+	// scratch, altBuf, altOf: see emit and fill.
+	scratch alternatives
+	altBuf  []alternatives
+	altOf   []int32
+	// padOf: the landing pad of each call in a call site (instruction
+	// index → pad address); nil without landing pads.
+	padOf map[int32]uint64
 	// outermost: the entry rules say the RA is undefined (the ELF entry
 	// point); it stays so at every PC.
 	outermost bool
@@ -33,18 +51,47 @@ type block struct {
 	queued     bool
 }
 
+// pool keeps the work spaces of finished analyses: their buffers serve
+// the next function.
+var pool = sync.Pool{New: func() any { return new(analysis) }}
+
+// newAnalysis returns a work space for fn, with the buffers of an earlier
+// analysis; release returns it.
 func newAnalysis(m *machine, fn *Func) *analysis {
-	an := &analysis{m: m, fn: fn}
+	an := pool.Get().(*analysis)
+	*an = analysis{
+		m: m, fn: fn,
+		insns: an.insns[:0], ops: an.ops[:0], joins: an.joins[:0],
+		blockOf: an.blockOf[:0], blocks: an.blocks[:0], lead: an.lead[:0], queue: an.queue[:0],
+		ext: an.ext[:0], predStart: an.predStart[:0], predList: an.predList[:0],
+		exits: an.exits[:0], altBuf: an.altBuf[:0], altOf: an.altOf[:0],
+	}
 	an.outermost = !fn.EntriesOnly && fn.Entry != nil && fn.Entry.RA.Kind == sframe.RuleUndefined
 	return an
+}
+
+// maxPooled: buffers of functions larger than this many instructions are
+// not kept.
+const maxPooled = 1 << 16
+
+func (an *analysis) release() {
+	if cap(an.insns) > maxPooled {
+		return
+	}
+	an.fn, an.tables, an.padOf = nil, nil, nil
+	pool.Put(an)
 }
 
 // decode decodes the code linearly: an FDE covers one contiguous
 // function, and a compiler puts no data between its instructions.
 func (an *analysis) decode() {
 	code := an.fn.Code
-	an.insns = make([]dinsn, 0, len(code)/4+1)
-	an.ops = make([]op, 0, len(code)/3+4)
+	if n := len(code)/4 + 1; cap(an.insns) < n {
+		an.insns = make([]dinsn, 0, n)
+	}
+	if n := len(code)/3 + 4; cap(an.ops) < n {
+		an.ops = make([]op, 0, n)
+	}
 	for off := 0; off < len(code); {
 		d := dinsn{off: uint32(off), op0: uint32(len(an.ops))}
 		an.m.decode(an, code[off:], an.fn.Start+uint64(off), &d)
@@ -57,21 +104,6 @@ func (an *analysis) decode() {
 		}
 		an.insns = append(an.insns, d)
 		off += int(d.len)
-	}
-	for i := range an.insns {
-		if an.insns[i].flow != flowIndirect {
-			continue
-		}
-		if an.m.table != nil {
-			if t, ok := an.m.table(an, i); ok {
-				if an.tables == nil {
-					an.tables = make(map[int][]uint64)
-				}
-				an.tables[i] = t
-				continue
-			}
-		}
-		an.unresolved++
 	}
 }
 
@@ -101,7 +133,9 @@ func (an *analysis) endsBlock(d *dinsn) bool {
 // buildBlocks splits the instructions into basic blocks.
 func (an *analysis) buildBlocks() {
 	n := len(an.insns)
-	lead := make([]bool, n+1)
+	an.lead = grow(an.lead, n+1)
+	lead := an.lead
+	clear(lead)
 	lead[0] = true
 	mark := func(addr uint64) {
 		if i := an.index(addr); i >= 0 {
@@ -110,6 +144,10 @@ func (an *analysis) buildBlocks() {
 	}
 	for _, e := range an.fn.Entries {
 		mark(e.Addr)
+	}
+	an.findPads()
+	for _, lp := range an.fn.LandingPads {
+		mark(lp.Pad)
 	}
 	for i := range an.insns {
 		d := &an.insns[i]
@@ -135,8 +173,8 @@ func (an *analysis) buildBlocks() {
 			nb++
 		}
 	}
-	an.blocks = make([]block, 0, nb)
-	an.blockOf = make([]int32, n)
+	an.blocks = grow(an.blocks, nb)[:0]
+	an.blockOf = grow(an.blockOf, n)
 	for i := range an.blockOf {
 		an.blockOf[i] = -1
 	}
@@ -159,7 +197,7 @@ func (an *analysis) propagate() {
 	if len(an.blocks) == 0 {
 		return
 	}
-	var queue []int32
+	queue, head := an.queue[:0], 0
 	enter := func(b int32, st *state, at int) {
 		bl := &an.blocks[b]
 		if !bl.has {
@@ -188,14 +226,19 @@ func (an *analysis) propagate() {
 			enter(an.blockOf[i], st, i)
 		}
 	}
-	for len(queue) > 0 {
-		b := queue[0]
-		queue = queue[1:]
+	for head < len(queue) {
+		b := queue[head]
+		head++
 		bl := &an.blocks[b]
 		bl.queued = false
 		st = bl.in
 		for i := bl.first; i < bl.end; i++ {
 			an.step(&st, i)
+			if an.padOf != nil {
+				if pad, ok := an.padOf[int32(i)]; ok {
+					to(pad, &st) // the state after the call
+				}
+			}
 		}
 		last := bl.end - 1
 		d := &an.insns[last]
@@ -214,6 +257,29 @@ func (an *analysis) propagate() {
 		case flowIndirect:
 			for _, t := range an.tables[last] {
 				to(t, &st)
+			}
+		}
+	}
+	an.queue = queue[:0]
+}
+
+// findPads sets padOf: the calls inside each call site's range.
+func (an *analysis) findPads() {
+	for _, lp := range an.fn.LandingPads {
+		i := an.index(lp.Start)
+		if i < 0 || lp.Pad == 0 {
+			continue
+		}
+		for ; i < len(an.insns); i++ {
+			d := &an.insns[i]
+			if an.fn.Start+uint64(d.off) >= lp.End {
+				break
+			}
+			if d.flow == flowCall || d.flow == flowCallNoReturn {
+				if an.padOf == nil {
+					an.padOf = make(map[int32]uint64)
+				}
+				an.padOf[int32(i)] = lp.Pad
 			}
 		}
 	}
@@ -289,13 +355,20 @@ func (an *analysis) entryRule(st *state, r sframe.Rule, v value, reg int8) {
 
 // emit derives every instruction's rules from the fixed point.
 func (an *analysis) emit() Result {
-	res := Result{Insns: make([]Insn, len(an.insns)), Exits: an.exits}
+	res := Result{Insns: make([]Insn, len(an.insns))}
+	if len(an.exits) > 0 {
+		res.Exits = append([]Exit(nil), an.exits...)
+	}
+	an.altOf = grow(an.altOf, len(an.insns))
+	an.altBuf = an.altBuf[:0]
 	for i := range an.insns {
 		d := &an.insns[i]
 		in := &res.Insns[i]
 		in.Addr, in.Len = an.fn.Start+uint64(d.off), int(d.len)
+		an.altOf[i] = -1
 	}
 	var st state
+	padExits := false
 	for b := range an.blocks {
 		bl := &an.blocks[b]
 		if !bl.has {
@@ -308,12 +381,38 @@ func (an *analysis) emit() Result {
 			if !changed && res.Insns[i-1].Known && an.insns[i].flow != flowBad {
 				// Same state as before the previous instruction.
 				prev := &res.Insns[i-1]
-				in.Known, in.Row, in.alt = true, prev.Row, prev.alt
+				in.Known, in.Row, an.altOf[i] = true, prev.Row, an.altOf[i-1]
 			} else {
-				an.fill(in, &st, i)
+				an.altOf[i] = an.fill(in, &st, i)
 			}
 			changed = an.step(&st, i)
+			if an.padOf != nil {
+				if pad, ok := an.padOf[int32(i)]; ok && !an.inside(pad) {
+					// A landing pad in another partition: the rules
+					// after the call.
+					var x Insn
+					an.fill(&x, &st, i)
+					res.Exits = append(res.Exits, Exit{Insn: i, Target: pad, Pad: true, Known: x.Known, Row: x.Row})
+					padExits = true
+				}
+			}
 		}
+	}
+	// One copy of each distinct set of rules, shared.
+	alts := make([]alternatives, len(an.altBuf))
+	copy(alts, an.altBuf)
+	for i, k := range an.altOf {
+		if k >= 0 {
+			res.Insns[i].alt = &alts[k]
+		}
+	}
+	for k := range res.Exits {
+		if e := &res.Exits[k]; !e.Pad {
+			e.Known, e.Row = res.Insns[e.Insn].Known, res.Insns[e.Insn].Row
+		}
+	}
+	if padExits {
+		sort.SliceStable(res.Exits, func(a, b int) bool { return res.Exits[a].Insn < res.Exits[b].Insn })
 	}
 	for i := range res.Insns {
 		in := &res.Insns[i]
@@ -324,10 +423,18 @@ func (an *analysis) emit() Result {
 	return res
 }
 
-// fill sets the rules of instruction i from the state before it.
-func (an *analysis) fill(in *Insn, st *state, i int) {
-	whyCFA, whyRA, whyFP := an.rules(st, &in.alt)
-	a := &in.alt
+// fill sets the rules of instruction i from the state before it, and
+// returns the index of its alternatives in an.altBuf.
+func (an *analysis) fill(in *Insn, st *state, i int) int32 {
+	whyCFA, whyRA, whyFP := an.rules(st, &an.scratch)
+	k := int32(len(an.altBuf) - 1)
+	if k < 0 || an.altBuf[k] != an.scratch {
+		// Most instructions change nothing the rules depend on: share
+		// the previous set when equal.
+		an.altBuf = append(an.altBuf, an.scratch)
+		k++
+	}
+	a := &an.scratch
 	if a.ncfa > 0 {
 		in.Row.CFA = a.cfa[0]
 	}
@@ -350,6 +457,7 @@ func (an *analysis) fill(in *Insn, st *state, i int) {
 	default:
 		in.Known = true
 	}
+	return k
 }
 
 // unreached says why no path from an entry reaches instruction i.
@@ -361,11 +469,25 @@ func (an *analysis) unreached(i int) string {
 	if an.m.padding(an.fn.Code[d.off:]) {
 		return "padding not reached from the entry"
 	}
+	addr := an.fn.Start + uint64(d.off)
+	for _, lp := range an.fn.LandingPads {
+		if lp.Pad == addr {
+			for _, pad := range an.padOf {
+				if pad == addr {
+					return "landing pad of calls not reached from the entry"
+				}
+			}
+			return "landing pad of call sites without calls (exceptions other instructions raise are not followed)"
+		}
+	}
 	if an.fn.EntriesOnly && len(an.fn.Entries) == 0 {
 		return "no known entry (a partition nothing jumps to)"
 	}
 	if an.unresolved > 0 {
-		return "not reached from the entry (the function has an indirect jump without a recognised table)"
+		return "not reached from the entry (the function has an indirect jump without a recognised table: " + an.whyNot + ")"
+	}
+	if i > 0 && an.insns[i-1].flow == flowCallNoReturn {
+		return "not reached from the entry (after a call that does not return)"
 	}
 	return "not reached from the entry"
 }

@@ -39,6 +39,8 @@ const (
 	opSign
 	opAuth
 	opStrip
+	// opConst: r[dst] = the address imm.
+	opConst
 )
 
 // Op flags.
@@ -103,9 +105,12 @@ type machine struct {
 	// padding reports whether the instruction is alignment padding (nop,
 	// int3, zeros).
 	padding func(code []byte) bool
-	// tables resolves the targets of the indirect jump at index i from the
-	// instructions before it, or returns ok false.
-	table func(an *analysis, i int) (targets []uint64, ok bool)
+	// table resolves the targets of the indirect jump at index i from the
+	// instructions before it (a jump table with its bounds check), or
+	// says why it cannot.
+	table func(an *analysis, i int) (targets []uint64, why string)
+	// facts describes instruction k for the bounds-check search.
+	facts func(an *analysis, k int) facts
 }
 
 func machineFor(a *arch.Arch) *machine {

@@ -76,6 +76,8 @@ func (an *analysis) fmtValue(v value) string {
 		return s
 	case vUndef:
 		return "undefined"
+	case vConst:
+		return "0x" + strconv.FormatUint(uint64(v.off), 16)
 	}
 	return "unknown"
 }

@@ -23,6 +23,7 @@ const (
 	vAligned       // A + off; aux identifies the realigning instruction
 	vEntry         // the value register reg had at the entry; pac: signed with key 1 (A) or 2 (B)
 	vUndef         // no value: the RA of the outermost frame
+	vConst         // the address off (lea sym(%rip), adrp/add, adr): jump table bases
 )
 
 type value struct {
@@ -45,7 +46,7 @@ func (v value) eq(w value) bool {
 	switch v.kind {
 	case vUnknown, vUndef:
 		return true
-	case vCFA:
+	case vCFA, vConst:
 		return v.off == w.off
 	case vAligned:
 		return v.aux == w.aux && v.off == w.off
@@ -189,6 +190,8 @@ func (an *analysis) apply(st *state, o *op, why uint32) bool {
 		st.r[o.dst] = v
 	case opClobber:
 		st.r[o.dst] = unknown(why)
+	case opConst:
+		st.r[o.dst] = value{kind: vConst, off: o.imm}
 	case opAlign:
 		src := st.r[o.src]
 		if o.dst != m.sp {
@@ -333,12 +336,25 @@ func (an *analysis) rules(st *state, alt *alternatives) (whyCFA, whyRA, whyFP st
 			alt.addCFA(sframe.Rule{Kind: sframe.RuleExpr, Reg: sframe.Reg(r), Offset: int32(-v.off)})
 		}
 	}
+	// One pass over the registers: those holding addresses (other than
+	// the SP and FP) and those holding entry values, in ascending order.
+	an.nAddr, an.nVals = 0, 0
+	for r := int8(0); r < m.nGPR; r++ {
+		switch st.r[r].kind {
+		case vCFA, vAligned:
+			if r != m.sp && r != m.fp {
+				an.addrRegs[an.nAddr] = r
+				an.nAddr++
+			}
+		case vEntry, vUndef:
+			an.valRegs[an.nVals] = r
+			an.nVals++
+		}
+	}
 	cfaFrom(m.sp)
 	cfaFrom(m.fp)
-	for r := int8(0); r < m.nGPR; r++ {
-		if r != m.sp && r != m.fp {
-			cfaFrom(r)
-		}
+	for _, r := range an.addrRegs[:an.nAddr] {
+		cfaFrom(r)
 	}
 	// CFA = *(reg + k) for a slot holding the CFA (the DRAP register saved
 	// in a realigned frame).
@@ -366,7 +382,7 @@ func (an *analysis) rules(st *state, alt *alternatives) (whyCFA, whyRA, whyFP st
 			an.slotRules(st, s, func(r sframe.Rule) { alt.addFP(r) }, true)
 		}
 	}
-	for r := int8(0); r < m.nGPR; r++ {
+	for _, r := range an.valRegs[:an.nVals] {
 		v := st.r[r]
 		same := sframe.Rule{Kind: sframe.RuleSame}
 		copied := sframe.Rule{Kind: sframe.RuleExpr, Reg: sframe.Reg(r)}
@@ -412,7 +428,8 @@ func (an *analysis) rules(st *state, alt *alternatives) (whyCFA, whyRA, whyFP st
 
 // slotRules calls add with every rule that reads slot s: relative to the
 // CFA when its address is, and relative to each register holding an
-// address of the same base (the SP, the FP).
+// address of the same base (the SP, the FP); rules has listed the
+// registers holding addresses in an.addrRegs.
 func (an *analysis) slotRules(st *state, s *slot, add func(sframe.Rule), cfaToo bool) {
 	m := an.m
 	if cfaToo && s.addr.kind == vCFA && fits32(s.addr.off) {
@@ -425,10 +442,8 @@ func (an *analysis) slotRules(st *state, s *slot, add func(sframe.Rule), cfaToo 
 	}
 	from(m.fp)
 	from(m.sp)
-	for r := int8(0); r < m.nGPR; r++ {
-		if r != m.sp && r != m.fp {
-			from(r)
-		}
+	for _, r := range an.addrRegs[:an.nAddr] {
+		from(r)
 	}
 }
 

@@ -43,8 +43,11 @@ type snippet struct {
 	a        *arch.Arch
 	code     []byte
 	noReturn uint64 // a call target that does not return
+	pads     []LandingPad
 	want     []want
-	exits    []Exit
+	// exits as "insn→target row" (" pad" after the target for a landing
+	// pad, "?" for an unknown row).
+	exits []string
 }
 
 // a64 assembles little-endian A64 words.
@@ -183,7 +186,58 @@ var snippets = []snippet{
 			{row: "sp+16 *(cfa-8) same"},
 			{row: "sp+8 *(cfa-8) same"},
 		},
-		exits: []Exit{{Insn: 2, Target: start + 7 + 0x100}},
+		exits: []string{"2→0x1107 sp+8 *(cfa-8) same"},
+	},
+	{
+		name: "x86 landing pad", a: arch.AMD64,
+		// push %rbx; call f; pop %rbx; ret;
+		// pad: mov %rax,%rdi; call _Unwind_Resume
+		code: x86("53 e8fa020000 5b c3 4889c7 e8f0030000"), noReturn: start + 0x400,
+		pads: []LandingPad{{Start: start + 1, End: start + 6, Pad: start + 8}},
+		want: []want{
+			{row: "sp+8 *(cfa-8) same"},
+			{row: "sp+16 *(cfa-8) same"},
+			{row: "sp+16 *(cfa-8) same"},
+			{row: "sp+8 *(cfa-8) same"},
+			{row: "sp+16 *(cfa-8) same"},
+			{row: "sp+16 *(cfa-8) same"},
+		},
+	},
+	{
+		name: "x86 landing pad in another partition", a: arch.AMD64,
+		// push %rbx; call f; pop %rbx; ret
+		code: x86("53 e8fa020000 5b c3"),
+		pads: []LandingPad{{Start: start + 1, End: start + 6, Pad: start + 0x200}},
+		want: []want{
+			{row: "sp+8 *(cfa-8) same"},
+			{row: "sp+16 *(cfa-8) same"},
+			{row: "sp+16 *(cfa-8) same"},
+			{row: "sp+8 *(cfa-8) same"},
+		},
+		exits: []string{"1→0x1200 pad sp+16 *(cfa-8) same"},
+	},
+	{
+		name: "x86 landing pad of an unreached call", a: arch.AMD64,
+		// ret; call f; pad: mov %rax,%rdi
+		code: x86("c3 e8fa020000 4889c7"),
+		pads: []LandingPad{{Start: start + 1, End: start + 6, Pad: start + 6}},
+		want: []want{
+			{row: "sp+8 *(cfa-8) same"},
+			{row: "?not reached from the entry"},
+			{row: "?landing pad of calls not reached from the entry"},
+		},
+	},
+	{
+		name: "x86 landing pad of a call site without calls", a: arch.AMD64,
+		// push %rbx; pop %rbx; ret; pad: mov %rax,%rdi
+		code: x86("53 5b c3 4889c7"),
+		pads: []LandingPad{{Start: start, End: start + 2, Pad: start + 3}},
+		want: []want{
+			{row: "sp+8 *(cfa-8) same"},
+			{row: "sp+16 *(cfa-8) same"},
+			{row: "sp+8 *(cfa-8) same"},
+			{row: "?landing pad of call sites without calls"},
+		},
 	},
 	{
 		name: "x86 indirect jump", a: arch.AMD64,
@@ -208,6 +262,22 @@ var snippets = []snippet{
 			{row: "sp+32 *(cfa-24) *(cfa-32)"},
 			// No red zone: the slots below the SP are gone.
 			{row: "sp+0 same same", rejects: []accept{{v: RA, r: derefRule(sframe.RegCFA, -24)}}},
+		},
+	},
+	{
+		name: "a64 landing pad", a: arch.ARM64,
+		// stp x29, x30, [sp, #-16]!; mov x29, sp; bl f; ldp x29, x30, [sp], #16; ret;
+		// pad: bl _Unwind_Resume
+		code: a64(0xa9bf7bfd, 0x910003fd, 0x940000be, 0xa8c17bfd, 0xd65f03c0, 0x940000fb), noReturn: start + 0x400,
+		pads: []LandingPad{{Start: start + 8, End: start + 12, Pad: start + 20}},
+		want: []want{
+			{row: "sp+0 same same"},
+			{row: "sp+16 *(cfa-8) *(cfa-16)"},
+			{row: "sp+16 *(cfa-8) *(cfa-16)", also: []accept{{v: CFA, r: regRule(29, 16)}, {v: RA, r: sameRuleV}}},
+			{row: "sp+16 *(cfa-8) *(cfa-16)", rejects: []accept{{v: RA, r: sameRuleV}}},
+			{row: "sp+0 same same"},
+			// The state after the call: the LR no longer holds the RA.
+			{row: "sp+16 *(cfa-8) *(cfa-16)", also: []accept{{v: CFA, r: regRule(29, 16)}}, rejects: []accept{{v: RA, r: sameRuleV}}},
 		},
 	},
 	{
@@ -316,7 +386,7 @@ func fmtRow(a *arch.Arch, r Row) string {
 func TestTransfer(t *testing.T) {
 	for _, s := range snippets {
 		t.Run(s.name, func(t *testing.T) {
-			fn := Func{Name: s.name, Start: start, Code: s.code}
+			fn := Func{Name: s.name, Start: start, Code: s.code, LandingPads: s.pads}
 			if s.noReturn != 0 {
 				fn.NoReturn = func(t uint64) bool { return t == s.noReturn }
 			}
@@ -354,8 +424,21 @@ func TestTransfer(t *testing.T) {
 					}
 				}
 			}
-			if s.exits != nil && fmt.Sprint(res.Exits) != fmt.Sprint(s.exits) {
-				t.Errorf("exits %v, want %v", res.Exits, s.exits)
+			var exits []string
+			for _, e := range res.Exits {
+				x := fmt.Sprintf("%d→%#x", e.Insn, e.Target)
+				if e.Pad {
+					x += " pad"
+				}
+				if e.Known {
+					x += " " + fmtRow(s.a, e.Row)
+				} else {
+					x += " ?"
+				}
+				exits = append(exits, x)
+			}
+			if fmt.Sprint(exits) != fmt.Sprint(s.exits) {
+				t.Errorf("exits %q, want %q", exits, s.exits)
 			}
 		})
 	}
@@ -371,7 +454,15 @@ func TestArbitraryBytes(t *testing.T) {
 			for i := range code {
 				code[i] = byte(rng.Uint32())
 			}
-			res := Analyze(a, Func{Start: 0x4000, Code: code, NoReturn: func(uint64) bool { return rng.IntN(2) == 0 }})
+			mem := func(addr uint64, n int) ([]byte, bool) {
+				b := make([]byte, n)
+				for i := range b {
+					b[i] = byte(rng.Uint32())
+				}
+				return b, n < 1<<16
+			}
+			res := Analyze(a, Func{Start: 0x4000, Code: code, NoReturn: func(uint64) bool { return rng.IntN(2) == 0 }, Mem: mem,
+				LandingPads: []LandingPad{{Start: 0x4000, End: 0x4000 + uint64(len(code)), Pad: 0x4000 + uint64(rng.IntN(len(code)+1))}}})
 			covered := 0
 			for _, in := range res.Insns {
 				if !in.Known && in.Reason == "" {
