@@ -75,6 +75,14 @@ type Row struct {
 	SignedRA bool
 }
 
+// PCInvariant reports whether the row's rules are the same at every PC
+// it holds: only a DWARF expression can depend on the PC (ld's .plt CFA).
+func (r *Row) PCInvariant() bool {
+	return r.CFA.Kind != ColCFAExpression && !r.RA.Kind.expr() && !r.FP.Kind.expr()
+}
+
+func (k ColKind) expr() bool { return k == ColExpression || k == ColValExpression }
+
 // An FDE is one frame description entry with its CIE's facts and its
 // evaluated rows.
 type FDE struct {
@@ -88,13 +96,38 @@ type FDE struct {
 	Signal bool
 	// RAReg is the CIE's return-address column.
 	RAReg sframe.Reg
-	Rows  []Row
-	// Err is why the CFA program could not be evaluated past the last row
-	// (nil when it could be to its end): PCs after that row have no row.
-	Err error
-	// errAt is where the program stopped when Err is set: the last row
-	// holds only up to it.
-	errAt uint64
+
+	// The CFA program, evaluated on first use (Rows, Err, RowAt).
+	t     *Table
+	cie   *cie
+	prog  []byte
+	done  bool
+	rows  []Row
+	err   error
+	errAt uint64 // where the program stopped when err is set: the last row holds only up to it
+}
+
+// Rows returns the FDE's rows, evaluating its CFA program on first use.
+func (f *FDE) Rows() []Row {
+	f.eval()
+	return f.rows
+}
+
+// Err is why the CFA program could not be evaluated past the last row
+// (nil when it could be to its end): PCs after that row have no row.
+func (f *FDE) Err() error {
+	f.eval()
+	return f.err
+}
+
+func (f *FDE) eval() {
+	if f.done {
+		return
+	}
+	f.done = true
+	if f.t != nil && f.cie != nil {
+		f.rows, f.errAt, f.err = f.t.rows(f.cie, f, f.prog)
+	}
 }
 
 // Contains reports whether pc lies in the FDE's range.
@@ -106,11 +139,12 @@ func (f *FDE) RowAt(pc uint64) int {
 	if !f.Contains(pc) {
 		return -1
 	}
-	i := sort.Search(len(f.Rows), func(i int) bool { return f.Rows[i].Addr > pc }) - 1
+	f.eval()
+	i := sort.Search(len(f.rows), func(i int) bool { return f.rows[i].Addr > pc }) - 1
 	if i < 0 {
 		return -1
 	}
-	if f.Err != nil && i == len(f.Rows)-1 && f.errAt <= pc {
+	if f.err != nil && i == len(f.rows)-1 && f.errAt <= pc {
 		return -1
 	}
 	return i
@@ -118,6 +152,8 @@ func (f *FDE) RowAt(pc uint64) int {
 
 // A Table is the CFI of one ELF file: every FDE with its rows, sorted by
 // start address (.eh_frame's before .debug_frame's at the same start).
+// An FDE's CFA program runs on first use, so a Table is not safe for
+// concurrent use.
 type Table struct {
 	Arch *arch.Arch
 	FDEs []FDE
@@ -197,7 +233,7 @@ func (r *Rules) Outermost() bool {
 
 // Rules converts row i of f into rules at pc.
 func (t *Table) Rules(f *FDE, i int, pc uint64) Rules {
-	row := &f.Rows[i]
+	row := &f.Rows()[i]
 	r := Rules{SignedRA: row.SignedRA}
 	switch row.CFA.Kind {
 	case ColCFAReg:

@@ -88,15 +88,15 @@ type problemKey struct {
 	pc       uint64 // whole-binary findings: where
 }
 
-// problem records a per-PC problem at pc: texts[0] is what SFrame says,
-// then each source.
-func (c *checker) problem(k Kind, fde, fre int, pc uint64, sframeText string, srcs []string) {
+// problem returns the per-PC problem at pc, recorded on first sight
+// (count adds the PCs): texts[0] is what SFrame says, then each source.
+func (c *checker) problem(k Kind, fde, fre int, pc uint64, sframeText string, srcs []string) *Problem {
 	key := problemKey{kind: k, fde: fde, fre: fre, texts: sframeText + "\x00" + strings.Join(srcs, "\x00")}
 	if pr := c.problems[key]; pr != nil {
-		pr.PCs++
-		return
+		return pr
 	}
 	pr := c.newProblem(k, fde, fre, pc)
+	pr.PCs = 0
 	pr.SFrame = sframeText
 	if len(srcs) == 1 && sframeText == "" {
 		pr.Detail = srcs[0]
@@ -110,6 +110,7 @@ func (c *checker) problem(k Kind, fde, fre int, pc uint64, sframeText string, sr
 	}
 	c.problems[key] = pr
 	c.order = append(c.order, key)
+	return pr
 }
 
 // wholeProblem records a finding about a function or the binary.
