@@ -114,6 +114,9 @@ func Section(name string, ef *elf.File, sec *sframe.Section, opt Options) (*Repo
 		}
 	}
 	c.cfi = tab
+	if a.Machine == elf.EM_X86_64 {
+		c.x86 = &x86Decoder{}
+	}
 	c.loadCode()
 	c.loadFuncs()
 	c.run()
@@ -145,6 +148,8 @@ type checker struct {
 	code  []codeRange
 	funcs []funcRange // FUNC symbols in executable sections, by address
 
+	x86 *x86Decoder // x86-64: instruction lengths
+
 	rep      *Report
 	problems map[problemKey]*Problem
 	order    []problemKey
@@ -174,6 +179,15 @@ func (c *checker) loadCode() {
 		c.code = append(c.code, codeRange{start: s.Addr, data: data})
 	}
 	sort.Slice(c.code, func(i, j int) bool { return c.code[i].start < c.code[j].start })
+}
+
+// classify returns the flow and length of the instruction at the start
+// of code (arch.Classify, faster on x86-64).
+func (c *checker) classify(code []byte) (arch.Flow, int) {
+	if c.x86 != nil {
+		return c.x86.classify(code)
+	}
+	return c.a.Classify(code)
 }
 
 // codeAt returns the code bytes from pc to end (or to its section's end).

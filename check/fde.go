@@ -155,7 +155,7 @@ func (c *checker) checkFDE(i int) {
 	var lastFlow arch.Flow
 	for pc := f.Start; pc < f.End(); {
 		b := code[pc-f.Start:]
-		flow, n := c.a.Classify(b)
+		flow, n := c.classify(b)
 		if flow == arch.FlowBad || n <= 0 || n > len(b) {
 			rep.PCs++
 			rep.UnknownPCs++
