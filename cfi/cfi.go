@@ -1,8 +1,10 @@
 package cfi
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -162,6 +164,9 @@ type Table struct {
 	order binary.ByteOrder
 	// ends[i] is max(FDEs[0..i].End), for Find with overlapping FDEs.
 	ends []uint64
+	// rowBuf holds the rows of the FDEs evaluated so far, each FDE's
+	// rows a slice of it: one allocation for many small FDEs.
+	rowBuf []Row
 }
 
 // Find returns the FDE covering pc, preferring .eh_frame over
@@ -186,13 +191,29 @@ func (t *Table) Find(pc uint64) *FDE {
 }
 
 func (t *Table) index() {
-	sort.SliceStable(t.FDEs, func(i, j int) bool {
-		a, b := &t.FDEs[i], &t.FDEs[j]
+	less := func(a, b *FDE) int {
 		if a.Start != b.Start {
-			return a.Start < b.Start
+			return cmp.Compare(a.Start, b.Start)
 		}
-		return a.Section < b.Section
-	})
+		return cmp.Compare(a.Section, b.Section)
+	}
+	sorted := true
+	for i := 1; i < len(t.FDEs) && sorted; i++ {
+		sorted = less(&t.FDEs[i-1], &t.FDEs[i]) <= 0
+	}
+	if !sorted {
+		// Sort indexes, then move each FDE (a large struct) once.
+		perm := make([]int32, len(t.FDEs))
+		for i := range perm {
+			perm[i] = int32(i)
+		}
+		slices.SortStableFunc(perm, func(i, j int32) int { return less(&t.FDEs[i], &t.FDEs[j]) })
+		sorted := make([]FDE, len(t.FDEs))
+		for i, j := range perm {
+			sorted[i] = t.FDEs[j]
+		}
+		t.FDEs = sorted
+	}
 	t.ends = make([]uint64, len(t.FDEs))
 	var end uint64
 	for i := range t.FDEs {

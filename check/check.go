@@ -1,9 +1,11 @@
 package check
 
 import (
+	"cmp"
 	"debug/elf"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -93,7 +95,6 @@ func Section(name string, ef *elf.File, sec *sframe.Section, opt Options) (*Repo
 	began := time.Now()
 	c := &checker{
 		name: name, ef: ef, sec: sec, a: a, opt: opt,
-		syms:     symbols.New(ef, 0),
 		problems: map[problemKey]*Problem{},
 		rep: &Report{
 			Binary: name, Arch: a.Name, SFrameVersion: int(sec.Header.Version),
@@ -143,7 +144,7 @@ type checker struct {
 	a     *arch.Arch
 	opt   Options
 	cfi   *cfi.Table
-	syms  *symbols.Table
+	syms  *symbols.Table // read on first use (symtab)
 	lines *symbols.Lines // read on the first problem
 	code  []codeRange
 	funcs []funcRange // FUNC symbols in executable sections, by address
@@ -181,6 +182,15 @@ func (c *checker) loadCode() {
 	sort.Slice(c.code, func(i, j int) bool { return c.code[i].start < c.code[j].start })
 }
 
+// symtab returns the file's symbol table, read on first use: a file
+// without problems needs only its function ranges (loadFuncs).
+func (c *checker) symtab() *symbols.Table {
+	if c.syms == nil {
+		c.syms = symbols.New(c.ef, 0)
+	}
+	return c.syms
+}
+
 // classify returns the flow and length of the instruction at the start
 // of code (arch.Classify, faster on x86-64).
 func (c *checker) classify(code []byte) (arch.Flow, int) {
@@ -214,11 +224,14 @@ func (c *checker) loadFuncs() {
 		}
 		c.funcs = append(c.funcs, funcRange{start: s.Value, end: s.Value + s.Size, name: s.Name})
 	}
-	sort.Slice(c.funcs, func(i, j int) bool {
-		if c.funcs[i].start != c.funcs[j].start {
-			return c.funcs[i].start < c.funcs[j].start
+	slices.SortFunc(c.funcs, func(a, b funcRange) int {
+		if a.start != b.start {
+			return cmp.Compare(a.start, b.start)
 		}
-		return c.funcs[i].end > c.funcs[j].end
+		if a.end != b.end {
+			return cmp.Compare(b.end, a.end)
+		}
+		return strings.Compare(a.name, b.name)
 	})
 	// Aliases (several names for one range) count once.
 	out := c.funcs[:0]
