@@ -46,6 +46,20 @@ type Analyzer func(a *arch.Arch, fn Func) []CodeRow
 type Options struct {
 	// Code is the code analysis; nil compares SFrame with CFI only.
 	Code Analyzer
+	// EachPC, when set, is called with the verdict at every instruction
+	// checked, in address order within each FDE.
+	EachPC func(PCResult)
+}
+
+// PCResult is the verdict at one instruction: the kinds of the problems
+// found there (none: proven right, unless Unknown says why it could not
+// be told).
+type PCResult struct {
+	PC       uint64
+	FDE, FRE int // the SFrame row (FRE -1: none covers the PC, or the FDE's rest was not checked)
+	Kinds    []Kind
+	Unknown  string
+	Limited  bool // proven, with a CFA on a register other than SP/FP
 }
 
 // ErrMalformed wraps the format errors of a section that breaks the rules
@@ -99,6 +113,7 @@ func Section(name string, ef *elf.File, sec *sframe.Section, opt Options) (*Repo
 		rep: &Report{
 			Binary: name, Arch: a.Name, SFrameVersion: int(sec.Header.Version),
 			Problems: []Problem{}, Unknown: map[string]uint64{}, Notes: []Note{},
+			rows: make([][]RowVerdict, len(sec.FDEs)),
 		},
 	}
 	tab, err := cfi.Load(ef)

@@ -94,9 +94,15 @@ type outcome struct {
 	limited  bool
 }
 
-// count adds one PC with outcome o to the report.
-func (c *checker) count(o *outcome) {
+// count adds the PC pc, under row j of FDE st.i (-1: none), with outcome
+// o to the report.
+func (c *checker) count(st *fdeState, pc uint64, j int, o *outcome) {
 	rep := c.rep
+	var rv *RowVerdict
+	if j >= 0 {
+		rv = c.row(st.i, j)
+		rv.PCs++
+	}
 	switch {
 	case len(o.problems) > 0:
 		rep.ProblemPCs++
@@ -106,10 +112,54 @@ func (c *checker) count(o *outcome) {
 	case o.unknown != "":
 		rep.UnknownPCs++
 		rep.Unknown[o.unknown]++
+		if rv != nil {
+			if rv.Unknown++; rv.Why == "" {
+				rv.Why = o.unknown
+			}
+		}
 	default:
 		rep.Proven++
 		if o.limited {
 			rep.Limited++
+		}
+		if rv != nil {
+			rv.Proven++
+		}
+	}
+	if c.opt.EachPC != nil {
+		r := PCResult{PC: pc, FDE: st.i, FRE: j, Unknown: o.unknown, Limited: o.limited && len(o.problems) == 0 && o.unknown == ""}
+		for _, p := range o.problems {
+			r.Kinds = append(r.Kinds, p.kind)
+		}
+		c.opt.EachPC(r)
+	}
+}
+
+// row returns the verdict of row j of FDE i.
+func (c *checker) row(i, j int) *RowVerdict {
+	rows := c.rep.rows[i]
+	if rows == nil {
+		rows = make([]RowVerdict, len(c.sec.FDEs[i].FREs))
+		c.rep.rows[i] = rows
+	}
+	return &rows[j]
+}
+
+// stopFDE counts the instruction at pc of FDE st.i as unknown for reason
+// and the rest of the FDE with it: the rows from pc's on are unknown.
+func (c *checker) stopFDE(st *fdeState, pc uint64, reason string) {
+	c.rep.PCs++
+	j0 := 0
+	if st.f.PCType() == sframe.PCInc {
+		if j, err := c.sec.FindFRE(st.f, pc); err == nil {
+			j0 = j
+		}
+	}
+	c.count(st, pc, -1, &outcome{unknown: reason})
+	for j := j0; j < len(st.f.FREs); j++ {
+		rv := c.row(st.i, j)
+		if rv.Unknown++; rv.Why == "" {
+			rv.Why = reason
 		}
 	}
 }
@@ -137,14 +187,12 @@ func (c *checker) checkFDE(i int) {
 	if cf := c.cfi.Find(f.Start); c.sec.Header.Version >= sframe.Version3 && cf != nil && cf.Start == f.Start && cf.Signal != f.Signal() {
 		c.wholeProblem(KindSignal, i, 0, f.Start, fmt.Sprintf("the SFrame signal-frame bit is %v, the CFI's 'S' augmentation %v (%s CIE at %#x)", f.Signal(), cf.Signal, cf.Section, cf.CIEOff))
 	}
+	st := &fdeState{i: i, f: f, j: -1}
 	code := c.codeAt(f.Start, f.End())
 	if uint64(len(code)) < uint64(f.Size) {
-		rep.PCs++
-		rep.UnknownPCs++
-		rep.Unknown["code not in an executable section of the file"]++
+		c.stopFDE(st, f.Start, "code not in an executable section of the file")
 		return
 	}
-	st := &fdeState{i: i, f: f, j: -1}
 	if c.opt.Code != nil {
 		name, _, _ := c.symtab().Lookup(f.Start)
 		st.code = c.opt.Code(c.a, Func{Name: name, Start: f.Start, End: f.End(), Code: code, FDE: i})
@@ -157,9 +205,7 @@ func (c *checker) checkFDE(i int) {
 		b := code[pc-f.Start:]
 		flow, n := c.classify(b)
 		if flow == arch.FlowBad || n <= 0 || n > len(b) {
-			rep.PCs++
-			rep.UnknownPCs++
-			rep.Unknown["undecodable instruction (the rest of its function is not checked)"]++
+			c.stopFDE(st, pc, "undecodable instruction (the rest of its function is not checked)")
 			return
 		}
 		rep.PCs++
@@ -178,7 +224,7 @@ func (c *checker) checkPC(st *fdeState, pc uint64) {
 	f := st.f
 	j, err := c.sec.FindFRE(f, pc)
 	if err != nil {
-		c.count(&outcome{problems: []*Problem{c.problem(KindNoRow, st.i, -1, pc, "", []string{"no SFrame row covers the PC: " + err.Error()})}})
+		c.count(st, pc, -1, &outcome{problems: []*Problem{c.problem(KindNoRow, st.i, -1, pc, "", []string{"no SFrame row covers the PC: " + err.Error()})}})
 		st.lastOK = false
 		return
 	}
@@ -188,7 +234,7 @@ func (c *checker) checkPC(st *fdeState, pc uint64) {
 		st.rowOK = err == nil
 	}
 	if !st.rowOK {
-		c.count(&outcome{problems: []*Problem{c.problem(KindNoRow, st.i, j, pc, "", []string{"the SFrame row cannot be evaluated"})}})
+		c.count(st, pc, j, &outcome{problems: []*Problem{c.problem(KindNoRow, st.i, j, pc, "", []string{"the SFrame row cannot be evaluated"})}})
 		st.lastOK = false
 		return
 	}
@@ -217,12 +263,12 @@ func (c *checker) checkPC(st *fdeState, pc uint64) {
 		}
 	}
 	if reuse && st.lastOK && key == st.lastKey {
-		c.count(&st.last)
+		c.count(st, pc, j, &st.last)
 		return
 	}
 	st.last = c.evaluate(st, pc, key.ri, cr)
 	st.lastKey, st.lastOK = key, reuse
-	c.count(&st.last)
+	c.count(st, pc, j, &st.last)
 }
 
 // evaluate compares the SFrame row at pc with the CFI's row ri (of st.cf)

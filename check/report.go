@@ -45,6 +45,45 @@ type Report struct {
 	Counts   map[string]int `json:"counts"`
 	Problems []Problem      `json:"problems"` // each distinct problem once, in address order
 	Notes    []Note         `json:"notes"`    // coverage notes: not problems
+
+	rows [][]RowVerdict // [FDE][FRE]
+}
+
+// RowVerdict is the verdict on one SFrame row (an FRE of an FDE) over the
+// instructions under it.
+type RowVerdict struct {
+	PCs     uint64 // instructions checked under the row
+	Proven  uint64 // of those, proven right
+	Unknown uint64 // could not be told, or not checked (the FDE's rest after an undecodable instruction)
+	Why     string // why the first unknown one is unknown
+	// Problems are the indexes in Report.Problems of the problems found
+	// at instructions under the row, and the findings about it (a call
+	// ending its function, padding, a PCMASK size, the signal bit).
+	Problems []int
+}
+
+// Status is "problem" when a problem was found under the row, else
+// "unknown" when an instruction under it could not be proven, "proven"
+// when every one was, and "empty" when no instruction starts under it
+// (another row with the same start, or one past its function's end).
+func (v *RowVerdict) Status() string {
+	switch {
+	case len(v.Problems) > 0:
+		return "problem"
+	case v.Unknown > 0:
+		return "unknown"
+	case v.PCs == 0:
+		return "empty"
+	}
+	return "proven"
+}
+
+// Row returns the verdict on row fre of FDE fde.
+func (r *Report) Row(fde, fre int) RowVerdict {
+	if fde < 0 || fde >= len(r.rows) || fre < 0 || fre >= len(r.rows[fde]) {
+		return RowVerdict{}
+	}
+	return r.rows[fde][fre]
 }
 
 // Problem is one distinct problem: a kind at one SFrame row, with what
@@ -168,6 +207,12 @@ func (c *checker) finish(d time.Duration) {
 		return a.kind < b.kind
 	})
 	sort.SliceStable(rep.Notes, func(i, j int) bool { return rep.Notes[i].Functions > rep.Notes[j].Functions })
+	for k := range rep.Problems {
+		if p := &rep.Problems[k]; p.FDE >= 0 && p.FRE >= 0 {
+			rv := c.row(p.FDE, p.FRE)
+			rv.Problems = append(rv.Problems, k)
+		}
+	}
 }
 
 // Clean reports whether no problem was found.
