@@ -289,35 +289,47 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 			fmt.Fprintf(w, "\n(%d more problems: see --json)\n", len(r.Problems)-i)
 			break
 		}
-		fmt.Fprintf(w, "\n%s at %#x %s", strings.ToUpper(p.Kind), p.PC, symbols.Demangle(p.Symbol))
-		if p.Source != "" {
-			fmt.Fprintf(w, " (%s)", p.Source)
-		}
-		if p.kind.perPC() {
-			fmt.Fprintf(w, ": %d PCs", p.PCs)
-		}
 		fmt.Fprintln(w)
-		if p.Insn != "" {
-			fmt.Fprintf(w, "  instruction:  %s\n", symbols.Demangle(p.Insn))
-		}
-		if p.FDEText != "" {
-			fmt.Fprintf(w, "  %s\n", p.FDEText)
-		}
-		if p.Row != "" {
-			fmt.Fprintf(w, "  %s\n", strings.TrimSpace(p.Row))
-		}
-		if p.SFrame != "" {
-			fmt.Fprintf(w, "  SFrame says:  %s\n", p.SFrame)
-		}
-		if p.CFI != "" {
-			fmt.Fprintf(w, "  CFI says:     %s\n", p.CFI)
-		}
-		if p.Code != "" {
-			fmt.Fprintf(w, "  code says:    %s\n", p.Code)
-		}
-		if p.Detail != "" {
-			fmt.Fprintf(w, "  %s\n", p.Detail)
-		}
+		p.WriteText(w)
+	}
+}
+
+// PerPC reports whether the problem was found by comparing rows at
+// instructions (cfa, ra, fp, mangled-ra, unterminated, outermost, no-row);
+// the others are findings about functions or the whole binary.
+func (p *Problem) PerPC() bool { return p.kind.perPC() }
+
+// WriteText prints the problem as the text report does: a heading line,
+// then the instruction, the FDE and FRE row, what each source says.
+func (p *Problem) WriteText(w io.Writer) {
+	fmt.Fprintf(w, "%s at %#x %s", strings.ToUpper(p.Kind), p.PC, symbols.Demangle(p.Symbol))
+	if p.Source != "" {
+		fmt.Fprintf(w, " (%s)", p.Source)
+	}
+	if p.kind.perPC() {
+		fmt.Fprintf(w, ": %d PCs", p.PCs)
+	}
+	fmt.Fprintln(w)
+	if p.Insn != "" {
+		fmt.Fprintf(w, "  instruction:  %s\n", symbols.Demangle(p.Insn))
+	}
+	if p.FDEText != "" {
+		fmt.Fprintf(w, "  %s\n", p.FDEText)
+	}
+	if p.Row != "" {
+		fmt.Fprintf(w, "  %s\n", strings.TrimSpace(p.Row))
+	}
+	if p.SFrame != "" {
+		fmt.Fprintf(w, "  SFrame says:  %s\n", p.SFrame)
+	}
+	if p.CFI != "" {
+		fmt.Fprintf(w, "  CFI says:     %s\n", p.CFI)
+	}
+	if p.Code != "" {
+		fmt.Fprintf(w, "  code says:    %s\n", p.Code)
+	}
+	if p.Detail != "" {
+		fmt.Fprintf(w, "  %s\n", p.Detail)
 	}
 }
 
