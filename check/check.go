@@ -49,6 +49,16 @@ type Options struct {
 	// EachPC, when set, is called with the verdict at every instruction
 	// checked, in address order within each FDE.
 	EachPC func(PCResult)
+	// Symbols and Lines, when set, name addresses and source lines in
+	// problems instead of tables read from the file: tables already read
+	// (verify's), for the file loaded at Bias (they name address pc+Bias).
+	Symbols *symbols.Table
+	Lines   *symbols.Lines
+	Bias    uint64
+	// SkipNotes leaves out the coverage notes (Report.Notes: why each
+	// function without an FDE has none, which evaluates its CFI);
+	// FunctionsWithoutSFrame still counts those functions.
+	SkipNotes bool
 }
 
 // PCResult is the verdict at one instruction: the kinds of the problems
@@ -204,6 +214,53 @@ func (c *checker) symtab() *symbols.Table {
 		c.syms = symbols.New(c.ef, 0)
 	}
 	return c.syms
+}
+
+// names returns the symbol table and the bias its addresses carry.
+func (c *checker) names() (*symbols.Table, uint64) {
+	if c.opt.Symbols != nil {
+		return c.opt.Symbols, c.opt.Bias
+	}
+	return c.symtab(), 0
+}
+
+// symFormat names pc as symbols.Table.Format does.
+func (c *checker) symFormat(pc uint64) string {
+	t, bias := c.names()
+	return t.Format(pc + bias)
+}
+
+// symName returns the name of the function symbol at pc, or "".
+func (c *checker) symName(pc uint64) string {
+	t, bias := c.names()
+	name, _, _ := t.Lookup(pc + bias)
+	return name
+}
+
+// resolver names the addresses an instruction refers to.
+func (c *checker) resolver() func(uint64) (string, uint64) {
+	if c.opt.Symbols == nil {
+		return c.symtab().Resolver()
+	}
+	r, bias := c.opt.Symbols.Resolver(), c.opt.Bias
+	return func(addr uint64) (string, uint64) {
+		name, sym := r(addr + bias)
+		if name == "" {
+			return "", 0
+		}
+		return name, sym - bias
+	}
+}
+
+// source returns the source line of pc, or "".
+func (c *checker) source(pc uint64) string {
+	if c.opt.Lines != nil {
+		return c.opt.Lines.Lookup(pc + c.opt.Bias)
+	}
+	if c.lines == nil {
+		c.lines = symbols.NewLines(c.ef, 0)
+	}
+	return c.lines.Lookup(pc)
 }
 
 // classify returns the flow and length of the instruction at the start

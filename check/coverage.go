@@ -48,7 +48,9 @@ func (c *checker) coverage() {
 		}
 		if !anyCovered(fn.start, fn.end) {
 			c.rep.FunctionsWithoutSFrame++
-			c.note(c.whyNoSFrame(fn.start), fn.name)
+			if !c.opt.SkipNotes {
+				c.note(c.whyNoSFrame(fn.start), fn.name)
+			}
 			continue
 		}
 		if cf := c.cfi.Find(gap); cf != nil {

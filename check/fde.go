@@ -174,7 +174,7 @@ func (c *checker) checkFDE(i int) {
 		if f.Signal() {
 			reason = "signal-frame FDE without rows (GNU as keeps it when it cannot encode the CFI)"
 		}
-		c.note(reason, c.symtab().Format(f.Start))
+		c.note(reason, c.symFormat(f.Start))
 		return
 	}
 	rep.FunctionsWithRows++
@@ -194,7 +194,7 @@ func (c *checker) checkFDE(i int) {
 		return
 	}
 	if c.opt.Code != nil {
-		name, _, _ := c.symtab().Lookup(f.Start)
+		name := c.symName(f.Start)
 		st.code = c.opt.Code(c.a, Func{Name: name, Start: f.Start, End: f.End(), Code: code, FDE: i})
 		sort.SliceStable(st.code, func(x, y int) bool { return st.code[x].Addr < st.code[y].Addr })
 	}
@@ -425,7 +425,7 @@ func (c *checker) callAtEnd(st *fdeState, pc uint64) {
 	abi, pac := c.sec.Header.ABI, c.a.PACMask != 0
 	where := "no SFrame FDE covers it (padding, or code without SFrame data): the stack trace ends there"
 	if k, err := c.sec.FindFDE(ra); err == nil {
-		where = fmt.Sprintf("it is in func idx [%d] (%s)", k, c.symtab().Format(ra))
+		where = fmt.Sprintf("it is in func idx [%d] (%s)", k, c.symFormat(ra))
 		got, err := c.sec.Lookup(ra)
 		switch {
 		case err != nil:

@@ -165,14 +165,11 @@ func (c *checker) wholeProblem(k Kind, fde, fre int, pc uint64, detail string) {
 }
 
 func (c *checker) newProblem(k Kind, fde, fre int, pc uint64) *Problem {
-	if c.lines == nil {
-		c.lines = symbols.NewLines(c.ef, 0)
-	}
-	sym := c.symtab().Format(pc)
+	sym := c.symFormat(pc)
 	pr := &Problem{kind: k, Kind: k.String(), PC: pc, Symbol: sym, SymbolDemangled: symbols.Demangled(sym),
-		Source: c.lines.Lookup(pc), FDE: -1, FRE: -1, PCs: 1}
+		Source: c.source(pc), FDE: -1, FRE: -1, PCs: 1}
 	if code := c.codeAt(pc, pc+16); code != nil {
-		pr.Insn, _ = c.a.Disasm(code, pc, c.symtab().Resolver())
+		pr.Insn, _ = c.a.Disasm(code, pc, c.resolver())
 	}
 	if fde >= 0 {
 		f := &c.sec.FDEs[fde]

@@ -5,6 +5,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/sframesim/sframesim/check"
 	"github.com/sframesim/sframesim/symbols"
@@ -22,6 +23,7 @@ type Static struct {
 	Base    uint64  `json:"base"`
 	CFI     string  `json:"cfi"` // the CFI sections compared with ("none")
 	Seconds float64 `json:"seconds"`
+	cpu     time.Duration // the process's CPU time spent (for benchmarks)
 	// Error, when set, is why check could not run: nothing about the
 	// rows that did not run is known.
 	Error string `json:"error,omitempty"`

@@ -4,6 +4,7 @@ package verify
 
 import (
 	"fmt"
+	"syscall"
 	"time"
 
 	"github.com/sframesim/sframesim/check"
@@ -16,8 +17,8 @@ import (
 func (c *collector) static(tg *Target) *Static {
 	base := tg.Process.Base
 	st := &Static{Base: base, Problems: []check.Problem{}, UnknownRows: []StaticRow{}}
-	start := time.Now()
-	defer func() { st.Seconds = time.Since(start).Seconds() }()
+	start, cpu := time.Now(), processCPU()
+	defer func() { st.Seconds, st.cpu = time.Since(start).Seconds(), processCPU()-cpu }()
 	// The section as the file has it: check reads the file's code, CFI and
 	// symbols at the file's addresses.
 	sec := c.sec
@@ -28,7 +29,9 @@ func (c *collector) static(tg *Target) *Static {
 			return st
 		}
 	}
-	rep, err := check.Section(tg.Path, tg.Process.ELF, sec, check.Options{})
+	// verify's names (the run's addresses), and no coverage notes: the
+	// static summary does not print them.
+	rep, err := check.Section(tg.Path, tg.Process.ELF, sec, check.Options{Symbols: tg.Symbols, Lines: tg.Lines, Bias: base, SkipNotes: true})
 	if err != nil {
 		st.Error = err.Error()
 		return st
@@ -85,4 +88,14 @@ func decodeAt(sec *sframe.Section, addr uint64) (*sframe.Section, error) {
 		return nil, fmt.Errorf("the SFrame section cannot be decoded at its file address %#x: %v", addr, err)
 	}
 	return out, nil
+}
+
+// processCPU returns the CPU time (user and system) the process used so
+// far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
