@@ -20,9 +20,9 @@ import (
 // Its addresses are the file's, as objdump and `sframesim check` print
 // them: add Base for the run's.
 type Static struct {
-	Base    uint64  `json:"base"`
-	CFI     string  `json:"cfi"` // the CFI sections compared with ("none")
-	Seconds float64 `json:"seconds"`
+	Base    uint64        `json:"base"`
+	CFI     string        `json:"cfi"` // the CFI sections compared with ("none")
+	Seconds float64       `json:"seconds"`
 	cpu     time.Duration // the process's CPU time spent (for benchmarks)
 	// Error, when set, is why check could not run: nothing about the
 	// rows that did not run is known.
