@@ -1,8 +1,10 @@
 package cfi
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -75,6 +77,14 @@ type Row struct {
 	SignedRA bool
 }
 
+// PCInvariant reports whether the row's rules are the same at every PC
+// it holds: only a DWARF expression can depend on the PC (ld's .plt CFA).
+func (r *Row) PCInvariant() bool {
+	return r.CFA.Kind != ColCFAExpression && !r.RA.Kind.expr() && !r.FP.Kind.expr()
+}
+
+func (k ColKind) expr() bool { return k == ColExpression || k == ColValExpression }
+
 // An FDE is one frame description entry with its CIE's facts and its
 // evaluated rows.
 type FDE struct {
@@ -88,18 +98,43 @@ type FDE struct {
 	Signal bool
 	// RAReg is the CIE's return-address column.
 	RAReg sframe.Reg
-	Rows  []Row
-	// Err is why the CFA program could not be evaluated past the last row
-	// (nil when it could be to its end): PCs after that row have no row.
-	Err error
-	// errAt is where the program stopped when Err is set: the last row
-	// holds only up to it.
-	errAt uint64
+
+	// The CFA program, evaluated on first use (Rows, Err, RowAt).
+	t     *Table
+	cie   *cie
+	prog  []byte
+	done  bool
+	rows  []Row
+	err   error
+	errAt uint64 // where the program stopped when err is set: the last row holds only up to it
 
 	// LSDA is the address of the FDE's language-specific data area (the
 	// CIE's 'L' augmentation: C++'s .gcc_except_table), 0 when it has
 	// none.
 	LSDA uint64
+}
+
+// Rows returns the FDE's rows, evaluating its CFA program on first use.
+func (f *FDE) Rows() []Row {
+	f.eval()
+	return f.rows
+}
+
+// Err is why the CFA program could not be evaluated past the last row
+// (nil when it could be to its end): PCs after that row have no row.
+func (f *FDE) Err() error {
+	f.eval()
+	return f.err
+}
+
+func (f *FDE) eval() {
+	if f.done {
+		return
+	}
+	f.done = true
+	if f.t != nil && f.cie != nil {
+		f.rows, f.errAt, f.err = f.t.rows(f.cie, f, f.prog)
+	}
 }
 
 // Contains reports whether pc lies in the FDE's range.
@@ -111,11 +146,12 @@ func (f *FDE) RowAt(pc uint64) int {
 	if !f.Contains(pc) {
 		return -1
 	}
-	i := sort.Search(len(f.Rows), func(i int) bool { return f.Rows[i].Addr > pc }) - 1
+	f.eval()
+	i := sort.Search(len(f.rows), func(i int) bool { return f.rows[i].Addr > pc }) - 1
 	if i < 0 {
 		return -1
 	}
-	if f.Err != nil && i == len(f.Rows)-1 && f.errAt <= pc {
+	if f.err != nil && i == len(f.rows)-1 && f.errAt <= pc {
 		return -1
 	}
 	return i
@@ -123,6 +159,8 @@ func (f *FDE) RowAt(pc uint64) int {
 
 // A Table is the CFI of one ELF file: every FDE with its rows, sorted by
 // start address (.eh_frame's before .debug_frame's at the same start).
+// An FDE's CFA program runs on first use, so a Table is not safe for
+// concurrent use.
 type Table struct {
 	Arch *arch.Arch
 	FDEs []FDE
@@ -131,6 +169,9 @@ type Table struct {
 	order binary.ByteOrder
 	// ends[i] is max(FDEs[0..i].End), for Find with overlapping FDEs.
 	ends []uint64
+	// rowBuf holds the rows of the FDEs evaluated so far, each FDE's
+	// rows a slice of it: one allocation for many small FDEs.
+	rowBuf []Row
 }
 
 // Find returns the FDE covering pc, preferring .eh_frame over
@@ -155,13 +196,29 @@ func (t *Table) Find(pc uint64) *FDE {
 }
 
 func (t *Table) index() {
-	sort.SliceStable(t.FDEs, func(i, j int) bool {
-		a, b := &t.FDEs[i], &t.FDEs[j]
+	less := func(a, b *FDE) int {
 		if a.Start != b.Start {
-			return a.Start < b.Start
+			return cmp.Compare(a.Start, b.Start)
 		}
-		return a.Section < b.Section
-	})
+		return cmp.Compare(a.Section, b.Section)
+	}
+	sorted := true
+	for i := 1; i < len(t.FDEs) && sorted; i++ {
+		sorted = less(&t.FDEs[i-1], &t.FDEs[i]) <= 0
+	}
+	if !sorted {
+		// Sort indexes, then move each FDE (a large struct) once.
+		perm := make([]int32, len(t.FDEs))
+		for i := range perm {
+			perm[i] = int32(i)
+		}
+		slices.SortStableFunc(perm, func(i, j int32) int { return less(&t.FDEs[i], &t.FDEs[j]) })
+		sorted := make([]FDE, len(t.FDEs))
+		for i, j := range perm {
+			sorted[i] = t.FDEs[j]
+		}
+		t.FDEs = sorted
+	}
 	t.ends = make([]uint64, len(t.FDEs))
 	var end uint64
 	for i := range t.FDEs {
@@ -202,7 +259,7 @@ func (r *Rules) Outermost() bool {
 
 // Rules converts row i of f into rules at pc.
 func (t *Table) Rules(f *FDE, i int, pc uint64) Rules {
-	row := &f.Rows[i]
+	row := &f.Rows()[i]
 	r := Rules{SignedRA: row.SignedRA}
 	switch row.CFA.Kind {
 	case ColCFAReg:

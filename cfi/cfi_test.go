@@ -108,9 +108,10 @@ func TestProgram(t *testing.T) {
 		}
 	}
 	// An unknown opcode keeps the rows before it.
-	f.Rows, f.errAt, f.Err = a64.rows(c, f, []byte{0x0e, 16, 0x42, 0x3a})
-	if f.Err == nil || len(f.Rows) != 1 || f.RowAt(0x1004) != 0 || f.RowAt(0x1008) != -1 {
-		t.Errorf("program with an unknown opcode: rows %+v, err %v, RowAt(0x1008) %d", f.Rows, f.Err, f.RowAt(0x1008))
+	f.rows, f.errAt, f.err = a64.rows(c, f, []byte{0x0e, 16, 0x42, 0x3a})
+	f.done = true
+	if f.Err() == nil || len(f.Rows()) != 1 || f.RowAt(0x1004) != 0 || f.RowAt(0x1008) != -1 {
+		t.Errorf("program with an unknown opcode: rows %+v, err %v, RowAt(0x1008) %d", f.Rows(), f.Err(), f.RowAt(0x1008))
 	}
 	// DW_CFA_GNU_window_save means nothing on x86-64.
 	x86 := &Table{Arch: arch.AMD64, order: binary.LittleEndian}
@@ -142,11 +143,17 @@ func TestTruncated(t *testing.T) {
 		if len(tab.FDEs) > len(full.FDEs) {
 			t.Fatalf("prefix %d: %d FDEs, more than the full section's %d", n, len(tab.FDEs), len(full.FDEs))
 		}
+		for i := range tab.FDEs {
+			tab.FDEs[i].Rows()
+		}
 		// Flip each byte too: garbage must not panic either.
 		c := append([]byte(nil), data[:n]...)
 		if n > 0 {
 			c[n-1] ^= 0xff
 		}
-		Parse(c, s.Addr, EHFrame, arch.ARM64, binary.LittleEndian)
+		garbage := Parse(c, s.Addr, EHFrame, arch.ARM64, binary.LittleEndian)
+		for i := range garbage.FDEs {
+			garbage.FDEs[i].Rows() // evaluated on first use
+		}
 	}
 }

@@ -4,8 +4,9 @@
 // the return address and the frame pointer, with DWARF register numbers
 // (which are SFrame's too) [DWARF5 6.4; LSB 5.0 "Exception Frames"].
 //
-// [Load] parses every CIE and FDE and runs each FDE's CFA program once,
-// into a list of rows: row i holds from its address up to the next row's
+// [Load] parses every CIE and FDE; an FDE's CFA program runs once, on
+// first use ([FDE.Rows], so that a caller pays only for the FDEs it
+// looks at), into a list of rows: row i holds from its address up to the next row's
 // (the last one up to the FDE's end). [Table.Find] finds the FDE of a PC,
 // [FDE.RowAt] its row, and [Table.Rules] turns a row into rules at that
 // PC: a DW_CFA_def_cfa_expression or a register's DW_CFA_expression is

@@ -265,20 +265,28 @@ func (e *progError) Unwrap() error { return e.err }
 // rows evaluates an FDE's program into its rows; when the program stops
 // early, errAt is where (the last row holds only up to it).
 func (t *Table) rows(c *cie, f *FDE, prog []byte) (rows []Row, errAt uint64, err error) {
+	start := len(t.rowBuf)
 	emit := func(loc uint64, st *state) {
 		if loc >= f.End {
 			return
 		}
 		row := Row{Addr: loc, CFA: st.cfa, RA: st.ra, FP: st.fp, SignedRA: st.signed}
-		if n := len(rows); n > 0 && rows[n-1].Addr == loc {
-			rows[n-1] = row // several advances of 0, or an empty advance
+		if n := len(t.rowBuf); n > start && t.rowBuf[n-1].Addr == loc {
+			t.rowBuf[n-1] = row // several advances of 0, or an empty advance
 			return
 		}
-		rows = append(rows, row)
+		if len(t.rowBuf) == cap(t.rowBuf) {
+			// A new buffer; the rows of this FDE so far move along.
+			buf := make([]Row, len(t.rowBuf)-start, max(256, 2*(len(t.rowBuf)-start)))
+			copy(buf, t.rowBuf[start:])
+			t.rowBuf, start = buf, 0
+		}
+		t.rowBuf = append(t.rowBuf, row)
 	}
 	_, err = t.run(c, f, prog, emit)
 	if pe, ok := err.(*progError); ok {
 		errAt = pe.loc
 	}
-	return rows, errAt, err
+	n := len(t.rowBuf)
+	return t.rowBuf[start:n:n], errAt, err
 }

@@ -279,8 +279,8 @@ func parseCIE(r *reader, off int64, kind Section, ptrSize int) *cie {
 	return c
 }
 
-// parseFDE reads an FDE's fields after its CIE pointer and evaluates its
-// program.
+// parseFDE reads an FDE's fields after its CIE pointer; its program is
+// evaluated on first use.
 func (t *Table) parseFDE(r *reader, off int64, c *cie, kind Section, secAddr uint64) (FDE, error) {
 	f := FDE{Section: kind, Off: off, CIEOff: c.off, Augmentation: c.augmentation, Signal: c.signal, RAReg: c.raReg}
 	enc := c.ptrEnc
@@ -319,11 +319,6 @@ func (t *Table) parseFDE(r *reader, off int64, c *cie, kind Section, secAddr uin
 			return f, fmt.Errorf("CIE at %#x: initial instructions: %w", c.off, c.err)
 		}
 	}
-	prog := r.data[r.off:]
-	var err error
-	f.Rows, f.errAt, err = t.rows(c, &f, prog)
-	if err != nil {
-		f.Err = err
-	}
+	f.t, f.cie, f.prog = t, c, r.data[r.off:]
 	return f, nil
 }

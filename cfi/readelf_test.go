@@ -179,8 +179,8 @@ func TestReadelf(t *testing.T) {
 				if f.Start != w.start || f.End != w.end {
 					t.Errorf("FDE at %#x: [%#x, %#x), readelf [%#x, %#x)", w.off, f.Start, f.End, w.start, w.end)
 				}
-				if f.Err != nil {
-					t.Errorf("FDE at %#x: %v", w.off, f.Err)
+				if f.Err() != nil {
+					t.Errorf("FDE at %#x: %v", w.off, f.Err())
 				}
 				// want(pc): readelf's last row at or below pc.
 				wantAt := func(pc uint64) map[string]string {
@@ -200,7 +200,7 @@ func TestReadelf(t *testing.T) {
 						t.Errorf("FDE at %#x, pc %#x: row %d, readelf %v", w.off, pc, i, wr)
 						return
 					}
-					r := &f.Rows[i]
+					r := &f.Rows()[i]
 					cell := func(col string) string {
 						if v, ok := wr[col]; ok {
 							return v
@@ -220,7 +220,7 @@ func TestReadelf(t *testing.T) {
 					loc, _ := strconv.ParseUint(r["LOC"], 16, 64)
 					check(loc)
 				}
-				for _, r := range f.Rows {
+				for _, r := range f.Rows() {
 					check(r.Addr)
 				}
 			}

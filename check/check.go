@@ -1,9 +1,11 @@
 package check
 
 import (
+	"cmp"
 	"debug/elf"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -44,6 +46,30 @@ type Analyzer func(a *arch.Arch, fn Func) []CodeRow
 type Options struct {
 	// Code is the code analysis; nil compares SFrame with CFI only.
 	Code Analyzer
+	// EachPC, when set, is called with the verdict at every instruction
+	// checked, in address order within each FDE.
+	EachPC func(PCResult)
+	// Symbols and Lines, when set, name addresses and source lines in
+	// problems instead of tables read from the file: tables already read
+	// (verify's), for the file loaded at Bias (they name address pc+Bias).
+	Symbols *symbols.Table
+	Lines   *symbols.Lines
+	Bias    uint64
+	// SkipNotes leaves out the coverage notes (Report.Notes: why each
+	// function without an FDE has none, which evaluates its CFI);
+	// FunctionsWithoutSFrame still counts those functions.
+	SkipNotes bool
+}
+
+// PCResult is the verdict at one instruction: the kinds of the problems
+// found there (none: proven right, unless Unknown says why it could not
+// be told).
+type PCResult struct {
+	PC       uint64
+	FDE, FRE int // the SFrame row (FRE -1: none covers the PC, or the FDE's rest was not checked)
+	Kinds    []Kind
+	Unknown  string
+	Limited  bool // proven, with a CFA on a register other than SP/FP
 }
 
 // ErrMalformed wraps the format errors of a section that breaks the rules
@@ -93,11 +119,11 @@ func Section(name string, ef *elf.File, sec *sframe.Section, opt Options) (*Repo
 	began := time.Now()
 	c := &checker{
 		name: name, ef: ef, sec: sec, a: a, opt: opt,
-		syms:     symbols.New(ef, 0),
 		problems: map[problemKey]*Problem{},
 		rep: &Report{
 			Binary: name, Arch: a.Name, SFrameVersion: int(sec.Header.Version),
 			Problems: []Problem{}, Unknown: map[string]uint64{}, Notes: []Note{},
+			rows: make([][]RowVerdict, len(sec.FDEs)),
 		},
 	}
 	tab, err := cfi.Load(ef)
@@ -114,6 +140,9 @@ func Section(name string, ef *elf.File, sec *sframe.Section, opt Options) (*Repo
 		}
 	}
 	c.cfi = tab
+	if a.Machine == elf.EM_X86_64 {
+		c.x86 = &x86Decoder{}
+	}
 	c.loadCode()
 	c.loadFuncs()
 	c.run()
@@ -140,10 +169,12 @@ type checker struct {
 	a     *arch.Arch
 	opt   Options
 	cfi   *cfi.Table
-	syms  *symbols.Table
+	syms  *symbols.Table // read on first use (symtab)
 	lines *symbols.Lines // read on the first problem
 	code  []codeRange
 	funcs []funcRange // FUNC symbols in executable sections, by address
+
+	x86 *x86Decoder // x86-64: instruction lengths
 
 	rep      *Report
 	problems map[problemKey]*Problem
@@ -176,6 +207,71 @@ func (c *checker) loadCode() {
 	sort.Slice(c.code, func(i, j int) bool { return c.code[i].start < c.code[j].start })
 }
 
+// symtab returns the file's symbol table, read on first use: a file
+// without problems needs only its function ranges (loadFuncs).
+func (c *checker) symtab() *symbols.Table {
+	if c.syms == nil {
+		c.syms = symbols.New(c.ef, 0)
+	}
+	return c.syms
+}
+
+// names returns the symbol table and the bias its addresses carry.
+func (c *checker) names() (*symbols.Table, uint64) {
+	if c.opt.Symbols != nil {
+		return c.opt.Symbols, c.opt.Bias
+	}
+	return c.symtab(), 0
+}
+
+// symFormat names pc as symbols.Table.Format does.
+func (c *checker) symFormat(pc uint64) string {
+	t, bias := c.names()
+	return t.Format(pc + bias)
+}
+
+// symName returns the name of the function symbol at pc, or "".
+func (c *checker) symName(pc uint64) string {
+	t, bias := c.names()
+	name, _, _ := t.Lookup(pc + bias)
+	return name
+}
+
+// resolver names the addresses an instruction refers to.
+func (c *checker) resolver() func(uint64) (string, uint64) {
+	if c.opt.Symbols == nil {
+		return c.symtab().Resolver()
+	}
+	r, bias := c.opt.Symbols.Resolver(), c.opt.Bias
+	return func(addr uint64) (string, uint64) {
+		name, sym := r(addr + bias)
+		if name == "" {
+			return "", 0
+		}
+		return name, sym - bias
+	}
+}
+
+// source returns the source line of pc, or "".
+func (c *checker) source(pc uint64) string {
+	if c.opt.Lines != nil {
+		return c.opt.Lines.Lookup(pc + c.opt.Bias)
+	}
+	if c.lines == nil {
+		c.lines = symbols.NewLines(c.ef, 0)
+	}
+	return c.lines.Lookup(pc)
+}
+
+// classify returns the flow and length of the instruction at the start
+// of code (arch.Classify, faster on x86-64).
+func (c *checker) classify(code []byte) (arch.Flow, int) {
+	if c.x86 != nil {
+		return c.x86.classify(code)
+	}
+	return c.a.Classify(code)
+}
+
 // codeAt returns the code bytes from pc to end (or to its section's end).
 func (c *checker) codeAt(pc, end uint64) []byte {
 	i := sort.Search(len(c.code), func(i int) bool { return c.code[i].start > pc }) - 1
@@ -200,11 +296,14 @@ func (c *checker) loadFuncs() {
 		}
 		c.funcs = append(c.funcs, funcRange{start: s.Value, end: s.Value + s.Size, name: s.Name})
 	}
-	sort.Slice(c.funcs, func(i, j int) bool {
-		if c.funcs[i].start != c.funcs[j].start {
-			return c.funcs[i].start < c.funcs[j].start
+	slices.SortFunc(c.funcs, func(a, b funcRange) int {
+		if a.start != b.start {
+			return cmp.Compare(a.start, b.start)
 		}
-		return c.funcs[i].end > c.funcs[j].end
+		if a.end != b.end {
+			return cmp.Compare(b.end, a.end)
+		}
+		return strings.Compare(a.name, b.name)
 	})
 	// Aliases (several names for one range) count once.
 	out := c.funcs[:0]

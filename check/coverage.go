@@ -48,7 +48,9 @@ func (c *checker) coverage() {
 		}
 		if !anyCovered(fn.start, fn.end) {
 			c.rep.FunctionsWithoutSFrame++
-			c.note(c.whyNoSFrame(fn.start), fn.name)
+			if !c.opt.SkipNotes {
+				c.note(c.whyNoSFrame(fn.start), fn.name)
+			}
 			continue
 		}
 		if cf := c.cfi.Find(gap); cf != nil {
@@ -73,8 +75,9 @@ func (c *checker) whyNoSFrame(pc uint64) string {
 // section's SFrame version, or "" [SFrame §4.3, §4.4, §8].
 func (c *checker) expressible(cf *cfi.FDE) string {
 	flex := c.sec.Header.Version >= sframe.Version3 && c.sec.Header.CFAFixedRAOffset != 0 // FLEX: AMD64 (and s390x)
-	for i := range cf.Rows {
-		r := c.cfi.Rules(cf, i, cf.Rows[i].Addr)
+	rows := cf.Rows()
+	for i := range rows {
+		r := c.cfi.Rules(cf, i, rows[i].Addr)
 		if r.Outermost() {
 			continue
 		}

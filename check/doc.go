@@ -44,4 +44,10 @@
 // function and without CFI), a PCMASK FDE whose size is not a multiple
 // of its repetition size, and a V3 signal-frame bit that differs from the
 // CFI's 'S' augmentation.
+//
+// Besides the report's counts and problems, a check gives a verdict per
+// SFrame row (Report.Row: proven, problem, unknown, or empty when no
+// instruction starts under it), which `verify --static` uses for the rows
+// a run did not execute, and, on request, per instruction
+// (Options.EachPC).
 package check

@@ -68,6 +68,100 @@ type fdeState struct {
 	code  []CodeRow
 	k     int // next code row
 	pad   bool
+	// last is the outcome at the previous PC, lastKey what it depended
+	// on: a PC with the same key has the same outcome.
+	last    outcome
+	lastKey pcKey
+	lastOK  bool
+}
+
+// pcKey is what the outcome at a PC depends on: the SFrame row, the CFI
+// FDE and row (when its rules do not depend on the PC) and the code
+// analysis's row.
+type pcKey struct {
+	j       int
+	cf      *cfi.FDE
+	ri      int
+	hasCode bool
+	code    CodeRow // without Addr and Len
+}
+
+// outcome is the verdict at one PC: the problems found there, or the
+// reason it is unknown, or proven.
+type outcome struct {
+	problems []*Problem
+	unknown  string
+	limited  bool
+}
+
+// count adds the PC pc, under row j of FDE st.i (-1: none), with outcome
+// o to the report.
+func (c *checker) count(st *fdeState, pc uint64, j int, o *outcome) {
+	rep := c.rep
+	var rv *RowVerdict
+	if j >= 0 {
+		rv = c.row(st.i, j)
+		rv.PCs++
+	}
+	switch {
+	case len(o.problems) > 0:
+		rep.ProblemPCs++
+		for _, p := range o.problems {
+			p.PCs++
+		}
+	case o.unknown != "":
+		rep.UnknownPCs++
+		rep.Unknown[o.unknown]++
+		if rv != nil {
+			if rv.Unknown++; rv.Why == "" {
+				rv.Why = o.unknown
+			}
+		}
+	default:
+		rep.Proven++
+		if o.limited {
+			rep.Limited++
+		}
+		if rv != nil {
+			rv.Proven++
+		}
+	}
+	if c.opt.EachPC != nil {
+		r := PCResult{PC: pc, FDE: st.i, FRE: j, Unknown: o.unknown, Limited: o.limited && len(o.problems) == 0 && o.unknown == ""}
+		for _, p := range o.problems {
+			r.Kinds = append(r.Kinds, p.kind)
+		}
+		c.opt.EachPC(r)
+	}
+}
+
+// row returns the verdict of row j of FDE i.
+func (c *checker) row(i, j int) *RowVerdict {
+	rows := c.rep.rows[i]
+	if rows == nil {
+		rows = make([]RowVerdict, len(c.sec.FDEs[i].FREs))
+		c.rep.rows[i] = rows
+	}
+	return &rows[j]
+}
+
+// stopFDE counts the instruction at pc of FDE st.i as unknown for reason
+// and the rest of the FDE with it: the rows from pc's on are unknown.
+func (c *checker) stopFDE(st *fdeState, pc uint64, reason string) {
+	c.rep.PCs++
+	j0 := 0
+	if st.f.PCType() == sframe.PCInc {
+		if j, err := c.sec.FindFRE(st.f, pc); err == nil {
+			j0 = j
+		}
+	}
+	c.count(st, pc, -1, &outcome{unknown: reason})
+	for j := j0; j < len(st.f.FREs); j++ {
+		rv := c.row(st.i, j)
+		if rv.Unknown++; rv.Why == "" {
+			rv.Why = reason
+		}
+	}
 }
 
 // checkFDE checks every instruction of FDE i.
@@ -80,7 +174,7 @@ func (c *checker) checkFDE(i int) {
 		if f.Signal() {
 			reason = "signal-frame FDE without rows (GNU as keeps it when it cannot encode the CFI)"
 		}
-		c.note(reason, c.syms.Format(f.Start))
+		c.note(reason, c.symFormat(f.Start))
 		return
 	}
 	rep.FunctionsWithRows++
@@ -93,16 +187,14 @@ func (c *checker) checkFDE(i int) {
 	if cf := c.cfi.Find(f.Start); c.sec.Header.Version >= sframe.Version3 && cf != nil && cf.Start == f.Start && cf.Signal != f.Signal() {
 		c.wholeProblem(KindSignal, i, 0, f.Start, fmt.Sprintf("the SFrame signal-frame bit is %v, the CFI's 'S' augmentation %v (%s CIE at %#x)", f.Signal(), cf.Signal, cf.Section, cf.CIEOff))
 	}
+	st := &fdeState{i: i, f: f, j: -1}
 	code := c.codeAt(f.Start, f.End())
 	if uint64(len(code)) < uint64(f.Size) {
-		rep.PCs++
-		rep.UnknownPCs++
-		rep.Unknown["code not in an executable section of the file"]++
+		c.stopFDE(st, f.Start, "code not in an executable section of the file")
 		return
 	}
-	st := &fdeState{i: i, f: f, j: -1}
 	if c.opt.Code != nil {
-		name, _, _ := c.syms.Lookup(f.Start)
+		name := c.symName(f.Start)
 		st.code = c.opt.Code(c.a, Func{Name: name, Start: f.Start, End: f.End(), Code: code, FDE: i})
 		sort.SliceStable(st.code, func(x, y int) bool { return st.code[x].Addr < st.code[y].Addr })
 	}
@@ -111,11 +203,9 @@ func (c *checker) checkFDE(i int) {
 	var lastFlow arch.Flow
 	for pc := f.Start; pc < f.End(); {
 		b := code[pc-f.Start:]
-		flow, n := c.a.Classify(b)
+		flow, n := c.classify(b)
 		if flow == arch.FlowBad || n <= 0 || n > len(b) {
-			rep.PCs++
-			rep.UnknownPCs++
-			rep.Unknown["undecodable instruction (the rest of its function is not checked)"]++
+			c.stopFDE(st, pc, "undecodable instruction (the rest of its function is not checked)")
 			return
 		}
 		rep.PCs++
@@ -128,14 +218,14 @@ func (c *checker) checkFDE(i int) {
 	}
 }
 
-// checkPC compares the SFrame row at pc with every source.
+// checkPC compares the SFrame row at pc with every source. Consecutive
+// PCs under the same rows of every source share one comparison.
 func (c *checker) checkPC(st *fdeState, pc uint64) {
-	rep := c.rep
 	f := st.f
 	j, err := c.sec.FindFRE(f, pc)
 	if err != nil {
-		c.problem(KindNoRow, st.i, -1, pc, "", []string{"no SFrame row covers the PC: " + err.Error()})
-		rep.ProblemPCs++
+		c.count(st, pc, -1, &outcome{problems: []*Problem{c.problem(KindNoRow, st.i, -1, pc, "", []string{"no SFrame row covers the PC: " + err.Error()})}})
+		st.lastOK = false
 		return
 	}
 	if j != st.j {
@@ -144,34 +234,61 @@ func (c *checker) checkPC(st *fdeState, pc uint64) {
 		st.rowOK = err == nil
 	}
 	if !st.rowOK {
-		c.problem(KindNoRow, st.i, j, pc, "", []string{"the SFrame row cannot be evaluated"})
-		rep.ProblemPCs++
+		c.count(st, pc, j, &outcome{problems: []*Problem{c.problem(KindNoRow, st.i, j, pc, "", []string{"the SFrame row cannot be evaluated"})}})
+		st.lastOK = false
 		return
 	}
-	row := &st.row
-
-	// The CFI's opinion.
 	if st.cf == nil || !st.cf.Contains(pc) {
 		st.cf = c.cfi.Find(pc)
 	}
+	key := pcKey{j: j, cf: st.cf, ri: -1}
+	reuse := true
+	if st.cf == nil {
+		if !st.pad && !c.inFunc(pc) {
+			st.pad = true
+			c.wholeProblem(KindPadding, st.i, j, pc, fmt.Sprintf("the FDE covers %#x, which is in no function symbol and has no CFI: padding", pc))
+		}
+	} else if key.ri = st.cf.RowAt(pc); key.ri >= 0 && !st.cf.Rows()[key.ri].PCInvariant() {
+		reuse = false
+	}
+	var cr *CodeRow
+	if c.opt.Code != nil {
+		for st.k < len(st.code) && st.code[st.k].Addr < pc {
+			st.k++
+		}
+		if st.k < len(st.code) && st.code[st.k].Addr == pc {
+			cr = &st.code[st.k]
+			key.hasCode, key.code = true, *cr
+			key.code.Addr, key.code.Len = 0, 0
+		}
+	}
+	if reuse && st.lastOK && key == st.lastKey {
+		c.count(st, pc, j, &st.last)
+		return
+	}
+	st.last = c.evaluate(st, pc, key.ri, cr)
+	st.lastKey, st.lastOK = key, reuse
+	c.count(st, pc, j, &st.last)
+}
+
+// evaluate compares the SFrame row at pc with the CFI's row ri (of st.cf)
+// and the code analysis's row cr, recording the problems found.
+func (c *checker) evaluate(st *fdeState, pc uint64, ri int, cr *CodeRow) outcome {
+	row := &st.row
+	j := st.j
+
+	// The CFI's opinion.
 	var srcs [2]opinion
 	cf := &srcs[0]
 	switch {
 	case st.cf == nil:
 		cf.why = "no CFI covers the PC"
-		if !st.pad && !c.inFunc(pc) {
-			st.pad = true
-			c.wholeProblem(KindPadding, st.i, j, pc, fmt.Sprintf("the FDE covers %#x, which is in no function symbol and has no CFI: padding", pc))
+	case ri < 0:
+		cf.why = "the CFI has no row here"
+		if st.cf.Err() != nil {
+			cf.why = "the CFI's program stops before the PC"
 		}
 	default:
-		ri := st.cf.RowAt(pc)
-		if ri < 0 {
-			cf.why = "the CFI has no row here"
-			if st.cf.Err != nil {
-				cf.why = "the CFI's program stops before the PC"
-			}
-			break
-		}
 		r := c.cfi.Rules(st.cf, ri, pc)
 		*cf = opinion{present: true, cfa: r.CFA, ra: r.RA, fp: r.FP, signed: r.SignedRA, hasSigned: c.a.PACMask != 0, cf: st.cf}
 	}
@@ -180,11 +297,7 @@ func (c *checker) checkPC(st *fdeState, pc uint64) {
 	code.why = "no code analysis"
 	if c.opt.Code != nil {
 		code.why = "the code analysis has no row for the instruction"
-		for st.k < len(st.code) && st.code[st.k].Addr < pc {
-			st.k++
-		}
-		if st.k < len(st.code) && st.code[st.k].Addr == pc {
-			cr := &st.code[st.k]
+		if cr != nil {
 			if cr.Known {
 				*code = opinion{present: true, cfa: cfi.Value{Rule: cr.CFA}, ra: cfi.Value{Rule: cr.RA}, fp: cfi.Value{Rule: cr.FP}}
 			} else {
@@ -207,63 +320,42 @@ func (c *checker) checkPC(st *fdeState, pc uint64) {
 		}
 	}
 	if any {
-		rep.ProblemPCs++
+		var out outcome
 		texts := c.sourceTexts(row, srcs[:])
 		for k := range bad {
 			if bad[k] {
-				c.problem(Kind(k), st.i, j, pc, texts[0], texts[1:])
+				out.problems = append(out.problems, c.problem(Kind(k), st.i, j, pc, texts[0], texts[1:]))
 			}
 		}
-		return
+		return out
 	}
 	// Proven when every value has an opinion.
-	why := ""
-	outer := false
-	for s := range srcs {
-		if srcs[s].outermost() {
-			outer = true
-		}
-	}
-	for _, v := range []struct {
-		name string
-		get  func(o *opinion) cfi.Value
-	}{
-		{"CFA", func(o *opinion) cfi.Value { return o.cfa }},
-		{"RA", func(o *opinion) cfi.Value { return o.ra }},
-		{"FP", func(o *opinion) cfi.Value { return o.fp }},
-	} {
-		if outer && v.name != "RA" {
-			continue
+	outer := srcs[0].outermost() || srcs[1].outermost()
+	for v := range 3 {
+		if outer && v != 1 {
+			continue // only the RA matters in the outermost frame
 		}
 		known := false
 		reason := ""
 		for s := range srcs {
 			o := &srcs[s]
+			val := [3]*cfi.Value{&o.cfa, &o.ra, &o.fp}[v]
 			switch {
 			case !o.present:
 				if reason == "" {
 					reason = o.why
 				}
-			case v.get(o).Known():
+			case val.Known():
 				known = true
 			default:
-				reason = v.name + ": " + v.get(o).Why
+				reason = [3]string{"CFA", "RA", "FP"}[v] + ": " + val.Why
 			}
 		}
 		if !known {
-			why = reason
-			break
+			return outcome{unknown: reason}
 		}
 	}
-	if why != "" {
-		rep.UnknownPCs++
-		rep.Unknown[why]++
-		return
-	}
-	rep.Proven++
-	if !row.Outermost && row.CFA.Reg != c.a.SP && row.CFA.Reg != c.a.FP {
-		rep.Limited++
-	}
+	return outcome{limited: !row.Outermost && row.CFA.Reg != c.a.SP && row.CFA.Reg != c.a.FP}
 }
 
 // compare returns the kinds of disagreement between the SFrame row and an
@@ -333,7 +425,7 @@ func (c *checker) callAtEnd(st *fdeState, pc uint64) {
 	abi, pac := c.sec.Header.ABI, c.a.PACMask != 0
 	where := "no SFrame FDE covers it (padding, or code without SFrame data): the stack trace ends there"
 	if k, err := c.sec.FindFDE(ra); err == nil {
-		where = fmt.Sprintf("it is in func idx [%d] (%s)", k, c.syms.Format(ra))
+		where = fmt.Sprintf("it is in func idx [%d] (%s)", k, c.symFormat(ra))
 		got, err := c.sec.Lookup(ra)
 		switch {
 		case err != nil:

@@ -45,7 +45,12 @@ func TestMutate(t *testing.T) {
 	for _, bin := range bins {
 		t.Run(bin, func(t *testing.T) {
 			ef, sec := openSection(t, bin)
-			base, err := Section(bin, ef, sec, Options{})
+			baseBad := map[uint64]bool{}
+			base, err := Section(bin, ef, sec, Options{EachPC: func(r PCResult) {
+				if len(r.Kinds) > 0 {
+					baseBad[r.PC] = true
+				}
+			}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -84,9 +89,20 @@ func TestMutate(t *testing.T) {
 							continue // the change gives the same rules
 						}
 						tried++
-						rep, err := Section(bin, ef, mut, Options{})
+						var bad []uint64
+						rep, err := Section(bin, ef, mut, Options{EachPC: func(r PCResult) {
+							if len(r.Kinds) > 0 && !baseBad[r.PC] {
+								bad = append(bad, r.PC)
+							}
+						}})
 						if err != nil {
 							t.Fatal(err)
+						}
+						if fmt.Sprint(bad) != fmt.Sprint(want) {
+							t.Errorf("%v: EachPC: problems at %#x, want %#x", m, bad, want)
+						}
+						if err := rowsCaught(rep, base, mut, m, want); err != nil {
+							t.Errorf("%v: %v", m, err)
 						}
 						if err := caughtAt(rep, base, m, want); err != nil {
 							t.Errorf("%v: %v", m, err)
@@ -147,6 +163,29 @@ func caughtAt(rep, base *Report, m sframe.Mutation, want []uint64) error {
 	}
 	if n := rep.ProblemPCs - base.ProblemPCs; n != uint64(len(want)) {
 		return fmt.Errorf("%d more PCs with problems, want the %d whose rules changed", n, len(want))
+	}
+	return nil
+}
+
+// rowsCaught checks the row verdicts of the mutated FDE: a row holding a
+// changed PC has a problem, and the others keep base's verdict.
+func rowsCaught(rep, base *Report, mut *sframe.Section, m sframe.Mutation, want []uint64) error {
+	hit := map[int]bool{}
+	for _, pc := range want {
+		j, err := mut.FindFRE(&mut.FDEs[m.FDE], pc)
+		if err != nil {
+			return err
+		}
+		hit[j] = true
+	}
+	for j := range mut.FDEs[m.FDE].FREs {
+		got, was := rep.Row(m.FDE, j), base.Row(m.FDE, j)
+		switch {
+		case hit[j] && got.Status() != "problem":
+			return fmt.Errorf("row %d holds a changed PC, verdict %s", j, got.Status())
+		case !hit[j] && m.Field != sframe.MutateStart && got.Status() != was.Status():
+			return fmt.Errorf("row %d: verdict %s, %s before", j, got.Status(), was.Status())
+		}
 	}
 	return nil
 }

@@ -45,6 +45,45 @@ type Report struct {
 	Counts   map[string]int `json:"counts"`
 	Problems []Problem      `json:"problems"` // each distinct problem once, in address order
 	Notes    []Note         `json:"notes"`    // coverage notes: not problems
+
+	rows [][]RowVerdict // [FDE][FRE]
+}
+
+// RowVerdict is the verdict on one SFrame row (an FRE of an FDE) over the
+// instructions under it.
+type RowVerdict struct {
+	PCs     uint64 // instructions checked under the row
+	Proven  uint64 // of those, proven right
+	Unknown uint64 // could not be told, or not checked (the FDE's rest after an undecodable instruction)
+	Why     string // why the first unknown one is unknown
+	// Problems are the indexes in Report.Problems of the problems found
+	// at instructions under the row, and the findings about it (a call
+	// ending its function, padding, a PCMASK size, the signal bit).
+	Problems []int
+}
+
+// Status is "problem" when a problem was found under the row, else
+// "unknown" when an instruction under it could not be proven, "proven"
+// when every one was, and "empty" when no instruction starts under it
+// (another row with the same start, or one past its function's end).
+func (v *RowVerdict) Status() string {
+	switch {
+	case len(v.Problems) > 0:
+		return "problem"
+	case v.Unknown > 0:
+		return "unknown"
+	case v.PCs == 0:
+		return "empty"
+	}
+	return "proven"
+}
+
+// Row returns the verdict on row fre of FDE fde.
+func (r *Report) Row(fde, fre int) RowVerdict {
+	if fde < 0 || fde >= len(r.rows) || fre < 0 || fre >= len(r.rows[fde]) {
+		return RowVerdict{}
+	}
+	return r.rows[fde][fre]
 }
 
 // Problem is one distinct problem: a kind at one SFrame row, with what
@@ -88,15 +127,15 @@ type problemKey struct {
 	pc       uint64 // whole-binary findings: where
 }
 
-// problem records a per-PC problem at pc: texts[0] is what SFrame says,
-// then each source.
-func (c *checker) problem(k Kind, fde, fre int, pc uint64, sframeText string, srcs []string) {
+// problem returns the per-PC problem at pc, recorded on first sight
+// (count adds the PCs): texts[0] is what SFrame says, then each source.
+func (c *checker) problem(k Kind, fde, fre int, pc uint64, sframeText string, srcs []string) *Problem {
 	key := problemKey{kind: k, fde: fde, fre: fre, texts: sframeText + "\x00" + strings.Join(srcs, "\x00")}
 	if pr := c.problems[key]; pr != nil {
-		pr.PCs++
-		return
+		return pr
 	}
 	pr := c.newProblem(k, fde, fre, pc)
+	pr.PCs = 0
 	pr.SFrame = sframeText
 	if len(srcs) == 1 && sframeText == "" {
 		pr.Detail = srcs[0]
@@ -110,6 +149,7 @@ func (c *checker) problem(k Kind, fde, fre int, pc uint64, sframeText string, sr
 	}
 	c.problems[key] = pr
 	c.order = append(c.order, key)
+	return pr
 }
 
 // wholeProblem records a finding about a function or the binary.
@@ -125,14 +165,11 @@ func (c *checker) wholeProblem(k Kind, fde, fre int, pc uint64, detail string) {
 }
 
 func (c *checker) newProblem(k Kind, fde, fre int, pc uint64) *Problem {
-	if c.lines == nil {
-		c.lines = symbols.NewLines(c.ef, 0)
-	}
-	sym := c.syms.Format(pc)
+	sym := c.symFormat(pc)
 	pr := &Problem{kind: k, Kind: k.String(), PC: pc, Symbol: sym, SymbolDemangled: symbols.Demangled(sym),
-		Source: c.lines.Lookup(pc), FDE: -1, FRE: -1, PCs: 1}
+		Source: c.source(pc), FDE: -1, FRE: -1, PCs: 1}
 	if code := c.codeAt(pc, pc+16); code != nil {
-		pr.Insn, _ = c.a.Disasm(code, pc, c.syms.Resolver())
+		pr.Insn, _ = c.a.Disasm(code, pc, c.resolver())
 	}
 	if fde >= 0 {
 		f := &c.sec.FDEs[fde]
@@ -167,6 +204,12 @@ func (c *checker) finish(d time.Duration) {
 		return a.kind < b.kind
 	})
 	sort.SliceStable(rep.Notes, func(i, j int) bool { return rep.Notes[i].Functions > rep.Notes[j].Functions })
+	for k := range rep.Problems {
+		if p := &rep.Problems[k]; p.FDE >= 0 && p.FRE >= 0 {
+			rv := c.row(p.FDE, p.FRE)
+			rv.Problems = append(rv.Problems, k)
+		}
+	}
 }
 
 // Clean reports whether no problem was found.
@@ -243,35 +286,47 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 			fmt.Fprintf(w, "\n(%d more problems: see --json)\n", len(r.Problems)-i)
 			break
 		}
-		fmt.Fprintf(w, "\n%s at %#x %s", strings.ToUpper(p.Kind), p.PC, symbols.Demangle(p.Symbol))
-		if p.Source != "" {
-			fmt.Fprintf(w, " (%s)", p.Source)
-		}
-		if p.kind.perPC() {
-			fmt.Fprintf(w, ": %d PCs", p.PCs)
-		}
 		fmt.Fprintln(w)
-		if p.Insn != "" {
-			fmt.Fprintf(w, "  instruction:  %s\n", symbols.Demangle(p.Insn))
-		}
-		if p.FDEText != "" {
-			fmt.Fprintf(w, "  %s\n", p.FDEText)
-		}
-		if p.Row != "" {
-			fmt.Fprintf(w, "  %s\n", strings.TrimSpace(p.Row))
-		}
-		if p.SFrame != "" {
-			fmt.Fprintf(w, "  SFrame says:  %s\n", p.SFrame)
-		}
-		if p.CFI != "" {
-			fmt.Fprintf(w, "  CFI says:     %s\n", p.CFI)
-		}
-		if p.Code != "" {
-			fmt.Fprintf(w, "  code says:    %s\n", p.Code)
-		}
-		if p.Detail != "" {
-			fmt.Fprintf(w, "  %s\n", p.Detail)
-		}
+		p.WriteText(w)
+	}
+}
+
+// PerPC reports whether the problem was found by comparing rows at
+// instructions (cfa, ra, fp, mangled-ra, unterminated, outermost, no-row);
+// the others are findings about functions or the whole binary.
+func (p *Problem) PerPC() bool { return p.kind.perPC() }
+
+// WriteText prints the problem as the text report does: a heading line,
+// then the instruction, the FDE and FRE row, what each source says.
+func (p *Problem) WriteText(w io.Writer) {
+	fmt.Fprintf(w, "%s at %#x %s", strings.ToUpper(p.Kind), p.PC, symbols.Demangle(p.Symbol))
+	if p.Source != "" {
+		fmt.Fprintf(w, " (%s)", p.Source)
+	}
+	if p.kind.perPC() {
+		fmt.Fprintf(w, ": %d PCs", p.PCs)
+	}
+	fmt.Fprintln(w)
+	if p.Insn != "" {
+		fmt.Fprintf(w, "  instruction:  %s\n", symbols.Demangle(p.Insn))
+	}
+	if p.FDEText != "" {
+		fmt.Fprintf(w, "  %s\n", p.FDEText)
+	}
+	if p.Row != "" {
+		fmt.Fprintf(w, "  %s\n", strings.TrimSpace(p.Row))
+	}
+	if p.SFrame != "" {
+		fmt.Fprintf(w, "  SFrame says:  %s\n", p.SFrame)
+	}
+	if p.CFI != "" {
+		fmt.Fprintf(w, "  CFI says:     %s\n", p.CFI)
+	}
+	if p.Code != "" {
+		fmt.Fprintf(w, "  code says:    %s\n", p.Code)
+	}
+	if p.Detail != "" {
+		fmt.Fprintf(w, "  %s\n", p.Detail)
 	}
 }
 

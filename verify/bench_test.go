@@ -59,3 +59,38 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkStatic runs static glibc programs with and without
+// Options.Static, alternating, and reports the CPU time of each and the
+// share --static adds (the static check's own CPU time, measured around
+// it, is steadier than the difference of two runs on a loaded machine).
+func BenchmarkStatic(b *testing.B) {
+	dir := testcorpus.Dir(b)
+	for _, prog := range []string{"v3/x86-64/many-O2-static", "v3/x86-64/except-O2-static", "v1/aarch64/cold-O2-static"} {
+		b.Run(prog, func(b *testing.B) {
+			path := filepath.Join(dir, prog)
+			var plain, static, check time.Duration
+			for b.Loop() {
+				for _, st := range []bool{false, true} {
+					cpu := cpuTime()
+					rep, err := Run(path, Options{Static: st})
+					if err != nil || !rep.Exited {
+						b.Fatalf("verify: %v %+v", err, rep)
+					}
+					d := cpuTime() - cpu
+					if st {
+						static += d
+						check += rep.Static.cpu
+					} else {
+						plain += d
+					}
+				}
+			}
+			n := float64(b.N)
+			b.ReportMetric(plain.Seconds()/n*1e3, "verify-cpu-ms")
+			b.ReportMetric(static.Seconds()/n*1e3, "static-cpu-ms")
+			b.ReportMetric(check.Seconds()/n*1e3, "check-cpu-ms")
+			b.ReportMetric(100*check.Seconds()/plain.Seconds(), "check-%")
+		})
+	}
+}

@@ -54,6 +54,9 @@ type Report struct {
 	RowFailures []RowStat `json:"row_failures"`
 	// Objects: per ELF file of a dynamically linked program (objects.go).
 	Objects []ObjectStat `json:"objects,omitempty"`
+	// Static: with Options.Static, what check proves about the rows of
+	// the program's section the run did not execute.
+	Static *Static `json:"static,omitempty"`
 }
 
 // RowStat is one FRE row's failure count.
@@ -134,21 +137,24 @@ type RowRef struct {
 	Row             string `json:"row"`
 }
 
-// Clean reports whether the run had no failure.
-func (r *Report) Clean() bool { return r.Failures == 0 }
+// Clean reports whether the run had no failure and, with a static check,
+// check found no problem in the rows the run did not execute.
+func (r *Report) Clean() bool { return r.Failures == 0 && r.Static.clean() }
 
 // OK reports whether the program ran to its end and every instruction
-// checked was right: the only report that earns an OK.
-func (r *Report) OK() bool { return r.Complete && r.Clean() }
+// checked was right (and, with a static check, every row the run did not
+// execute was proven right): the only report that earns an OK.
+func (r *Report) OK() bool { return r.Complete && r.Clean() && r.Static.complete() }
 
-// Verdict is the report's one-word result: OK, MISMATCH (failures found),
-// or INCOMPLETE (no failure among the instructions checked, but the run
-// stopped before the program's end).
+// Verdict is the report's one-word result: OK, MISMATCH (failures found,
+// or problems check found in rows that did not run), or INCOMPLETE (no
+// problem, but the run stopped before the program's end, or check could
+// not prove some rows that did not run).
 func (r *Report) Verdict() string {
 	switch {
 	case !r.Clean():
 		return "MISMATCH"
-	case !r.Complete:
+	case !r.OK():
 		return "INCOMPLETE"
 	}
 	return "OK"
@@ -187,16 +193,38 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 	r.writeObjects(w)
 	fmt.Fprintf(w, "  FRE coverage: %d of %d rows of the functions that ran were used (%d rows in the section)\n",
 		r.RowsExercised, r.RowsInRunFunctions, r.RowsTotal)
+	if r.Static != nil {
+		r.Static.writeSummary(w)
+	}
 	switch {
+	case r.OK() && r.Static != nil:
+		fmt.Fprintf(w, "  result:       OK, no mismatch, and every row that did not run proven right\n")
 	case r.OK():
 		fmt.Fprintf(w, "  result:       OK, no mismatch\n")
 	case r.Clean():
-		fmt.Fprintf(w, "  result:       INCOMPLETE, no mismatch in the %d instructions checked, but %s\n", r.Instructions, r.incompleteText())
+		var why []string
+		if !r.Complete {
+			why = append(why, r.incompleteText())
+		}
+		if !r.Static.complete() {
+			why = append(why, r.Static.incompleteText())
+		}
+		fmt.Fprintf(w, "  result:       INCOMPLETE, no mismatch in the %d instructions checked, but %s\n", r.Instructions, strings.Join(why, "; "))
 	default:
 		if !r.Complete {
 			fmt.Fprintf(w, "  incomplete:   %s\n", r.incompleteText())
 		}
-		fmt.Fprintf(w, "  result:       MISMATCH, %d instructions with a wrong unwind, %d distinct problems\n", r.Failures, len(r.Problems))
+		if !r.Static.complete() {
+			fmt.Fprintf(w, "  incomplete:   %s\n", r.Static.incompleteText())
+		}
+		fmt.Fprintf(w, "  result:       MISMATCH, %d instructions with a wrong unwind, %d distinct problems", r.Failures, len(r.Problems))
+		if !r.Static.clean() {
+			fmt.Fprintf(w, "; check found %d more the run did not", len(r.Static.Problems))
+		}
+		fmt.Fprintln(w)
+		if r.Failures == 0 {
+			break
+		}
 		fmt.Fprintf(w, "  worst functions:")
 		for i, f := range r.Functions {
 			if i == 5 || f.Problems == 0 {
@@ -240,6 +268,9 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 		if p.Error != "" {
 			fmt.Fprintf(w, "  error: %s\n", p.Error)
 		}
+	}
+	if r.Static != nil {
+		r.Static.writeProblems(w, maxProblems)
 	}
 }
 

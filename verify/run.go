@@ -35,6 +35,11 @@ type Options struct {
 	// Incomplete says how many): the frames beyond the limit were not
 	// compared.
 	MaxFrames int
+	// Static also checks the rows of the program's SFrame section the run
+	// did not execute, against the file's CFI (package check): Report.
+	// Static. Problems found there make the verdict MISMATCH, rows that
+	// could not be proven INCOMPLETE.
+	Static bool
 }
 
 // DefaultBatch is Options.Batch's default.
@@ -137,6 +142,9 @@ func (tg *Target) run(opt Options) (*Report, error) {
 		}
 		rep.ranToEnd = rep.Complete
 		rep.Complete, rep.Incomplete = false, cut
+	}
+	if opt.Static {
+		rep.Static = c.static(tg)
 	}
 	return rep, nil
 }

@@ -40,7 +40,7 @@ func init() {
 			"print the .sframe section exactly as GNU objdump --sframe does", runDump},
 		{"validate", "[--quiet] [FILE...]",
 			"check .sframe sections against every rule of the SFrame format", runValidate},
-		{"verify", "[--sysroot DIR] [--json FILE|-] [--max-insns N] [--timeout D] [--quantum N] [--max-frames N] [--problems N] [--exact] [BINARY [-- ARGS]]",
+		{"verify", "[--sysroot DIR] [--json FILE|-] [--max-insns N] [--timeout D] [--quantum N] [--max-frames N] [--problems N] [--exact] [--static] [BINARY [-- ARGS]]",
 			"check the SFrame unwind at every executed instruction against the true stack", runVerify},
 		{"check", "[--json FILE|-] [--problems N] FILE...",
 			"prove the SFrame rows of every instruction statically, against the file's CFI", runCheck},

@@ -42,6 +42,13 @@ func TestVerifyCommand(t *testing.T) {
 		// its CFA at sp+8.
 		{"plt.got", []string{"verify", "--sysroot", sysroot(t, "v3/x86-64/recurse-O2-dynamic"), filepath.Join(dir, "v3/x86-64/recurse-O2-dynamic")}, exitProblems,
 			"        1 failures: 0000000000000000  sp+16     u         f", ""},
+		// --static: the rows the run did not execute are proven by check.
+		{"static", []string{"verify", "--static", filepath.Join(dir, "v3/x86-64/many-O2-static")}, exitOK,
+			"  static:       67 rows did not run; check (SFrame vs CFI: .eh_frame, ", ""},
+		// A noreturn call ends thrower.cold: the run never unwinds through
+		// its return address (the callee has no SFrame data), check finds it.
+		{"static call-at-end", []string{"verify", "--static", filepath.Join(dir, "v1/x86-64/except-O2-static")}, exitProblems,
+			"CALL-AT-END at 0x40117c thrower(int, long) [clone .cold]+0x7c (except.cc:12)", ""},
 		{"no interpreter", []string{"verify", "--sysroot", t.TempDir(), filepath.Join(dir, "v3/x86-64/recurse-O2-dynamic")}, exitError,
 			"", "program interpreter /lib64/ld-linux-x86-64.so.2 is not in the sysroot"},
 	}
