@@ -55,11 +55,11 @@ func amd64SignalStack(frame uint64) memory {
 	mc := frame + 8 + 40
 	return memory{
 		0x7fe8: 0x1110, 0x7ff0: 0x8000, 0x7ff8: 0x1310, // as in TestWalkAMD64
-		frame:         0x1500, // pretcode
-		mc + 15*8:     0x7fe8, // rsp
-		mc + 16*8:     0x1204, // rip
-		mc + 10*8:     0x7ff0, // rbp
-		mc + 13*8:     0xaaaa, // rax
+		frame:     0x1500, // pretcode
+		mc + 15*8: 0x7fe8, // rsp
+		mc + 16*8: 0x1204, // rip
+		mc + 10*8: 0x7ff0, // rbp
+		mc + 13*8: 0xaaaa, // rax
 	}
 }
 
@@ -116,9 +116,9 @@ func TestWalkSignalARM64(t *testing.T) {
 		// f: CFA = FP+16, FP and RA saved.
 		sframe.FDE{Start: 0x2000, Size: 0x40, Info: inc1, FREs: []sframe.FRE{fre(0, sframe.BaseFP, false, 16, -8, -16)}},
 		sframe.FDE{Start: 0x2100, Size: 0x10, Info: inc1, FREs: []sframe.FRE{fre(0, sframe.BaseSP, false, 0)}}, // leaf
-		sframe.FDE{Start: 0x2200, Size: 0x10, Info: inc1, FREs: []sframe.FRE{fre(0, sframe.BaseSP, false)}},     // _start
-		sframe.FDE{Start: 0x2300, Size: 8, Info: signalFDEInfo},                                                  // trampoline
-		sframe.FDE{Start: 0x2400, Size: 0x40, Info: inc1, FREs: []sframe.FRE{fre(0, sframe.BaseSP, false, 0)}},   // handler, a leaf
+		sframe.FDE{Start: 0x2200, Size: 0x10, Info: inc1, FREs: []sframe.FRE{fre(0, sframe.BaseSP, false)}},    // _start
+		sframe.FDE{Start: 0x2300, Size: 8, Info: signalFDEInfo},                                                // trampoline
+		sframe.FDE{Start: 0x2400, Size: 0x40, Info: inc1, FREs: []sframe.FRE{fre(0, sframe.BaseSP, false, 0)}}, // handler, a leaf
 	))
 	const frame = 0x6000
 	mc := uint64(frame + 128 + 176)
