@@ -34,7 +34,10 @@ var ARM64 = &Arch{
 // sigcontext (arch/arm64/include/uapi/asm/sigcontext.h) holds
 // fault_address, regs[31] (x0–x30), sp and pc, 8 bytes each.
 func arm64Signal() SignalContext {
-	c := SignalContext{MContext: 128 + 176}
+	c := SignalContext{MContext: 128 + 176, Sigreturn: []Sequence{
+		// mov x8, #139; svc #0 (the vDSO's __kernel_rt_sigreturn)
+		{Code: []byte{0x68, 0x11, 0x80, 0xd2, 0x01, 0x00, 0x00, 0xd4}, Insns: []int{0, 4}},
+	}}
 	for i := uint64(0); i <= 32; i++ { // x0–x30, sp (31), pc (32)
 		c.Regs = append(c.Regs, 8+8*i)
 	}

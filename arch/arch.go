@@ -65,6 +65,19 @@ type SignalContext struct {
 	// Regs is the offset within uc_mcontext of each register saved there,
 	// indexed by DWARF number (the program counter included).
 	Regs []uint64
+	// Sigreturn lists the code of signal trampolines: the instruction
+	// sequences that call rt_sigreturn. An unwinder checks the code at
+	// the PC before it trusts a signal frame, as libgcc's
+	// MD_FALLBACK_FRAME_STATE_FOR does: a function marked as a signal
+	// frame (.cfi_signal_frame) need not be a trampoline.
+	Sigreturn []Sequence
+}
+
+// Sequence is a sequence of instructions: its bytes and the offset of
+// each instruction in them.
+type Sequence struct {
+	Code  []byte
+	Insns []int
 }
 
 // Saved returns the address of register r in the signal context of a

@@ -34,6 +34,12 @@ var amd64Signal = SignalContext{
 	// DWARF order: rax rdx rcx rbx rsi rdi rbp rsp r8–r15 rip.
 	Regs: []uint64{13 * 8, 12 * 8, 14 * 8, 11 * 8, 9 * 8, 8 * 8, 10 * 8, 15 * 8,
 		0, 1 * 8, 2 * 8, 3 * 8, 4 * 8, 5 * 8, 6 * 8, 7 * 8, 16 * 8},
+	Sigreturn: []Sequence{
+		// mov $15,%rax; syscall (glibc's __restore_rt; libgcc's check)
+		{Code: []byte{0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05}, Insns: []int{0, 7}},
+		// mov $15,%eax; syscall (what gas makes of mov $15,%eax, musl)
+		{Code: []byte{0xb8, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05}, Insns: []int{0, 5}},
+	},
 }
 
 // amd64DWARF names the DWARF registers 0–16 of the x86-64 psABI.

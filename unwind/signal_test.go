@@ -10,6 +10,32 @@ import (
 
 var signalFDEInfo = sframe.FDEInfo(sframe.FREAddr1, sframe.PCInc, false, true)
 
+// withCode adds code bytes at addr to a memory of words: every 8-byte
+// read within the code (or overlapping it, the rest zero) reads them.
+func withCode(m memory, addr uint64, code []byte) memory {
+	for a := addr - 7; a < addr+uint64(len(code)); a++ {
+		var w uint64
+		for i := 7; i >= 0; i-- {
+			var b byte
+			if x := a + uint64(i); x >= addr && x < addr+uint64(len(code)) {
+				b = code[x-addr]
+			}
+			w = w<<8 | uint64(b)
+		}
+		if _, ok := m[a]; !ok {
+			m[a] = w
+		}
+	}
+	return m
+}
+
+// The trampolines' code: glibc's __restore_rt (mov $15,%rax; syscall)
+// and the vDSO's __kernel_rt_sigreturn (mov x8, #139; svc #0).
+var (
+	amd64Tramp = []byte{0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05}
+	arm64Tramp = []byte{0x68, 0x11, 0x80, 0xd2, 0x01, 0x00, 0x00, 0xd4}
+)
+
 // wantFrame is what a test expects of one frame.
 type wantFrame struct {
 	pc, cfa, ra, callerFP uint64
@@ -53,14 +79,14 @@ func amd64SignalSection(t *testing.T, trampRows ...sframe.FRE) *sframe.Section {
 // (pretcode, then the ucontext).
 func amd64SignalStack(frame uint64) memory {
 	mc := frame + 8 + 40
-	return memory{
+	return withCode(memory{
 		0x7fe8: 0x1110, 0x7ff0: 0x8000, 0x7ff8: 0x1310, // as in TestWalkAMD64
 		frame:     0x1500, // pretcode
 		mc + 15*8: 0x7fe8, // rsp
 		mc + 16*8: 0x1204, // rip
 		mc + 10*8: 0x7ff0, // rbp
 		mc + 13*8: 0xaaaa, // rax
-	}
+	}, 0x1500, amd64Tramp)
 }
 
 // TestWalkSignalAMD64: from a handler the walk goes through the
@@ -79,10 +105,11 @@ func TestWalkSignalAMD64(t *testing.T) {
 			{pc: 0x1110, cfa: 0x8000, ra: 0x1310, callerFP: 0x8000},
 			{pc: 0x1310, outermost: true},
 		})
-		// In the trampoline after the handler returned (SP: the ucontext).
-		it = u.Walk(Registers{PC: 0x1505, SP: frame + 8, FP: 0x55}, mem)
+		// In the trampoline after the handler returned (SP: the ucontext),
+		// at its syscall.
+		it = u.Walk(Registers{PC: 0x1507, SP: frame + 8, FP: 0x55}, mem)
 		checkWalk(t, it, []wantFrame{
-			{pc: 0x1505, cfa: 0x7fe8, ra: 0x1204, callerFP: 0x7ff0, signal: true},
+			{pc: 0x1507, cfa: 0x7fe8, ra: 0x1204, callerFP: 0x7ff0, signal: true},
 			{pc: 0x1204, cfa: 0x7ff0, ra: 0x1110, callerFP: 0x7ff0, interrupted: true},
 			{pc: 0x1110, cfa: 0x8000, ra: 0x1310, callerFP: 0x8000},
 			{pc: 0x1310, outermost: true},
@@ -122,13 +149,13 @@ func TestWalkSignalARM64(t *testing.T) {
 	))
 	const frame = 0x6000
 	mc := uint64(frame + 128 + 176)
-	mem := memory{
+	mem := withCode(memory{
 		0x7fe0: 0x8000, 0x7fe8: 0x2204, // f's frame record: CFA 0x7ff0
 		mc + 8 + 30*8: 0x2010, // x30: the leaf's return address into f
 		mc + 8 + 29*8: 0x7fe0, // x29
 		mc + 256:      0x7fe0, // sp
 		mc + 264:      0x2104, // pc
-	}
+	}, 0x2300, arm64Tramp)
 	it := u.Walk(Registers{PC: 0x2404, SP: frame, FP: 0x7ff0 - 16, LR: 0x2300}, mem)
 	checkWalk(t, it, []wantFrame{
 		{pc: 0x2404, cfa: frame, ra: 0x2300, callerFP: 0x7ff0 - 16},
@@ -139,13 +166,38 @@ func TestWalkSignalARM64(t *testing.T) {
 	})
 }
 
+// TestWalkSignalNotTrampoline: an FDE with the signal flag whose code is
+// not an rt_sigreturn sequence (.cfi_signal_frame on an ordinary
+// function) is unwound with its rows; without rows it has no data.
+func TestWalkSignalNotTrampoline(t *testing.T) {
+	u := New(arch.AMD64, amd64SignalSection(t, fre(0, sframe.BaseSP, false, 8)))
+	mem := withCode(memory{0x7000: 0x1310}, 0x1500, []byte{0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90})
+	it := u.Walk(Registers{PC: 0x1500, SP: 0x7000}, mem)
+	checkWalk(t, it, []wantFrame{
+		{pc: 0x1500, cfa: 0x7008, ra: 0x1310, callerFP: 0},
+		{pc: 0x1310, outermost: true},
+	})
+	u = New(arch.AMD64, amd64SignalSection(t))
+	it = u.Walk(Registers{PC: 0x1500, SP: 0x7000}, mem)
+	if !it.Next() || it.Frame().Signal || !errors.Is(it.Frame().Err, ErrNoFRE) || it.Next() || it.Err() != nil {
+		t.Errorf("no rows: %+v, %v", it.Frame(), it.Err())
+	}
+	// The code is checked at each instruction of the sequence only.
+	for pc, want := range map[uint64]bool{0x1500: true, 0x1507: true, 0x1501: false, 0x1508: false} {
+		it := u.Walk(Registers{PC: pc, SP: 0x7008}, amd64SignalStack(0x7000))
+		if it.Next(); it.Frame().Signal != want {
+			t.Errorf("pc %#x: signal %v", pc, it.Frame().Signal)
+		}
+	}
+}
+
 // TestWalkSignalEnds: an unreadable signal context is an unwinding
 // failure; a trampoline without the flag (V1/V2, or no FDE) ends the
 // SFrame chain as any PC without data; signal frames going down the stack
 // end after maxStackSwitches.
 func TestWalkSignalEnds(t *testing.T) {
 	u := New(arch.AMD64, amd64SignalSection(t))
-	it := u.Walk(Registers{PC: 0x1500, SP: 0x7008}, memory{})
+	it := u.Walk(Registers{PC: 0x1500, SP: 0x7008}, withCode(memory{}, 0x1500, amd64Tramp))
 	for it.Next() {
 	}
 	var se *StepError
@@ -154,7 +206,7 @@ func TestWalkSignalEnds(t *testing.T) {
 	}
 	// A chain of signal frames each interrupting the trampoline below
 	// itself, every one lower than the one before.
-	mem := memory{}
+	mem := withCode(memory{}, 0x1500, amd64Tramp)
 	sp := uint64(0x100000)
 	for i := 0; i < 20; i++ {
 		mc := sp + 40

@@ -98,8 +98,10 @@ type Frame struct {
 	// Signal is set for a signal trampoline's frame (a V3 FDE with the
 	// signal flag): CFA, RA (= RawRA) and CallerFP are the interrupted
 	// SP, PC and FP, read from the signal frame's ucontext at Context.
-	Signal  bool
-	Context uint64 // the address of uc_mcontext (Signal)
+	Signal bool
+	// Context is the address of the signal context (uc_mcontext) a Signal
+	// frame reads, or an Interrupted frame's registers come from.
+	Context uint64
 	// Interrupted is set for the frame a signal interrupted (the one after
 	// a signal frame): its PC is the interrupted instruction, and all its
 	// registers are known (from the ucontext), as in the topmost frame.

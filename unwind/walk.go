@@ -1,6 +1,8 @@
 package unwind
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -194,6 +196,9 @@ func (it *Iterator) Next() bool {
 		return false
 	}
 	f := Frame{PC: it.pc, SP: it.sp, FP: it.fp, Topmost: it.topmost, Interrupted: it.interrupted}
+	if f.Interrupted {
+		f.Context = it.ctx
+	}
 	it.step(&f)
 	it.frame = f
 	it.depth++
@@ -232,9 +237,9 @@ func (it *Iterator) Position() (pc, sp, fp uint64, depth int, done bool) {
 
 // Interrupted reports whether the next frame is one a signal interrupted
 // (the frame after a signal frame), whose registers all come from the
-// signal frame: a frame with the PC, SP and FP Position returns is not the
-// same without them.
-func (it *Iterator) Interrupted() bool { return it.interrupted }
+// signal context at ctx: a frame with the PC, SP and FP Position returns
+// is the same only with the same context.
+func (it *Iterator) Interrupted() (ctx uint64, ok bool) { return it.ctx, it.interrupted }
 
 // Frame returns the frame Next computed.
 func (it *Iterator) Frame() Frame { return it.frame }
@@ -251,7 +256,7 @@ func (it *Iterator) Err() error { return it.err }
 // step fills in what the SFrame data says about frame f.
 func (it *Iterator) step(f *Frame) {
 	sec, row, err := it.u.Lookup(f.PC)
-	if signalFDE(sec, row, err) {
+	if signalFDE(sec, row, err) && it.sigreturnAt(f.PC) {
 		it.signal(f, sec, row, err == nil)
 		return
 	}
@@ -368,6 +373,36 @@ func signalFDE(sec *sframe.Section, row sframe.Row, err error) bool {
 		return row.Signal
 	}
 	return sec != nil && errors.Is(err, sframe.ErrNoFRE) && row.FDE >= 0 && row.FDE < len(sec.FDEs) && sec.FDEs[row.FDE].Signal()
+}
+
+// sigreturnAt reports whether pc is in an rt_sigreturn sequence
+// (arch.SignalContext.Sigreturn): at the start of one of its
+// instructions.
+func (it *Iterator) sigreturnAt(pc uint64) bool {
+	var buf [16]byte
+	for _, seq := range it.u.arch.Signal.Sigreturn {
+		n := uint64(len(seq.Code))
+		for _, off := range seq.Insns {
+			start := pc - uint64(off)
+			// Two words cover [start, start+n) for 8 <= n <= 16, or
+			// the 8 bytes ending at start+n for shorter sequences.
+			lo := start + n - 8
+			if n >= 8 {
+				lo = start
+			}
+			w0, err0 := it.mem.ReadUint64(lo)
+			w1, err1 := it.mem.ReadUint64(start + n - 8)
+			if err0 != nil || err1 != nil {
+				continue
+			}
+			binary.LittleEndian.PutUint64(buf[:], w0)
+			binary.LittleEndian.PutUint64(buf[start+n-8-lo:], w1)
+			if bytes.Equal(buf[start-lo:start-lo+n], seq.Code) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // signal unwinds a signal trampoline's frame f from the registers the
