@@ -20,9 +20,28 @@ var ARM64 = &Arch{
 	PACMask: 1<<48 - 1,
 	// x0–x30, sp, pc.
 	Registers: arm64Registers(),
+	Signal:    arm64Signal(),
 	names:     arm64Names(),
 	classify:  classifyARM64,
 	disasm:    disasmARM64,
+}
+
+// arm64Signal: the AArch64 rt_sigframe (arch/arm64/kernel/signal.c) is
+// siginfo (128 bytes) then the ucontext, at the handler's stack pointer,
+// which the trampoline keeps: struct ucontext has uc_flags, uc_link,
+// uc_stack (24 bytes), uc_sigmask (8 bytes, padded to 128) and
+// uc_mcontext 16-byte aligned at 176, so the context is at 128+176. struct
+// sigcontext (arch/arm64/include/uapi/asm/sigcontext.h) holds
+// fault_address, regs[31] (x0–x30), sp and pc, 8 bytes each.
+func arm64Signal() SignalContext {
+	c := SignalContext{MContext: 128 + 176, Sigreturn: []Sequence{
+		// mov x8, #139; svc #0 (the vDSO's __kernel_rt_sigreturn)
+		{Code: []byte{0x68, 0x11, 0x80, 0xd2, 0x01, 0x00, 0x00, 0xd4}, Insns: []int{0, 4}},
+	}}
+	for i := uint64(0); i <= 32; i++ { // x0–x30, sp (31), pc (32)
+		c.Regs = append(c.Regs, 8+8*i)
+	}
+	return c
 }
 
 func arm64Registers() []Reg {

@@ -40,10 +40,54 @@ type Arch struct {
 	// Registers lists the general registers in the order a debugger shows
 	// them, PC last.
 	Registers []Reg
+	// Signal is where Linux's signal frame keeps the interrupted
+	// registers, as seen from the signal trampoline.
+	Signal SignalContext
 
 	names    map[Reg]string
 	classify func(code []byte) (Flow, int)
 	disasm   func(code []byte, pc uint64, sym func(uint64) (string, uint64)) (string, int)
+}
+
+// SignalContext locates the registers the Linux kernel saves in a signal
+// frame (rt_sigframe) when it delivers a signal: the ucontext's
+// uc_mcontext, as a signal trampoline (the handler's return address:
+// sa_restorer, or the vDSO's __kernel_rt_sigreturn) finds it. The
+// trampoline's stack pointer is the CFA of the handler that returned to
+// it, so an unwinder finds the context there in both cases, in the
+// trampoline itself and one frame up from the handler. This is what
+// libgcc's MD_FALLBACK_FRAME_STATE_FOR (linux-unwind.h) and debuggers'
+// signal-trampoline unwinders do.
+type SignalContext struct {
+	// MContext is the offset of uc_mcontext from the trampoline's stack
+	// pointer.
+	MContext uint64
+	// Regs is the offset within uc_mcontext of each register saved there,
+	// indexed by DWARF number (the program counter included).
+	Regs []uint64
+	// Sigreturn lists the code of signal trampolines: the instruction
+	// sequences that call rt_sigreturn. An unwinder checks the code at
+	// the PC before it trusts a signal frame, as libgcc's
+	// MD_FALLBACK_FRAME_STATE_FOR does: a function marked as a signal
+	// frame (.cfi_signal_frame) need not be a trampoline.
+	Sigreturn []Sequence
+}
+
+// Sequence is a sequence of instructions: its bytes and the offset of
+// each instruction in them.
+type Sequence struct {
+	Code  []byte
+	Insns []int
+}
+
+// Saved returns the address of register r in the signal context of a
+// trampoline whose stack pointer is sp; false if the context does not
+// hold r.
+func (c *SignalContext) Saved(sp uint64, r Reg) (uint64, bool) {
+	if r < 0 || int(r) >= len(c.Regs) {
+		return 0, false
+	}
+	return sp + c.MContext + c.Regs[r], true
 }
 
 // NoReg is the Reg of a register an architecture does not have.

@@ -30,6 +30,7 @@ type Session struct {
 
 	observer func(shadow.Record) bool
 	pred     func(shadow.Record) bool
+	onSignal func(tid int, ev SignalEvent)
 	stopped  bool
 	batch    bool // records arrive in batches (Batch)
 	cur      shadow.Record
@@ -81,10 +82,17 @@ func (s *Session) signal(ev SignalEvent) {
 	s.sync()
 	if ev.Sigreturn {
 		s.Shadow.SignalReturn()
-		return
+	} else {
+		s.Shadow.Signal(ev.Signal, s.cur, shadow.Record{PC: ev.Handler, SP: ev.HandlerSP, FP: ev.HandlerFP}, ev.Return, ev.Frame)
 	}
-	s.Shadow.Signal(ev.Signal, s.cur, shadow.Record{PC: ev.Handler, SP: ev.HandlerSP, FP: ev.HandlerFP}, ev.Return, ev.Frame)
+	if s.onSignal != nil {
+		s.onSignal(s.tid, ev)
+	}
 }
+
+// OnSignal sets a function told of each signal delivery and rt_sigreturn
+// in thread tid, after the shadow stack took it (nil: none).
+func (s *Session) OnSignal(fn func(tid int, ev SignalEvent)) { s.onSignal = fn }
 
 // Thread returns the id of the thread whose instructions the session sees
 // now (and whose shadow stack Shadow is).

@@ -31,16 +31,35 @@
 // them, when x30, PAC stripped, no longer holds the frame's return
 // address). A tail call keeps its caller's frame, as the machine state does.
 //
-// A signal delivery is told to the stack ([Stack.Signal]): the kernel
-// enters the handler as if the signal trampoline (the restorer or the
-// vDSO's __kernel_rt_sigreturn) had called it, so the handler gets a frame
-// of its own, marked with the signal, whose return address is the
-// trampoline, whose CFA is where the handler's stack pointer starts (plus
-// the pushed return address on x86-64) and whose caller's FP is the frame
-// pointer the handler starts with; the interrupted state is kept with it
-// ([SignalMark]). The handler's return pops that frame like any other;
-// rt_sigreturn ([Stack.SignalReturn]) goes back to the depth of the
-// delivery; siglongjmp out of a handler drops its frames as longjmp does.
+// A signal delivery is told to the stack ([Stack.Signal]) and pushes two
+// frames, both marked with the signal:
+//
+//   - the signal frame (SignalFrame set): the kernel's rt_sigframe, the
+//     frame of the signal trampoline (the restorer or the vDSO's
+//     __kernel_rt_sigreturn, its Entry). It stands for the interrupted
+//     state, as an unwinder going through the trampoline recovers it from
+//     the ucontext: its CFA is the interrupted stack pointer, its return
+//     address the interrupted PC (CallSite too) and its caller's FP the
+//     interrupted frame pointer. The frames below it are those of the
+//     interrupted code, as they were.
+//   - the handler's frame: the kernel enters the handler as if the
+//     trampoline had called it, so its return address is the trampoline,
+//     its CFA is where the handler's stack pointer starts (plus the pushed
+//     return address on x86-64) and its caller's FP is the frame pointer
+//     the handler starts with.
+//
+// The handler's return pops its frame like any other, and from then on
+// (the trampoline runs on the handler's stack, which may be an alternate
+// signal stack anywhere) the signal frame is not dropped by the stack
+// pointer rule; rt_sigreturn ([Stack.SignalReturn]) is its return, back to
+// the interrupted state. siglongjmp out of a handler drops the handler's
+// and the signal frame as longjmp drops frames: the stack pointer leaves
+// them (x86-64: SP at or above the interrupted SP; AArch64: above it, or
+// at it after the indirect branch that ends longjmp, in the interrupted
+// function). A signal delivered during a handler, or in the trampoline,
+// pushes its two frames on top: nested deliveries nest on the stack. An
+// instruction that faulted did not run: the signal it raised interrupts
+// it, and its call or return is not applied.
 package shadow
 
 import (
@@ -67,20 +86,29 @@ type Frame struct {
 	CallerFP   uint64 // the caller's frame pointer (rbp / x29) at the call
 	Entry      uint64 // first instruction executed in the callee
 	Insn       uint64 // instruction count when the callee started
-	// Signal is the signal whose handler this frame is (entered by the
-	// kernel, not by a call: CallSite is then the trampoline the handler
-	// returns to), 0 for a call.
+	// Signal is the signal of a delivery's frames (0 for a call): the
+	// handler's frame (entered by the kernel, not by a call: CallSite is
+	// then the trampoline the handler returns to) and, below it, the
+	// signal frame.
 	Signal int
+	// SignalFrame marks a delivery's signal frame (see the package
+	// documentation): CFA, ReturnAddr (and CallSite) and CallerFP are the
+	// interrupted SP, PC and FP; Entry is the trampoline.
+	SignalFrame bool
 }
 
-// SignalMark is a signal delivery on the stack: the handler's frame is
-// Frames()[Depth], and the state the signal interrupted (where
-// rt_sigreturn goes back to) is Interrupted.
+// SignalMark is a signal delivery on the stack: its signal frame is
+// Frames()[Depth] and the handler's Frames()[Depth+1] (until the handler
+// returns), and the state the signal interrupted (where rt_sigreturn goes
+// back to) is Interrupted.
 type SignalMark struct {
 	Signal      int
 	Depth       int
 	Interrupted Record // PC, SP, FP (and LR) of the interrupted code
 	Frame       uint64 // the kernel's signal frame (rt_sigframe)
+	// Returned: the handler returned to the trampoline; rt_sigreturn
+	// comes next.
+	Returned bool
 }
 
 // Anomaly is a departure from strict call/return nesting.
@@ -169,7 +197,11 @@ func (s *Stack) settle(r Record) {
 	jumped := false // control arrived by an indirect jump or a return to an unexpected place
 	if s.havePrev {
 		p := &s.prev
-		switch s.prevFlow {
+		flow := s.prevFlow
+		if r.PC == p.PC && r.SP == p.SP {
+			flow = arch.FlowOther // it faulted: it did not run
+		}
+		switch flow {
 		case arch.FlowCall:
 			// A call leaves the caller's SP (before the call) as the
 			// callee's CFA on both architectures: x86-64 pushes the return
@@ -213,8 +245,8 @@ func (s *Stack) settle(r Record) {
 			}
 		}
 	}
-	// Deliveries whose handler frame is gone (siglongjmp) are forgotten.
-	for k := len(s.signals); k > 0 && s.signals[k-1].Depth > len(s.frames); k-- {
+	// Deliveries whose signal frame is gone (siglongjmp) are forgotten.
+	for k := len(s.signals); k > 0 && s.signals[k-1].Depth >= len(s.frames); k-- {
 		s.signals = s.signals[:k-1]
 	}
 	if called || len(s.frames) != n0 {
@@ -226,22 +258,27 @@ func (s *Stack) settle(r Record) {
 // instruction is observed: interrupted is the state the signal
 // interrupted (the stack must be settled up to it: Sync), handler the
 // state the handler starts with (PC, SP, FP), ret the address it returns
-// to and frame the kernel's signal frame.
+// to (the trampoline) and frame the kernel's signal frame. It pushes the
+// signal frame and the handler's frame.
 func (s *Stack) Signal(sig int, interrupted, handler Record, ret, frame uint64) {
 	cfa := handler.SP
 	if !s.arch.HasLinkRegister() {
 		cfa += 8 // the return address the kernel pushed (pretcode)
 	}
 	s.signals = append(s.signals, SignalMark{Signal: sig, Depth: len(s.frames), Interrupted: interrupted, Frame: frame})
-	s.frames = append(s.frames, Frame{CallSite: ret, ReturnAddr: ret, CFA: cfa, CallerFP: handler.FP,
-		Entry: handler.PC, Insn: s.insn, Signal: sig})
+	s.frames = append(s.frames,
+		Frame{CallSite: interrupted.PC, ReturnAddr: interrupted.PC, CFA: interrupted.SP, CallerFP: interrupted.FP,
+			Entry: ret, Insn: s.insn, Signal: sig, SignalFrame: true},
+		Frame{CallSite: ret, ReturnAddr: ret, CFA: cfa, CallerFP: handler.FP,
+			Entry: handler.PC, Insn: s.insn, Signal: sig})
 	s.havePrev = false
 	s.version++
 }
 
 // SignalReturn records an rt_sigreturn, before the restored state's first
-// instruction is observed: the frames of the last delivery are dropped
-// (its handler's frame was normally popped by its return already).
+// instruction is observed: the signal frame of the last delivery is
+// popped, with whatever is left above it (its handler's frame was
+// normally popped by its return already).
 func (s *Stack) SignalReturn() {
 	s.havePrev = false
 	n := len(s.signals)
@@ -273,6 +310,13 @@ func (s *Stack) Signals() []SignalMark { return s.signals }
 // hold something else for a while, as in glibc's __sigsetjmp, which parks
 // it in x13 around a call.
 func (s *Stack) abandoned(f *Frame, r Record, jumped bool) bool {
+	if f.SignalFrame {
+		// Only rt_sigreturn returns from a signal frame whose handler
+		// returned, wherever the trampoline's stack is.
+		if k := len(s.signals) - 1; k >= 0 && s.signals[k].Returned && &s.frames[s.signals[k].Depth] == f {
+			return false
+		}
+	}
 	switch {
 	case r.SP > f.CFA:
 		return true
@@ -297,6 +341,10 @@ func (s *Stack) pop(r Record) bool {
 					Detail: fmt.Sprintf("return from %#x to %#x skipped %d frame(s)", s.prev.PC, r.PC, n-1-i)})
 			}
 			s.frames = s.frames[:i]
+			// A handler returned to its trampoline.
+			if k := len(s.signals) - 1; k >= 0 && s.signals[k].Depth == i-1 {
+				s.signals[k].Returned = true
+			}
 			return true
 		}
 	}

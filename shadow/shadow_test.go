@@ -711,7 +711,9 @@ func TestSignalFrames(t *testing.T) {
 	s.Sync(interrupted)
 	s.Signal(10, interrupted, shadow.Record{PC: handler, SP: 0x7e08, FP: 0x77}, restore, 0x7e08)
 	fs := s.Frames()
-	if len(fs) != 2 || fs[1] != (shadow.Frame{CallSite: restore, ReturnAddr: restore, CFA: 0x7e10, CallerFP: 0x77, Entry: handler, Insn: 2, Signal: 10}) {
+	if len(fs) != 3 ||
+		fs[1] != (shadow.Frame{CallSite: f + 1, ReturnAddr: f + 1, CFA: 0x7ff8, CallerFP: 0x77, Entry: restore, Insn: 2, Signal: 10, SignalFrame: true}) ||
+		fs[2] != (shadow.Frame{CallSite: restore, ReturnAddr: restore, CFA: 0x7e10, CallerFP: 0x77, Entry: handler, Insn: 2, Signal: 10}) {
 		t.Fatalf("after the delivery: %+v", fs)
 	}
 	if m := s.Signals(); len(m) != 1 || m[0].Depth != 1 || m[0].Interrupted != interrupted {
@@ -720,8 +722,8 @@ func TestSignalFrames(t *testing.T) {
 	s.Observe(shadow.Record{PC: handler, SP: 0x7e08, Size: 1})
 	s.Observe(shadow.Record{PC: handler + 1, SP: 0x7e08, Size: 1})
 	s.Observe(shadow.Record{PC: restore, SP: 0x7e10, Size: 1}) // the handler returned
-	if n := s.Depth(); n != 1 {
-		t.Fatalf("depth %d after the handler's return", n)
+	if n, m := s.Depth(), s.Signals(); n != 2 || !m[0].Returned {
+		t.Fatalf("depth %d after the handler's return, marks %+v", n, m)
 	}
 	s.Sync(shadow.Record{PC: restore + 1, SP: 0x7e10})
 	s.SignalReturn()
@@ -745,7 +747,153 @@ func TestSignalFrames(t *testing.T) {
 	st := s.Save()
 	s.SignalReturn()
 	s.Restore(st)
-	if m := s.Signals(); len(m) != 1 || s.Depth() != 1 {
+	if m := s.Signals(); len(m) != 1 || s.Depth() != 2 {
 		t.Errorf("restored: depth %d marks %+v", s.Depth(), m)
 	}
+}
+
+// signalSteps runs deliveries on x86-64 through the shadow stack: each
+// step either observes an instruction, delivers a signal (sig > 0:
+// interrupting the state at pc/sp, the handler starting at handlerPC with
+// SP hsp) or returns from one (sig < 0: rt_sigreturn), and checks the
+// depth and the number of deliveries on the stack after it.
+type sigStep struct {
+	pc, sp     uint64
+	sig        int
+	handlerPC  uint64
+	hsp        uint64
+	depth, out int
+}
+
+func runSigSteps(t *testing.T, a *arch.Arch, c code, steps []sigStep) *shadow.Stack {
+	t.Helper()
+	s := shadow.New(a, c.readCode)
+	s.SameFunction = sameFunction
+	for i, st := range steps {
+		r := c.record(step{pc: st.pc, sp: st.sp})
+		switch {
+		case st.sig > 0:
+			s.Sync(r)
+			s.Signal(st.sig, r, shadow.Record{PC: st.handlerPC, SP: st.hsp}, 0x4000, st.hsp)
+		case st.sig < 0:
+			s.Sync(r)
+			s.SignalReturn()
+		default:
+			s.Observe(r)
+		}
+		if s.Depth() != st.depth || len(s.Signals()) != st.out {
+			t.Fatalf("step %d (%+v): depth %d, %d deliveries; want %d, %d\n%+v", i, st, s.Depth(), len(s.Signals()), st.depth, st.out, s.Frames())
+		}
+	}
+	if an := s.Anomalies(); len(an) != 0 {
+		t.Errorf("anomalies %+v", an)
+	}
+	return s
+}
+
+// TestSignalNested: a signal during a handler, and one in the trampoline
+// after a handler returned, nest; each rt_sigreturn pops its own.
+func TestSignalNested(t *testing.T) {
+	const (
+		main = 0x1000
+		h    = 0x3000
+		tr   = 0x4000
+	)
+	c := code{main: x86nop, main + 1: x86nop, h: x86nop, h + 1: x86ret, tr: x86nop, tr + 1: x86nop, tr + 2: x86nop}
+	runSigSteps(t, arch.AMD64, c, []sigStep{
+		{pc: main, sp: 0x8000},
+		{pc: main + 1, sp: 0x8000, sig: 10, handlerPC: h, hsp: 0x7e08, depth: 2, out: 1},
+		{pc: h, sp: 0x7e08, depth: 2, out: 1},
+		// A second signal at h+1 (the handler's ret).
+		{pc: h + 1, sp: 0x7e08, sig: 12, handlerPC: h, hsp: 0x7c08, depth: 4, out: 2},
+		{pc: h, sp: 0x7c08, depth: 4, out: 2},
+		{pc: h + 1, sp: 0x7c08, depth: 4, out: 2},
+		{pc: tr, sp: 0x7c10, depth: 3, out: 2},
+		{pc: tr + 1, sp: 0x7c10, sig: -1, depth: 2, out: 1},
+		{pc: h + 1, sp: 0x7e08, depth: 2, out: 1},
+		{pc: tr, sp: 0x7e10, depth: 1, out: 1},
+		// A third signal in the trampoline itself.
+		{pc: tr + 1, sp: 0x7e10, sig: 14, handlerPC: h, hsp: 0x7d08, depth: 3, out: 2},
+		{pc: h, sp: 0x7d08, depth: 3, out: 2},
+		{pc: h + 1, sp: 0x7d08, depth: 3, out: 2},
+		{pc: tr, sp: 0x7d10, depth: 2, out: 2},
+		{pc: tr + 2, sp: 0x7d10, sig: -1, depth: 1, out: 1},
+		{pc: tr + 1, sp: 0x7e10, depth: 1, out: 1},
+		{pc: tr + 2, sp: 0x7e10, sig: -1, depth: 0, out: 0},
+		{pc: main + 1, sp: 0x8000},
+	})
+}
+
+// TestSignalAltStackAbove: a handler on an alternate stack above the
+// interrupted stack returns to the trampoline there: the signal frame and
+// the interrupted frames stay until rt_sigreturn.
+func TestSignalAltStackAbove(t *testing.T) {
+	const (
+		main = 0x1000
+		f    = 0x2000
+		h    = 0x3000
+		tr   = 0x4000
+	)
+	c := code{main: x86call(main, f), main + 5: x86nop, f: x86nop, f + 1: x86ret, h: x86nop, h + 1: x86ret, tr: x86nop, tr + 1: x86nop}
+	runSigSteps(t, arch.AMD64, c, []sigStep{
+		{pc: main, sp: 0x8000},
+		{pc: f, sp: 0x7ff8, depth: 1},
+		{pc: f + 1, sp: 0x7ff8, sig: 11, handlerPC: h, hsp: 0x9e08, depth: 3, out: 1},
+		{pc: h, sp: 0x9e08, depth: 3, out: 1},
+		{pc: h + 1, sp: 0x9e08, depth: 3, out: 1},
+		{pc: tr, sp: 0x9e10, depth: 2, out: 1},
+		{pc: tr + 1, sp: 0x9e10, depth: 2, out: 1},
+		{pc: tr + 1, sp: 0x9e10, sig: -1, depth: 1, out: 0},
+		{pc: f + 1, sp: 0x7ff8, depth: 1},
+		{pc: main + 5, sp: 0x8000},
+	})
+}
+
+// TestSignalLongjmpARM64: siglongjmp from a handler back into the
+// interrupted function, whose SP is the signal frame's CFA: the indirect
+// branch lands in the function the signal frame interrupted, so the
+// delivery's frames go (SameFunction).
+func TestSignalLongjmpARM64(t *testing.T) {
+	const (
+		main = 0x1000
+		f    = 0x2000
+		h    = 0x3000
+	)
+	c := code{main: a64bl(main, f), main + 4: a64nop, f: a64nop, f + 4: a64nop, f + 8: a64nop, f + 12: a64ret,
+		h: a64nop, h + 4: a64brX16}
+	runSigSteps(t, arch.ARM64, c, []sigStep{
+		{pc: main, sp: 0x8000},
+		{pc: f, sp: 0x8000, depth: 1},
+		{pc: f + 4, sp: 0x7fe0, depth: 1},
+		// A fault at f+8: the handler runs on the same stack.
+		{pc: f + 8, sp: 0x7fe0, sig: 11, handlerPC: h, hsp: 0x6e00, depth: 3, out: 1},
+		{pc: h, sp: 0x6e00, depth: 3, out: 1},
+		{pc: h + 4, sp: 0x6d00, depth: 3, out: 1},
+		{pc: f + 4, sp: 0x7fe0, depth: 1},
+		{pc: f + 8, sp: 0x7fe0, depth: 1},
+	})
+}
+
+// TestSignalFaultingCall: a call that faults (its push hits an unmapped
+// page) did not run: the signal that interrupts it does not see its
+// frame, and after rt_sigreturn it runs again.
+func TestSignalFaultingCall(t *testing.T) {
+	const (
+		main = 0x1000
+		f    = 0x2000
+		h    = 0x3000
+		tr   = 0x4000
+	)
+	c := code{main: x86nop, main + 1: x86call(main+1, f), main + 6: x86nop, f: x86ret, h: x86ret, tr: x86nop}
+	runSigSteps(t, arch.AMD64, c, []sigStep{
+		{pc: main, sp: 0x8000},
+		{pc: main + 1, sp: 0x8000},
+		{pc: main + 1, sp: 0x8000, sig: 11, handlerPC: h, hsp: 0x7e08, depth: 2, out: 1},
+		{pc: h, sp: 0x7e08, depth: 2, out: 1},
+		{pc: tr, sp: 0x7e10, depth: 1, out: 1},
+		{pc: tr, sp: 0x7e10, sig: -1, depth: 0, out: 0},
+		{pc: main + 1, sp: 0x8000},
+		{pc: f, sp: 0x7ff8, depth: 1},
+		{pc: main + 6, sp: 0x8000},
+	})
 }

@@ -44,6 +44,13 @@ type Debugger struct {
 	prevRegs []uint64 // at the stop before
 	view     int      // the thread State shows when not the running one (0: the running one)
 
+	// The last signal delivery or rt_sigreturn (in words) and the
+	// instruction count it happened at; the screen tells it when it
+	// happened during the last command, which started at cmdStart.
+	sig      string
+	sigAt    uint64
+	cmdStart uint64
+
 	progress  atomic.Uint64
 	interrupt atomic.Bool
 }
@@ -66,6 +73,7 @@ func OpenConfig(path string, args []string, cfg linux.Config) (*Debugger, error)
 	d.tg, d.sec, d.p, d.s, d.u, d.chk, d.lines = tg, tg.Section, tg.Process, tg.Session, tg.Unwinder, tg.Checker, tg.Lines
 	d.regs = make([]uint64, len(d.p.Arch.Registers))
 	d.prevRegs = make([]uint64, len(d.regs))
+	d.s.OnSignal(d.signalSeen)
 	d.hist = newHistory()
 	if err := d.hist.add(d, true); err != nil {
 		d.Close()
@@ -103,6 +111,28 @@ func (d *Debugger) readRegs() {
 	if err := e.ReadRegs(ids, d.regs); err != nil {
 		clear(d.regs)
 	}
+}
+
+// signalSeen words a signal delivery or rt_sigreturn of thread tid.
+func (d *Debugger) signalSeen(tid int, ev linux.SignalEvent) {
+	d.sigAt = d.s.Executed()
+	if ev.Sigreturn {
+		d.sig = fmt.Sprintf("rt_sigreturn in tid %d: back to %s", tid, d.symbol(ev.PC))
+		return
+	}
+	d.sig = fmt.Sprintf("%s delivered to tid %d: handler at %s", linux.SignalName(ev.Signal), tid, d.symbol(ev.Handler))
+}
+
+// begin starts a command: a signal seen from now on is news.
+func (d *Debugger) begin() { d.cmdStart = d.s.Executed() }
+
+// lastSignal is the delivery or rt_sigreturn the last command ran
+// through (its last), "" if none.
+func (d *Debugger) lastSignal() string {
+	if d.sig == "" || d.sigAt <= d.cmdStart || d.sigAt > d.s.Executed() {
+		return ""
+	}
+	return d.sig
 }
 
 // runOpts say where a run stops besides the end of the program.
@@ -234,7 +264,7 @@ func (d *Debugger) run(o runOpts) (string, error) {
 		}
 		d.s.Observe(nil)
 		prev := append([]uint64(nil), d.prevRegs...)
-		if _, err := d.Seek(hitAt); err != nil {
+		if _, err := d.seek(hitAt); err != nil {
 			return "", err
 		}
 		copy(d.prevRegs, prev)
@@ -256,6 +286,7 @@ func (d *Debugger) run(o runOpts) (string, error) {
 
 // Step executes one instruction.
 func (d *Debugger) Step() (string, error) {
+	d.begin()
 	return d.run(runOpts{max: 1})
 }
 
@@ -264,9 +295,10 @@ func (d *Debugger) StepOver() (string, error) {
 	if d.exit != nil {
 		return "", errExited
 	}
+	d.begin()
 	regs := append([]uint64(nil), d.regs...)
 	depth := d.s.Shadow.Depth()
-	why, err := d.Step()
+	why, err := d.run(runOpts{max: 1})
 	if err != nil || d.exit != nil || d.s.Shadow.Depth() <= depth {
 		return why, err
 	}
@@ -284,16 +316,21 @@ func (d *Debugger) Finish() (string, error) {
 	if depth == 0 {
 		return "", errors.New("finish: the outermost function does not return")
 	}
+	d.begin()
 	return d.run(runOpts{bps: true, until: func(shadow.Record) bool { return d.s.Shadow.Depth() < depth }})
 }
 
 // Continue runs to the next breakpoint or the end.
-func (d *Debugger) Continue() (string, error) { return d.run(runOpts{bps: true}) }
+func (d *Debugger) Continue() (string, error) {
+	d.begin()
+	return d.run(runOpts{bps: true})
+}
 
 // NextMismatch runs to the next instruction whose unwind fails (a
 // mismatch, an unwinder error or a chain ending too early), a breakpoint,
 // or the end.
 func (d *Debugger) NextMismatch() (string, error) {
+	d.begin()
 	why, err := d.run(runOpts{bps: true, mismatch: true})
 	if err == nil && d.exit != nil {
 		why += "; no mismatch on the way"
@@ -303,12 +340,19 @@ func (d *Debugger) NextMismatch() (string, error) {
 
 // Advance runs until the PC reaches addr (or a breakpoint, or the end).
 func (d *Debugger) Advance(addr uint64) (string, error) {
+	d.begin()
 	return d.run(runOpts{bps: true, until: func(r shadow.Record) bool { return r.PC == addr }})
 }
 
 // Seek goes to the state after exactly n instructions, backwards through
 // the latest checkpoint at or before n and replay, forwards by running.
 func (d *Debugger) Seek(n uint64) (string, error) {
+	d.begin()
+	return d.seek(n)
+}
+
+// seek is Seek within a command.
+func (d *Debugger) seek(n uint64) (string, error) {
 	d.view = 0
 	now := d.s.Executed()
 	regs := append([]uint64(nil), d.regs...)

@@ -3,6 +3,7 @@
 package tui
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/sframesim/sframesim/arch"
+	"github.com/sframesim/sframesim/linux"
 	"github.com/sframesim/sframesim/sframe"
 	"github.com/sframesim/sframesim/shadow"
 	"github.com/sframesim/sframesim/symbols"
@@ -53,6 +55,11 @@ type State struct {
 	View      int
 	ViewState string
 	RunningAt string
+
+	// Signal is the last signal delivery or rt_sigreturn the last command
+	// ran through, in words ("SIGUSR1 delivered to tid 4242: handler at
+	// on_usr1"), "" if none.
+	Signal string
 
 	Breakpoints []string // symbol (address)
 	Checkpoints int
@@ -103,7 +110,12 @@ type StackRow struct {
 	TCFA, TRA, TFP       uint64
 	BadCFA, BadRA, BadFP bool
 	TrueNote             string // no true frame: "outermost: main", "beyond the true stack"
-	Decisive             bool   // the frame where the verdict was reached
+	// TrueSignal marks the true frame of a signal delivery (the kernel's
+	// signal frame, between the handler and the interrupted frame):
+	// "[signal SIGSEGV]"; the unwound frame of a signal trampoline has
+	// it in Func too.
+	TrueSignal string
+	Decisive   bool // the frame where the verdict was reached
 }
 
 // Mismatch reports whether any compared value differs.
@@ -125,6 +137,7 @@ func (d *Debugger) State(lines int) State {
 		out = out[i+1:]
 	}
 	s.Output = out
+	s.Signal = d.lastSignal()
 	s.TID = d.s.Thread()
 	s.Threads = d.threads()
 
@@ -196,12 +209,22 @@ func (d *Debugger) State(lines int) State {
 	rows := max(len(frames), n+1)
 	for k := 0; k < rows; k++ {
 		r := StackRow{Depth: k}
+		// A delivery's signal frame, between its handler and the
+		// interrupted frame, in both stacks.
+		trueSig := ""
+		if k < n && trueStack[n-1-k].SignalFrame {
+			r.TrueSignal = "[signal " + linux.SignalName(trueStack[n-1-k].Signal) + "]"
+			trueSig = r.TrueSignal + " "
+		}
 		if k < len(frames) {
 			f := &frames[k]
 			r.HasUnwound, r.Func = true, d.symbol(f.PC)
+			if f.Signal {
+				r.Func = cmp.Or(trueSig, "[signal] ") + r.Func
+			}
 			if f.Err != nil {
 				r.Err = shortErr(f.Err)
-			} else if f.HasRow {
+			} else if f.HasRow || f.Signal {
 				r.CFA = f.CFA
 				if !f.Outermost {
 					r.RA, r.FP, r.HasRA = f.RA, f.CallerFP, true
@@ -212,11 +235,11 @@ func (d *Debugger) State(lines int) State {
 		if k > 0 && k <= n {
 			truePC = trueStack[n-k].ReturnAddr
 		}
-		r.TrueFunc = d.symbol(truePC)
+		r.TrueFunc = trueSig + d.symbol(truePC)
 		if k < n {
 			t := trueStack[n-1-k]
 			r.HasTrue, r.TCFA, r.TRA, r.TFP = true, t.CFA, t.ReturnAddr, t.CallerFP
-			if r.HasUnwound && r.Err == "" && frames[k].HasRow {
+			if r.HasUnwound && r.Err == "" && (frames[k].HasRow || frames[k].Signal) {
 				r.BadCFA = r.CFA != r.TCFA
 				r.BadRA = r.HasRA && r.RA != r.TRA
 				r.BadFP = r.HasRA && r.FP != r.TFP
@@ -264,12 +287,38 @@ func (d *Debugger) funcName(pc uint64) string {
 	return symbols.Demangle(name)
 }
 
+// signalPane fills the row pane for a signal trampoline (topmost): its
+// FDE has the V3 signal flag, and its frame comes from the signal frame's
+// ucontext, whatever rows it has.
+func (d *Debugger) signalPane(s *State, f *unwind.Frame) {
+	sec, row := f.Section, f.Row
+	fde := &sec.FDEs[row.FDE]
+	a := d.p.Arch
+	s.HasRow = true
+	s.FDE = fmt.Sprintf("func idx [%d]: pc = 0x%x, size = %d bytes (%s), attr = \"S\": signal trampoline", row.FDE, fde.Start, fde.Size, d.symbol(fde.Start))
+	s.RowHeader = strings.TrimRight(fmt.Sprintf("    %-7s%-8s %-10s%-10s%-13s", "STARTPC", "   ", "CFA", "FP", "RA"), " ")
+	s.Row = "    (no rows)"
+	if f.HasRow {
+		s.Row = fmt.Sprintf("%s   <- FRE [%d] (not used)", sec.FormatRow(row.FDE, row.FRE), row.FRE)
+	}
+	saved := func(r sframe.Reg) uint64 { addr, _ := a.Signal.Saved(f.Context-a.Signal.MContext, r); return addr }
+	s.Calc = []string{
+		fmt.Sprintf("the interrupted registers, in uc_mcontext at %#x:", f.Context),
+		fmt.Sprintf("CFA = *%#x (%s) = %#x", saved(a.SP), a.RegName(a.SP), f.CFA),
+		fmt.Sprintf("RA  = *%#x (%s) = %#x", saved(a.PC), a.RegName(a.PC), f.RA),
+		fmt.Sprintf("FP  = *%#x (%s) = %#x", saved(a.FP), a.RegName(a.FP), f.CallerFP),
+	}
+}
+
 // verdict describes a verification outcome.
 func verdict(r verify.Result) string {
 	switch r.Kind {
 	case verify.OK:
 		if r.Checked == 0 {
 			return "ok: the outermost function, no frame to compare"
+		}
+		if r.Signals > 0 {
+			return fmt.Sprintf("ok: %d frame(s) match the true stack, through %d signal frame(s)", r.Checked, r.Signals)
 		}
 		return fmt.Sprintf("ok: %d frame(s) match the true stack", r.Checked)
 	case verify.NoFDE:
@@ -287,6 +336,8 @@ func verdict(r verify.Result) string {
 		return fmt.Sprintf("unterminated: frames right, but frame %d's row does not mark the end", r.Depth)
 	case verify.Cut:
 		return fmt.Sprintf("cut: frames right up to the frame limit at frame %d; the rest was not compared", r.Depth)
+	case verify.SignalGap:
+		return fmt.Sprintf("signal gap at frame %d: no SFrame signal frame for the trampoline; the interrupted frames were not compared", r.Depth)
 	case verify.EndedEarly:
 		return fmt.Sprintf("ENDED EARLY at frame %d: no SFrame row for its return address %#x, though its function has SFrame data", r.Depth, r.Frame.PC)
 	}
@@ -324,6 +375,10 @@ func shortErr(err error) string {
 
 // rowPane fills the FDE/FRE pane from the topmost frame.
 func (d *Debugger) rowPane(s *State, f *unwind.Frame, st shadow.Record, reg func(sframe.Reg) (uint64, bool)) {
+	if f.Signal && f.Err == nil {
+		d.signalPane(s, f)
+		return
+	}
 	if !f.HasRow {
 		if f.Err != nil {
 			s.NoRow = "no row: " + f.Err.Error()

@@ -368,6 +368,8 @@ func (m *Model) stackLines(w, n int) []string {
 		}
 		if f.HasTrue && f.HasUnwound && f.TrueFunc != f.Func {
 			tail += " true: " + f.TrueFunc
+		} else if f.TrueSignal != "" {
+			tail += " " + f.TrueSignal
 		}
 		line := fit(left+uw+" | "+tw+tail, w)
 		if len(note) > 0 || f.Decisive && m.st.Kind.Failure() {
@@ -470,6 +472,9 @@ func (m *Model) statusLine(w int) string {
 		return sy.warn.Render(fit(fmt.Sprintf("%s... %d instructions (Esc stops)", m.busyWhat, m.progress), w))
 	}
 	parts := []string{fmt.Sprintf("insn %d", st.Insns), "unwind: " + st.Stopped}
+	if st.Signal != "" {
+		parts = append([]string{st.Signal}, parts...)
+	}
 	if m.msg != "" {
 		parts = append([]string{m.msg}, parts...)
 	}

@@ -24,6 +24,31 @@
 //  5. The caller's frame has PC = RA, SP = CFA, FP as recovered; it is no
 //     longer topmost.
 //
+// # Signal frames
+//
+// A signal handler returns to a signal trampoline (x86-64: the
+// sa_restorer, glibc's __restore_rt; AArch64: the vDSO's
+// __kernel_rt_sigreturn or an sa_restorer), which calls rt_sigreturn. An
+// SFrame V3 FDE with the signal flag (.cfi_signal_frame) marks such a
+// trampoline. Its frame is not a call frame: the kernel saved every
+// register of the interrupted code in the signal frame's ucontext, at the
+// trampoline's stack pointer (arch.SignalContext). So, whatever rows the
+// FDE has (gas writes none: it cannot express the ucontext's DWARF
+// expressions), the trampoline's frame is unwound from there, as libgcc's
+// MD_FALLBACK_FRAME_STATE_FOR and debuggers do: its CFA is the interrupted
+// stack pointer, its return address the interrupted PC (not a return
+// address: the instruction the signal interrupted, looked up as it is)
+// and its caller's FP the interrupted frame pointer. The interrupted
+// frame then has all its registers, like a topmost frame: its return
+// address may still be in the link register (AArch64: x30 from the
+// ucontext) and FLEX rules may use any register.
+//
+// A signal frame may go down the stack (the handler ran on an alternate
+// signal stack above the interrupted one), so the progress rule is
+// relaxed there, a bounded number of times per walk (maxStackSwitches);
+// and the interrupted frame's CFA may equal the signal frame's (a function
+// interrupted before it moved its stack pointer).
+//
 // Each Frame records the FDE and FRE row that described it and the rules
 // that produced its CFA, RA and FP, so a mismatch can be explained.
 package unwind
@@ -69,6 +94,18 @@ type Frame struct {
 	RawRA     uint64 // return address as stored (may carry a PAC)
 	CallerFP  uint64 // the FP the caller resumes with
 	Outermost bool   // the FRE marks the end of the stack
+
+	// Signal is set for a signal trampoline's frame (a V3 FDE with the
+	// signal flag): CFA, RA (= RawRA) and CallerFP are the interrupted
+	// SP, PC and FP, read from the signal frame's ucontext at Context.
+	Signal bool
+	// Context is the address of the signal context (uc_mcontext) a Signal
+	// frame reads, or an Interrupted frame's registers come from.
+	Context uint64
+	// Interrupted is set for the frame a signal interrupted (the one after
+	// a signal frame): its PC is the interrupted instruction, and all its
+	// registers are known (from the ucontext), as in the topmost frame.
+	Interrupted bool
 
 	// Err says why the walk cannot go past this frame: ErrNoFDE (no SFrame
 	// data for the PC: a coverage gap) or an unwinding failure.

@@ -1,6 +1,8 @@
 package unwind
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -123,12 +125,24 @@ type Iterator struct {
 
 	pc, sp, fp uint64
 	topmost    bool
-	depth      int
-	frame      Frame
-	done       bool
-	err        error
-	lastCFA    uint64
+	// interrupted: the next frame is the one a signal interrupted, whose
+	// registers are saved at ctx (the signal frame's uc_mcontext).
+	interrupted bool
+	ctx         uint64
+	switches    int // signal frames that went down the stack
+	depth       int
+	frame       Frame
+	done        bool
+	err         error
+	lastCFA     uint64
 }
+
+// maxStackSwitches bounds how many signal frames of one walk may have
+// their CFA below the previous frame's (a handler on an alternate signal
+// stack above the interrupted code's stack), so that a walk still ends on
+// any stack, however corrupt: between two such frames every CFA is
+// strictly above the one before.
+const maxStackSwitches = 8
 
 // Walk starts a walk at the machine state regs.
 func (u *Unwinder) Walk(regs Registers, mem Memory) *Iterator {
@@ -150,6 +164,7 @@ func (it *Iterator) reset(u *Unwinder, mem Memory, pc, sp, fp uint64) {
 	it.u, it.mem = u, mem
 	it.pc, it.sp, it.fp = pc, sp, fp
 	it.depth, it.done, it.err, it.lastCFA = 0, false, nil, 0
+	it.interrupted, it.ctx, it.switches = false, 0, 0
 }
 
 // ResetCaller makes it a new walk, as u.WalkCaller(pc, sp, fp, mem)
@@ -180,7 +195,10 @@ func (it *Iterator) Next() bool {
 		it.done = true
 		return false
 	}
-	f := Frame{PC: it.pc, SP: it.sp, FP: it.fp, Topmost: it.topmost}
+	f := Frame{PC: it.pc, SP: it.sp, FP: it.fp, Topmost: it.topmost, Interrupted: it.interrupted}
+	if f.Interrupted {
+		f.Context = it.ctx
+	}
 	it.step(&f)
 	it.frame = f
 	it.depth++
@@ -192,12 +210,21 @@ func (it *Iterator) Next() bool {
 		return true
 	}
 	if !f.Topmost && f.CFA <= it.lastCFA {
-		f.Err = &StepError{PC: f.PC, What: "CFA", Err: fmt.Errorf("CFA %#x is not above the previous frame's %#x", f.CFA, it.lastCFA)}
-		it.frame, it.err, it.done = f, f.Err, true
-		return true
+		switch {
+		case f.Interrupted && f.CFA == it.lastCFA:
+			// Interrupted before it moved its stack pointer (AArch64: CFA
+			// = SP at entry).
+		case f.Signal && it.switches < maxStackSwitches:
+			it.switches++ // from an alternate signal stack
+		default:
+			f.Err = &StepError{PC: f.PC, What: "CFA", Err: fmt.Errorf("CFA %#x is not above the previous frame's %#x", f.CFA, it.lastCFA)}
+			it.frame, it.err, it.done = f, f.Err, true
+			return true
+		}
 	}
 	it.lastCFA = f.CFA
 	it.pc, it.sp, it.fp, it.topmost = f.RA, f.CFA, f.CallerFP, false
+	it.interrupted, it.ctx = f.Signal, f.Context
 	return true
 }
 
@@ -207,6 +234,12 @@ func (it *Iterator) Next() bool {
 func (it *Iterator) Position() (pc, sp, fp uint64, depth int, done bool) {
 	return it.pc, it.sp, it.fp, it.depth, it.done
 }
+
+// Interrupted reports whether the next frame is one a signal interrupted
+// (the frame after a signal frame), whose registers all come from the
+// signal context at ctx: a frame with the PC, SP and FP Position returns
+// is the same only with the same context.
+func (it *Iterator) Interrupted() (ctx uint64, ok bool) { return it.ctx, it.interrupted }
 
 // Frame returns the frame Next computed.
 func (it *Iterator) Frame() Frame { return it.frame }
@@ -223,6 +256,10 @@ func (it *Iterator) Err() error { return it.err }
 // step fills in what the SFrame data says about frame f.
 func (it *Iterator) step(f *Frame) {
 	sec, row, err := it.u.Lookup(f.PC)
+	if signalFDE(sec, row, err) && it.sigreturnAt(f.PC) {
+		it.signal(f, sec, row, err == nil)
+		return
+	}
 	if err != nil {
 		switch {
 		case errors.Is(err, ErrNoFDE):
@@ -257,6 +294,8 @@ func (it *Iterator) step(f *Frame) {
 		switch {
 		case !it.u.arch.HasLinkRegister():
 			err = ErrNoRA
+		case f.Interrupted:
+			f.RawRA, err = it.saved(it.u.arch.LR)
 		case !f.Topmost:
 			err = ErrRAInRegister
 		default:
@@ -298,6 +337,14 @@ func (it *Iterator) eval(f *Frame, r sframe.Rule, cfa uint64) (uint64, error) {
 	case fp:
 		base = f.FP
 	default:
+		if f.Interrupted {
+			v, err := it.saved(r.Reg)
+			if err != nil {
+				return 0, err
+			}
+			base = v
+			break
+		}
 		if !f.Topmost || it.regs.Get == nil {
 			return 0, fmt.Errorf("%w: %s", ErrRegister, sframe.RegName(f.abi(), r.Reg))
 		}
@@ -314,6 +361,82 @@ func (it *Iterator) eval(f *Frame, r sframe.Rule, cfa uint64) (uint64, error) {
 	v, err := it.mem.ReadUint64(addr)
 	if err != nil {
 		return 0, fmt.Errorf("reading %#x (%s): %w", addr, r.Format(f.abi()), err)
+	}
+	return v, nil
+}
+
+// signalFDE reports whether a lookup found a signal trampoline: an FDE
+// with the V3 signal flag, with a row for the PC or none (gas writes such
+// FDEs without rows).
+func signalFDE(sec *sframe.Section, row sframe.Row, err error) bool {
+	if err == nil {
+		return row.Signal
+	}
+	return sec != nil && errors.Is(err, sframe.ErrNoFRE) && row.FDE >= 0 && row.FDE < len(sec.FDEs) && sec.FDEs[row.FDE].Signal()
+}
+
+// sigreturnAt reports whether pc is in an rt_sigreturn sequence
+// (arch.SignalContext.Sigreturn): at the start of one of its
+// instructions.
+func (it *Iterator) sigreturnAt(pc uint64) bool {
+	var buf [16]byte
+	for _, seq := range it.u.arch.Signal.Sigreturn {
+		n := uint64(len(seq.Code))
+		for _, off := range seq.Insns {
+			start := pc - uint64(off)
+			// Two words cover [start, start+n) for 8 <= n <= 16, or
+			// the 8 bytes ending at start+n for shorter sequences.
+			lo := start + n - 8
+			if n >= 8 {
+				lo = start
+			}
+			w0, err0 := it.mem.ReadUint64(lo)
+			w1, err1 := it.mem.ReadUint64(start + n - 8)
+			if err0 != nil || err1 != nil {
+				continue
+			}
+			binary.LittleEndian.PutUint64(buf[:], w0)
+			binary.LittleEndian.PutUint64(buf[start+n-8-lo:], w1)
+			if bytes.Equal(buf[start-lo:start-lo+n], seq.Code) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// signal unwinds a signal trampoline's frame f from the registers the
+// kernel saved in the signal frame (see the package documentation).
+func (it *Iterator) signal(f *Frame, sec *sframe.Section, row sframe.Row, hasRow bool) {
+	a := it.u.arch
+	f.Signal, f.Section, f.HasRow, f.Row = true, sec, hasRow, row
+	f.Context = f.SP + a.Signal.MContext
+	it.ctx = f.Context
+	var err error
+	if f.CFA, err = it.saved(a.SP); err != nil {
+		f.Err = &StepError{PC: f.PC, What: "CFA", Err: err}
+		return
+	}
+	if f.RawRA, err = it.saved(a.PC); err != nil {
+		f.Err = &StepError{PC: f.PC, What: "RA", Err: err}
+		return
+	}
+	f.RA = f.RawRA
+	if f.CallerFP, err = it.saved(a.FP); err != nil {
+		f.Err = &StepError{PC: f.PC, What: "FP", Err: err}
+	}
+}
+
+// saved reads register r of the interrupted code from the signal context
+// at it.ctx.
+func (it *Iterator) saved(r sframe.Reg) (uint64, error) {
+	addr, ok := it.u.arch.Signal.Saved(it.ctx-it.u.arch.Signal.MContext, r)
+	if !ok {
+		return 0, fmt.Errorf("%w: %s (not in the signal context)", ErrRegister, it.u.arch.RegName(r))
+	}
+	v, err := it.mem.ReadUint64(addr)
+	if err != nil {
+		return 0, fmt.Errorf("reading the signal context's %s at %#x: %w", it.u.arch.RegName(r), addr, err)
 	}
 	return v, nil
 }

@@ -50,6 +50,7 @@ type Checker struct {
 	reads   []memRead      // tail's, frame by frame
 	spans   [][2]int       // tail[k] read reads[spans[k][0]:spans[k][1]]
 	bounds  [][2]uint64    // bounds[k]: [lo, hi) of the words tail[0..k] read
+	sigs    []int          // sigs[k]: the signal frames among tail[0..k]
 	reads0  []memRead      // frame 0's
 	tail    []unwind.Frame // the callers of frame 0, outermost first
 	tailErr error
@@ -154,7 +155,7 @@ func (c *Checker) CheckStack(r shadow.Record, st *shadow.Stack) Result {
 		return res
 	}
 	// Frame 0's error would name its PC: not reusable at another.
-	if f := &c.frames[0]; f.Err == nil && f.HasRow && f.Section != nil && plainRules(f) {
+	if f := &c.frames[0]; f.Err == nil && f.HasRow && f.Section != nil && !f.Signal && plainRules(f) {
 		if lo, hi, ok := f.Section.RowExtent(r.PC); ok {
 			c.last, c.lastOK = res, true
 			c.lo, c.hi, c.sp, c.fp, c.ra, c.version = lo, hi, r.SP, r.FP, r.RA, st.Version()
@@ -197,7 +198,13 @@ func (c *Checker) Check(r shadow.Record, shadow []shadow.Frame) Result {
 	}
 	c.frames = append(c.frames, it.Frame())
 	f0 := &c.frames[0]
-	if f0.Err != nil || f0.Outermost {
+	if f0.Err != nil || f0.Outermost || f0.Signal {
+		// A signal trampoline's callers are unwound from its signal
+		// context, which a tail walked from RA, CFA and FP cannot know:
+		// the whole stack is walked (two instructions per delivery).
+		for it.Next() {
+			c.frames = append(c.frames, it.Frame())
+		}
 		c.valid = false
 		if c.Watch != nil {
 			c.watch()
@@ -240,7 +247,8 @@ func (c *Checker) walkTail(f0 *unwind.Frame) {
 			err = it.Err()
 			break
 		}
-		if q := c.oldFrame(pc, sp, fp); q >= 0 && (limit == 0 || !oldCut && depth+q+1 <= limit) && c.prefixUnchanged(q) {
+		ctx, intr := it.Interrupted()
+		if q := c.oldFrame(pc, sp, fp, ctx, intr); q >= 0 && (limit == 0 || !oldCut && depth+q+1 <= limit) && c.prefixUnchanged(q) {
 			keep, err = q+1, c.tailErr
 			break
 		}
@@ -260,7 +268,7 @@ func (c *Checker) walkTail(f0 *unwind.Frame) {
 	if keep > 0 {
 		nreads = c.spans[keep-1][1]
 	}
-	c.tail, c.spans, c.reads, c.bounds = c.tail[:keep], c.spans[:keep], c.reads[:nreads], c.bounds[:keep]
+	c.tail, c.spans, c.reads, c.bounds, c.sigs = c.tail[:keep], c.spans[:keep], c.reads[:nreads], c.bounds[:keep], c.sigs[:keep]
 	c.okN = min(c.okN, keep)
 	for k := len(c.newTail) - 1; k >= 0; k-- {
 		start := len(c.reads)
@@ -272,22 +280,53 @@ func (c *Checker) walkTail(f0 *unwind.Frame) {
 			b = c.bounds[n-1]
 		}
 		c.bounds = append(c.bounds, addBounds(b, c.reads[start:]))
+		c.sigs = append(c.sigs, c.sigsUpTo(len(c.sigs)-1)+b2i(c.newTail[k].Signal))
 	}
 	c.tailErr = err
 }
 
 // oldFrame returns the index of the previous tail's frame computed from
-// pc, sp and fp, or -1. The tail's SPs decrease from the outermost frame.
-func (c *Checker) oldFrame(pc, sp, fp uint64) int {
+// pc, sp and fp (and, for a frame a signal interrupted, intr, the signal
+// context ctx), or -1. The tail's SPs decrease from the outermost frame,
+// but for signal frames, which may switch stacks: the search is then
+// linear.
+func (c *Checker) oldFrame(pc, sp, fp, ctx uint64, intr bool) int {
 	if !c.valid {
 		return -1
 	}
 	t := c.tail
+	same := func(q int) bool {
+		return t[q].SP == sp && t[q].PC == pc && t[q].FP == fp && t[q].Interrupted == intr && (!intr || t[q].Context == ctx)
+	}
+	if n := len(c.sigs); n > 0 && c.sigs[n-1] > 0 {
+		for q := range t {
+			if same(q) {
+				return q
+			}
+		}
+		return -1
+	}
 	q := sort.Search(len(t), func(k int) bool { return t[k].SP <= sp })
-	if q < len(t) && t[q].SP == sp && t[q].PC == pc && t[q].FP == fp {
+	if q < len(t) && same(q) {
 		return q
 	}
 	return -1
+}
+
+// sigsUpTo returns the number of signal frames among tail[0..k] (0 for
+// k < 0).
+func (c *Checker) sigsUpTo(k int) int {
+	if k < 0 {
+		return 0
+	}
+	return c.sigs[k]
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // prefixUnchanged reports whether the words the previous tail's frames
@@ -344,6 +383,7 @@ func (c *Checker) compare(f0 *unwind.Frame, shadow []shadow.Frame) Result {
 		}
 		if kind, w, g := frameMismatch(f, &shadow[i-o]); kind != OK {
 			res.Kind, res.Depth, res.Frame, res.Want, res.Got, res.Checked = kind, k, *f, w, g, checked
+			res.Signals = b2i(f0.Signal) + c.sigs[L-1] - c.sigs[i]
 			return res
 		}
 		checked++
@@ -361,11 +401,13 @@ func (c *Checker) compare(f0 *unwind.Frame, shadow []shadow.Frame) Result {
 		c.okN = L
 	}
 	res.Depth, res.Frame = L, c.tail[0]
+	res.Signals = b2i(f0.Signal) + c.sigs[L-1]
 	if kind, done := judge(L, &c.tail[0], shadow, c.covered); done {
 		if kind != OK {
 			return compare2(f0, c.tail, true, c.tailErr, shadow, c.covered)
 		}
 		res.Checked = L
+		res.Signals -= c.sigs[0]
 	} else {
 		res.Checked = L + 1
 		if c.tailErr != nil {

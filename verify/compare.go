@@ -10,6 +10,15 @@
 // pointer the unwind restores with the one the caller had at the call. The
 // comparison goes up to the first frame without SFrame data (a coverage
 // gap, not an error) or the outermost frame.
+//
+// A signal delivery is a frame of its own on the shadow stack (the signal
+// frame, under the handler's): its CFA, return address and caller's FP
+// are the interrupted SP, PC and FP. The unwinder yields the same frame
+// for a signal trampoline whose V3 FDE has the signal flag, from the
+// ucontext, and goes on into the interrupted code: those frames are
+// compared like any other, and counted (Result.Signals). Where the SFrame
+// data does not mark the trampoline (no data, or a V1/V2 row, which has no
+// signal flag), the chain ends there as a SignalGap.
 package verify
 
 import (
@@ -33,6 +42,9 @@ type Result struct {
 	Err       error
 	// Checked is the number of frames compared.
 	Checked int
+	// Signals is the number of signal frames among the frames compared
+	// right: frames unwound through a signal trampoline.
+	Signals int
 	// Top is the SFrame row of the topmost frame (FDE and FRE index in
 	// TopSection), when it has one.
 	Top        [2]int
@@ -128,12 +140,17 @@ func compare2(f0 *unwind.Frame, tail []unwind.Frame, rev bool, walkErr error, sh
 			case EndedEarly:
 				call := shadow[n-k].CallSite
 				res.Err = fmt.Errorf("no SFrame row covers the return address %#x, though the call at %#x that left it is covered", f.PC, call)
+			case SignalGap:
+				res.Err = signalGapError(f)
 			}
 			return res
 		}
 		kind, w, g := frameMismatch(f, &shadow[n-1-k])
 		if kind == OK {
 			res.Checked++
+			if f.Signal {
+				res.Signals++
+			}
 			continue
 		}
 		res.Kind, res.Depth, res.Frame, res.Want, res.Got = kind, k, *f, w, g
@@ -152,6 +169,14 @@ func compare2(f0 *unwind.Frame, tail []unwind.Frame, rev bool, walkErr error, sh
 		res.Kind, res.Err = walkKind(walkErr), walkErr
 	}
 	return res
+}
+
+// signalGapError says why the chain ended at signal trampoline f.
+func signalGapError(f *unwind.Frame) error {
+	if f.HasRow {
+		return fmt.Errorf("the signal trampoline at %#x has SFrame V%d rows, which cannot mark a signal frame: the interrupted frames were not checked", f.PC, f.Section.Header.Version)
+	}
+	return fmt.Errorf("no SFrame data for the signal trampoline at %#x: the interrupted frames were not checked", f.PC)
 }
 
 // walkKind is the outcome of a walk that ended with err after every frame
@@ -189,6 +214,10 @@ func frameMismatch(f *unwind.Frame, want *shadow.Frame) (Kind, uint64, uint64) {
 // noreturn call that ends a function, whose return address lies in padding.
 func judge(k int, f *unwind.Frame, shadow []shadow.Frame, covered func(uint64) bool) (Kind, bool) {
 	n := len(shadow)
+	if k > 0 && k < n && shadow[n-1-k].SignalFrame && !f.Signal && (f.Err != nil && unwind.NoData(f.Err) || f.HasRow && f.Section.Header.Version < sframe.Version3) {
+		// A signal trampoline the data does not mark.
+		return SignalGap, true
+	}
 	if k >= n && k > 0 {
 		// The true outermost function: no truth beyond it.
 		if f.Outermost || f.Err != nil && unwind.NoData(f.Err) {

@@ -35,9 +35,19 @@ const (
 	// it were not compared. Neither a failure nor ok: a run with cut walks
 	// is incomplete.
 	Cut
+	// SignalGap: every frame was right up to a signal frame (the true
+	// stack has a delivery there: a handler returned to a signal
+	// trampoline) that the SFrame data does not mark: the trampoline has
+	// no SFrame data (glibc's __restore_rt, the AArch64 vDSO's
+	// __kernel_rt_sigreturn: no distribution ships .sframe for them), or
+	// rows without a signal flag, which SFrame V1 and V2 cannot express.
+	// The interrupted code's frames beyond it were not compared. A
+	// coverage gap of the data, neither a failure nor a listed problem;
+	// counted in the report's summary.
+	SignalGap
 )
 
-var kindNames = [...]string{"ok", "no-fde", "cfa", "ra", "fp", "unwind-error", "too-short", "limited", "unterminated", "ended-early", "cut"}
+var kindNames = [...]string{"ok", "no-fde", "cfa", "ra", "fp", "unwind-error", "too-short", "limited", "unterminated", "ended-early", "cut", "signal-gap"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {

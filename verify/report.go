@@ -41,6 +41,16 @@ type Report struct {
 	// included); PerThread the instructions checked in each, in tid order.
 	Threads   int          `json:"threads"`
 	PerThread []ThreadStat `json:"per_thread"`
+	// SignalsDelivered counts the signals delivered to handlers, Signals
+	// the same by name ("SIGSEGV"). SignalFrames counts the signal frames
+	// unwound through and found right, summed over the instructions
+	// checked (an instruction whose unwind goes through two nested
+	// deliveries counts two); the "signal-gap" outcome counts the
+	// instructions whose unwind stopped at a signal trampoline the SFrame
+	// data does not mark.
+	SignalsDelivered uint64            `json:"signals_delivered"`
+	Signals          map[string]uint64 `json:"signals,omitempty"`
+	SignalFrames     uint64            `json:"signal_frames_unwound"`
 
 	Problems  []Problem  `json:"problems"`  // each distinct problem once, most hits first
 	Functions []FuncStat `json:"functions"` // per function, most problems first
@@ -181,6 +191,9 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 		fmt.Fprintf(w, "  threads:      %d, instructions checked per thread: %s\n", r.Threads, strings.Join(per, ", "))
 	} else {
 		fmt.Fprintf(w, "  threads:      %d\n", r.Threads)
+	}
+	if r.SignalsDelivered > 0 || r.SignalFrames > 0 {
+		fmt.Fprintf(w, "  signals:      %d delivered, %d frames unwound through\n", r.SignalsDelivered, r.SignalFrames)
 	}
 	fmt.Fprintf(w, "  covered:      %d instructions (%.1f%%) had SFrame data for the current PC\n", r.Covered, pct(r.Covered, r.Instructions))
 	var kinds []string

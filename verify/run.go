@@ -157,6 +157,7 @@ type collector struct {
 	s        *linux.Session
 	lines    *symbols.Lines
 	insns    uint64
+	sigs     uint64 // frames unwound through signal frames (Result.Signals)
 	stop     string
 	problems map[problemKey]*Problem
 	pcs      map[problemKey]map[uint64]bool
@@ -223,6 +224,7 @@ func (c *collector) funcStat(pc uint64) *FuncStat {
 func (c *collector) add(r shadow.Record, res *Result) {
 	c.insns++
 	c.kinds[res.Kind]++
+	c.sigs += uint64(res.Signals)
 	c.objs.add(r.PC, res)
 	fs := c.funcStat(r.PC)
 	fs.Instructions++
@@ -296,6 +298,14 @@ func (c *collector) finish() *Report {
 		rep.PerThread = append(rep.PerThread, ThreadStat{TID: th.TID, Instructions: n})
 	}
 	rep.Threads = len(rep.PerThread)
+	for sig, n := range c.p.SignalsDelivered() {
+		if rep.Signals == nil {
+			rep.Signals = map[string]uint64{}
+		}
+		rep.Signals[linux.SignalName(sig)] += n
+		rep.SignalsDelivered += n
+	}
+	rep.SignalFrames = c.sigs
 	for k, n := range c.kinds {
 		if n > 0 {
 			rep.Counts[Kind(k).String()] = n
