@@ -22,6 +22,11 @@ import (
 // (gcc 12, glibc 2.36 of Debian bookworm, binutils 2.40: SFrame V1):
 // pthread_create (clone3), pthread_join (the clear-tid futex), a mutex, a
 // condition variable and nanosleep.
+//
+// testdata/threadwork-x86_64 and threadwork-aarch64 are
+// testdata/src/threadwork.c, built the same way: "threadwork N" does the
+// same work (trees of calls) in the main thread alone or split over N
+// threads (verify's BenchmarkVerifyThreads).
 
 const threadsOutput = `worker 0 round 0
 worker 1 round 0

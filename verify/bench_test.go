@@ -94,3 +94,36 @@ func BenchmarkStatic(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkVerifyThreads verifies the same work done by one thread and
+// split over four (linux/testdata/src/threadwork.c: trees of calls, so
+// the shadow stacks and the unwinder work all the time, with the default
+// quantum), side by side in each iteration (1, 4, 4, 1: a trend in a
+// shared machine's load hits both alike). It reports both throughputs in
+// verified instructions per CPU second and their ratio (threads/1: the
+// cost of threads is what it lacks from 1).
+func BenchmarkVerifyThreads(b *testing.B) {
+	for _, a := range []string{"x86_64", "aarch64"} {
+		b.Run(a, func(b *testing.B) {
+			path := filepath.Join("..", "linux", "testdata", "threadwork-"+a)
+			var cpu [2]time.Duration
+			var insns [2]uint64
+			for b.Loop() {
+				for _, k := range [...]int{0, 1, 1, 0} {
+					start := cpuTime()
+					rep, err := Run(path, Options{Args: []string{[2]string{"1", "4"}[k]}})
+					if err != nil || !rep.OK() || rep.Threads != [2]int{1, 5}[k] {
+						b.Fatalf("verify: %v %+v", err, rep)
+					}
+					cpu[k] += cpuTime() - start
+					insns[k] += rep.Instructions
+				}
+			}
+			one := float64(insns[0]) / cpu[0].Seconds() / 1e6
+			four := float64(insns[1]) / cpu[1].Seconds() / 1e6
+			b.ReportMetric(one, "Mverified/cpu-s-1thread")
+			b.ReportMetric(four, "Mverified/cpu-s-4threads")
+			b.ReportMetric(four/one, "x-threads/1")
+		})
+	}
+}

@@ -325,10 +325,24 @@ func (c *collector) finish() *Report {
 	}
 	sort.Slice(rep.Problems, func(i, j int) bool {
 		a, b := &rep.Problems[i], &rep.Problems[j]
-		if a.Hits != b.Hits {
+		// Two problems may share their hits and first PC (frames at
+		// several depths wrong at once): the rest of their key orders
+		// them, never the map's iteration order.
+		switch {
+		case a.Hits != b.Hits:
 			return a.Hits > b.Hits
+		case a.PC != b.PC:
+			return a.PC < b.PC
+		case a.Depth != b.Depth:
+			return a.Depth < b.Depth
+		case a.FramePC != b.FramePC:
+			return a.FramePC < b.FramePC
+		case a.kind != b.kind:
+			return a.kind < b.kind
+		case a.FDE != b.FDE:
+			return a.FDE < b.FDE
 		}
-		return a.PC < b.PC
+		return a.FRE < b.FRE
 	})
 	for _, fs := range c.funcs {
 		rep.Functions = append(rep.Functions, *fs)

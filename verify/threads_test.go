@@ -3,11 +3,15 @@
 package verify
 
 import (
+	"bytes"
+	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/sframesim/sframesim/internal/golden"
 	"github.com/sframesim/sframesim/linux"
 	"github.com/sframesim/sframesim/sframe"
 )
@@ -101,4 +105,78 @@ func TestThreadsMutated(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestThreadsDeterministic: ten runs of a multi-threaded program give
+// byte-identical guest output and reports, JSON and text, on both
+// architectures: the interleaving and everything the report says depend on
+// the program and its input only (no map order, host clock, host pid or
+// host scheduling). The cases switch threads every 500 instructions and
+// at blocking calls, and at blocking calls only (the default quantum is
+// longer than the threads run between two) with problems found in several
+// threads (work()'s CFA offsets off by 8). (cmd/sframesim's TestThreadsDeterministicProcesses
+// does the same with separate processes.)
+func TestThreadsDeterministic(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		quantum uint64
+		mutate  bool
+		output  string // the end of the guest's output
+	}{
+		{name: "quantum=500", quantum: 500, output: "total 52500 joined 21\n"},
+		{name: "mutated", mutate: true, output: "total 52500 joined 21\n"},
+	}
+	for _, a := range []string{"x86_64", "aarch64"} {
+		for _, tc := range tests {
+			t.Run(a+"/"+tc.name, func(t *testing.T) {
+				t.Parallel()
+				var first []byte
+				for i := range 10 {
+					got := deterministicRun(t, threadsProgram(a), tc.args, tc.quantum, tc.mutate, tc.output)
+					if i == 0 {
+						first = got
+					} else if d := golden.Diff(first, got); d != "" {
+						t.Fatalf("run %d differs from the first:\n%s", i+1, d)
+					}
+				}
+			})
+		}
+	}
+}
+
+// deterministicRun verifies path once and returns the guest's output, the
+// JSON report (as --json writes it) and the text report, with the run's
+// wall-clock seconds, the one figure that is not the program's, zeroed.
+func deterministicRun(t *testing.T, path string, args []string, quantum uint64, mutate bool, output string) []byte {
+	t.Helper()
+	f, err := sframe.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if mutate && mutateFunction(t, path, f.Section, "work") == 0 {
+		t.Fatal("work has no rows")
+	}
+	var out bytes.Buffer
+	rep, err := runSection(path, f.Section, Options{Args: args, Config: linux.Config{Quantum: quantum, Stdout: &out}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Complete || rep.Threads < 2 || mutate == rep.Clean() || !strings.HasSuffix(out.String(), output) {
+		t.Fatalf("%s, %d threads, %d failures, stop %s, output %q", rep.Verdict(), rep.Threads, rep.Failures, rep.Stop, out.String())
+	}
+	rep.Seconds = 0
+	js := filepath.Join(t.TempDir(), "report.json")
+	if err := rep.WriteJSONFile(js); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "output:\n%s\njson:\n%s\ntext:\n", out.Bytes(), data)
+	rep.WriteText(&b, 100)
+	return b.Bytes()
 }

@@ -4,9 +4,14 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/sframesim/sframesim/internal/golden"
 )
 
 // TestThreadsCommands runs and verifies the threads program of the linux
@@ -43,5 +48,63 @@ func TestThreadsCommands(t *testing.T) {
 	}
 	if reports[0] != reports[1] {
 		t.Errorf("two runs give different reports:\n%s\n%s", reports[0], reports[1])
+	}
+}
+
+// TestThreadsDeterministicProcesses: ten sframesim processes verifying
+// the threads program (three threads, switched every 500 instructions
+// and at blocking calls), and ten running it, print byte-identical JSON
+// reports, text summaries and guest output, on both architectures: nothing
+// depends on the host process (its pid, address layout, clock, scheduling)
+// but the run's wall-clock seconds, which are taken out.
+func TestThreadsDeterministicProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts sframesim 40 times")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seconds := regexp.MustCompile(`("seconds": |instructions checked in )[0-9.e+-]+`)
+	for _, a := range []string{"x86_64", "aarch64"} {
+		t.Run(a, func(t *testing.T) {
+			prog, err := filepath.Abs(filepath.Join("..", "..", "linux", "testdata", "threads-"+a))
+			if err != nil {
+				t.Fatal(err)
+			}
+			sframesim := func(args ...string) string {
+				cmd := exec.Command(exe, args...)
+				cmd.Env = append(os.Environ(), "SFRAMESIM_MAIN=1")
+				var stdout, stderr strings.Builder
+				cmd.Stdout, cmd.Stderr = &stdout, &stderr
+				if err := cmd.Run(); err != nil {
+					t.Fatalf("sframesim %s: %v; stderr %q", strings.Join(args, " "), err, stderr.String())
+				}
+				return "stdout:\n" + stdout.String() + "stderr:\n" + stderr.String()
+			}
+			var firstReport, firstOutput string
+			for i := range 10 {
+				report := sframesim("verify", "--quantum", "500", "--json", "-", prog)
+				if n := len(seconds.FindAllString(report, -1)); n != 2 {
+					t.Fatalf("the report has %d wall-clock figures, want 2 (JSON, text):\n%s", n, report)
+				}
+				report = seconds.ReplaceAllString(report, "${1}X")
+				output := sframesim("run", "--quantum", "500", prog)
+				if i == 0 {
+					firstReport, firstOutput = report, output
+					if !strings.Contains(report, `"threads": 3,`) || !strings.Contains(report, "result:       OK") ||
+						!strings.HasSuffix(output, "total 52500 joined 21\nstderr:\n") {
+						t.Fatalf("report:\n%s\noutput:\n%s", report, output)
+					}
+					continue
+				}
+				if d := golden.Diff([]byte(firstReport), []byte(report)); d != "" {
+					t.Fatalf("process %d's report differs from the first's:\n%s", i+1, d)
+				}
+				if output != firstOutput {
+					t.Fatalf("process %d's output differs from the first's:\n%s\nfirst:\n%s", i+1, output, firstOutput)
+				}
+			}
+		})
 	}
 }
