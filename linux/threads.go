@@ -340,11 +340,29 @@ func (p *Process) sysExitThread(a *[6]uint64) uint64 {
 }
 
 func (p *Process) sysSchedYield(a *[6]uint64) uint64 {
-	if p.live() > 1 {
+	if p.otherCouldRun() {
 		p.thr.yield, p.thr.resched = true, true
 		p.Engine.Stop()
 	}
 	return 0
+}
+
+// otherCouldRun reports whether a thread other than the running one is
+// runnable or would be woken by the scheduler now (its deadline passed).
+// A yield with none returns at once, as on Linux, without a stop: a
+// program spinning on sched_yield while the others sleep is not slowed
+// down by a reschedule per call.
+func (p *Process) otherCouldRun() bool {
+	now := p.base()
+	for _, t := range p.thr.list {
+		if t == p.thr.cur {
+			continue
+		}
+		if t.state == running || t.state == blocked && t.deadline >= 0 && t.deadline <= now {
+			return true
+		}
+	}
+	return false
 }
 
 // block takes the running thread off the CPU (it blocked or exited): the
