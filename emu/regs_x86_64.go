@@ -24,6 +24,8 @@ const (
 	X86CR4    RegID = C.UC_X86_REG_CR4
 	X86FSBase RegID = C.UC_X86_REG_FS_BASE
 	X86GSBase RegID = C.UC_X86_REG_GS_BASE
+	X86FPCW   RegID = C.UC_X86_REG_FPCW
+	X86MXCSR  RegID = C.UC_X86_REG_MXCSR
 )
 
 // ucAMD64 opens x86-64 in 64-bit mode; DWARF registers 0–16 of the psABI.

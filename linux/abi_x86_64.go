@@ -32,6 +32,10 @@ var amd64 = &sysABI{
 	archPrctl:  amd64ArchPrctl,
 }
 
+// Linux's initial x87 control word and MXCSR (FPU_CW_DEFAULT,
+// MXCSR_DEFAULT in arch/x86/include/asm/fpu/types.h).
+const amd64InitFPCW, amd64InitMXCSR = 0x37f, 0x1f80
+
 func amd64Start(p *Process) error {
 	p.Engine.OnSyscall(p.syscall)
 	// Unicorn runs the guest at CPL 0, where in, out and hlt are allowed;
@@ -54,8 +58,13 @@ func amd64Start(p *Process) error {
 	}
 	// rdx is the rtld_fini function _start passes to __libc_start_main:
 	// none for a static program (ld.so passes its own to a dynamic one).
-	return p.Engine.WriteRegs([]emu.RegID{emu.X86RSP, emu.X86RIP, emu.X86RDX, emu.X86FSBase},
-		[]uint64{p.SP, p.start, 0, 0})
+	// The x87 control word and MXCSR start as Linux sets them for a new
+	// process (fninit's 0x37f: 64-bit precision, round to nearest, every
+	// exception masked; MXCSR 0x1f80: every SSE exception masked), not as
+	// Unicorn leaves them (0: single precision, so long double arithmetic,
+	// which SQLite's printf uses, lost all but 24 bits).
+	return p.Engine.WriteRegs([]emu.RegID{emu.X86RSP, emu.X86RIP, emu.X86RDX, emu.X86FSBase, emu.X86FPCW, emu.X86MXCSR},
+		[]uint64{p.SP, p.start, 0, 0, amd64InitFPCW, amd64InitMXCSR})
 }
 
 // amd64Halted ends the run as Linux would (SIGSEGV) if the engine stopped
