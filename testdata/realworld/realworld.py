@@ -652,6 +652,9 @@ def reason_for(kind, ev, vdesc):
     if kind == "ended-early":
         return base + ", find no row for it, and the stack trace ends at %s while %s runs" % (ev["fn"], ev["callee"])
     nxt = ev["next_sym"][2] if ev["next_sym"] else "the next FDE"
+    if kind == "unwind-error":
+        return base + (" and take the entry row of %s, which starts there, for %s's frame: that row keeps the return "
+                       "address in the link register, true only of the topmost frame, so the unwind fails" % (nxt, ev["fn"]))
     return base + " and take the entry row of %s, which starts there, for %s's frame: a wrong %s" % (
         nxt, ev["fn"], {"cfa": "CFA", "ra": "return address", "fp": "saved FP"}.get(kind, kind))
 
@@ -675,7 +678,7 @@ def expect(report_path):
             facts_cache[path] = ELFFacts(path, r["arch"])
         facts = facts_cache[path]
         base = 0
-        for o in r["report"]["objects"]:
+        for o in r["report"].get("objects") or []:
             if os.path.abspath(os.path.join(REPO, o["name"])) == os.path.abspath(path):
                 base = o["base"] if facts.pie else 0
         entries = []
