@@ -6,8 +6,9 @@
 #   make test     vet, staticcheck and every test (the README's test command)
 #   make bench    benchmarks, 5 runs each, for medians
 #   make fuzz     each fuzz target for FUZZTIME (default 5m)
-#   make corpus-verify    verify every committed corpus binary against testdata/expect.json
-#   make corpus-baseline  rewrite testdata/expect.json from what the corpus shows now
+#   make corpus-verify    verify every committed corpus binary against testdata/expect.json,
+#                         and the real-world corpus against testdata/realworld/expect.json
+#   make corpus-baseline  rewrite both expectations files from what the corpora show now
 #   make bench-corpus     1 vs 2 corpus workers
 #   make bench-threads    verify throughput: the same work in 1 thread vs 4
 #   make race     every test under the race detector, package by package
@@ -97,16 +98,23 @@ testdata:
 corpus:
 	$(MAKE) -C testdata corpus
 
-# Verify the whole committed corpus in parallel (what .ci/run does after the
+# Verify the whole committed corpus and the real-world corpus
+# (testdata/realworld) in parallel (what .ci/run does after the
 # tests): fails on a new problem, on a known one that went away, and on a
-# wrong exit status or output. Reports: bin/corpus.json, bin/corpus.xml
+# wrong exit status or output. Reports: bin/corpus.json, bin/corpus.xml,
+# bin/realworld.json, bin/realworld.xml
 # (JUnit). CORPUS_FLAGS adds flags, e.g. --shard 1/2 or -j 1.
 # Dynamic binaries: bookworm's use the host's libraries (emu's defaults),
 # trixie's and sid's the sysroots scripts/fetch-sysroots.sh fetches.
 CORPUS_FLAGS ?=
 CORPUS_SYSROOTS := $(foreach s,trixie sid,--sysroot-for $(s)/x86-64=.deps/sysroots/$(s)-amd64 --sysroot-for $(s)/aarch64=.deps/sysroots/$(s)-arm64)
+# Both corpora run, whatever the first one's outcome; the target fails if
+# either does.
 corpus-verify: build testdata
-	$(BIN) corpus --expect testdata/expect.json --json bin/corpus.json --junit bin/corpus.xml $(CORPUS_SYSROOTS) $(CORPUS_FLAGS) testdata/corpus/manifest.json
+	@status=0; \
+	$(BIN) corpus --expect testdata/expect.json --json bin/corpus.json --junit bin/corpus.xml $(CORPUS_SYSROOTS) $(CORPUS_FLAGS) testdata/corpus/manifest.json || status=$$?; \
+	$(BIN) corpus --expect testdata/realworld/expect.json --json bin/realworld.json --junit bin/realworld.xml $(CORPUS_SYSROOTS) $(CORPUS_FLAGS) testdata/realworld/manifest.json || status=$$?; \
+	exit $$status
 
 # 1 vs 2 corpus workers: throughput and their ratio (quote medians).
 bench-corpus: testdata
@@ -129,6 +137,7 @@ race: deps testdata
 # entries that still hold are kept; new entries need one by hand).
 corpus-baseline: build testdata
 	$(BIN) corpus --expect testdata/expect.json --update $(CORPUS_SYSROOTS) $(CORPUS_FLAGS) testdata/corpus/manifest.json
+	$(BIN) corpus --expect testdata/realworld/expect.json --update $(CORPUS_SYSROOTS) $(CORPUS_FLAGS) testdata/realworld/manifest.json
 
 clean:
 	rm -rf bin

@@ -5,7 +5,8 @@
 // other files are listed as skipped, with the reason) or a manifest: a JSON
 // array of objects naming each binary ("path", relative to the manifest),
 // optionally its arguments ("args"), its standard input ("stdin") and what
-// a correct run prints and returns ("stdout", "exit_status"). An entry's
+// a correct run prints and returns ("stdout", "exit_status"); "stdin_file"
+// and "stdout_file" name files holding those bytes instead. An entry's
 // "name", when given, is its key in expectations and output instead of its
 // path, so that one binary may be listed several times (an interpreter
 // with several scripts). The committed corpus's

@@ -204,10 +204,12 @@ func isPIE(f *elf.File) bool {
 type manifestEntry struct {
 	Name          *string  `json:"name"`
 	Path          string   `json:"path"`
-	Stdin         string   `json:"stdin"`
+	Stdin         *string  `json:"stdin"`
+	StdinFile     string   `json:"stdin_file"`
 	Args          []string `json:"args"`
 	ExitStatus    *int     `json:"exit_status"`
 	Stdout        *string  `json:"stdout"`
+	StdoutFile    string   `json:"stdout_file"`
 	Arch          string   `json:"arch"`
 	SFrameVersion int      `json:"sframe_version"`
 	Toolchain     string   `json:"toolchain"`
@@ -219,7 +221,11 @@ type manifestEntry struct {
 // binary's "path" (relative to the manifest's directory, or absolute) and
 // optionally "name", "args", "stdin", "exit_status", "stdout", "arch",
 // "sframe_version", "toolchain", "sysroot" (for a dynamically linked
-// binary; relative to the manifest's directory, or absolute) and "expect":
+// binary; relative to the manifest's directory, or absolute),
+// "stdin_file" and "stdout_file" (files, relative to the manifest's
+// directory or absolute, whose bytes are the entry's "stdin" or "stdout":
+// for input or output that is long, shared by many entries, or not text,
+// which a JSON string cannot hold) and "expect":
 // the binary's expected outcome, as in an expectations file (see
 // [Expectations]). Other keys are ignored, so testdata/corpus/manifest.json
 // serves as is.
@@ -272,17 +278,53 @@ func ReadManifest(path string) (*Input, error) {
 			}
 			in.Expect.Binaries[key] = e.Expect
 		}
+		stdin, err := fileOr(dir, e.Stdin, e.StdinFile, "stdin")
+		if err != nil {
+			return nil, fmt.Errorf("%s: entry %d (%s): %w", path, i, key, err)
+		}
+		stdout, err := fileOr(dir, e.Stdout, e.StdoutFile, "stdout")
+		if err != nil {
+			return nil, fmt.Errorf("%s: entry %d (%s): %w", path, i, key, err)
+		}
 		sysroot := e.Sysroot
 		if sysroot != "" && !filepath.IsAbs(sysroot) {
 			sysroot = filepath.Join(dir, sysroot)
 		}
 		in.Jobs = append(in.Jobs, Job{
-			Key: key, Path: file, Args: e.Args, Stdin: e.Stdin, ExitStatus: e.ExitStatus, Stdout: e.Stdout,
+			Key: key, Path: file, Args: e.Args, Stdin: deref(stdin), ExitStatus: e.ExitStatus, Stdout: stdout,
 			Arch: e.Arch, SFrameVersion: e.SFrameVersion, Toolchain: e.Toolchain, Sysroot: sysroot,
 		})
 	}
 	sortJobs(in.Jobs)
 	return in, nil
+}
+
+// fileOr is an entry's "stdin" or "stdout": the string given inline, or
+// the contents of the file named by its "_file" key (relative to dir), nil
+// if neither is given. Both at once is an error.
+func fileOr(dir string, inline *string, file, key string) (*string, error) {
+	switch {
+	case file == "":
+		return inline, nil
+	case inline != nil:
+		return nil, fmt.Errorf("both %q and %q: give one", key, key+"_file")
+	}
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(dir, file)
+	}
+	data, err := hostfile.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("%s_file: %w", key, err)
+	}
+	s := string(data)
+	return &s, nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // checkName checks a manifest entry's name: a key for reports and

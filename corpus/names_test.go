@@ -58,11 +58,54 @@ func TestManifestNames(t *testing.T) {
 		{`[{"name": " a", "path": "a"}]`, `entry 0 (a): name " a": leading or trailing white space`},
 		{`[{"name": "a\nb", "path": "a"}]`, `entry 0 (a): name "a\nb": a control character`},
 		{`[{"name": "a", "path": "a", "stdin": 3}]`, "cannot unmarshal number"},
+		{`[{"name": "a", "path": "a", "stdin": "", "stdin_file": "in"}]`, `entry 0 (a): both "stdin" and "stdin_file": give one`},
+		{`[{"name": "a", "path": "a", "stdout": "x", "stdout_file": "out"}]`, `entry 0 (a): both "stdout" and "stdout_file": give one`},
+		{`[{"name": "a", "path": "a", "stdout_file": "missing"}]`, `entry 0 (a): stdout_file: stat ` + filepath.Join(dir, "missing") + ": no such file"},
 	} {
 		p := write(tt.text)
 		_, err := ReadManifest(p)
 		if err == nil || !strings.Contains(err.Error(), tt.errSub) || !strings.Contains(err.Error(), p) {
 			t.Errorf("%s: err %v, want one naming the file and %q", tt.text, err, tt.errSub)
 		}
+	}
+}
+
+// TestManifestFiles: "stdin_file" and "stdout_file" give an entry's stdin
+// and expected stdout as the bytes of a file (relative to the manifest, or
+// absolute), binary ones included; leaving both out means no stdin and no
+// stdout check.
+func TestManifestFiles(t *testing.T) {
+	dir := t.TempDir()
+	in, out := "SELECT 1;\n", "\x1f\x8b\x08\x00\xff\xfe\n"
+	if err := os.MkdirAll(filepath.Join(dir, "inputs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{"inputs/q.sql": in, "q.out": out} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := filepath.Join(dir, "manifest.json")
+	text := `[
+  {"name": "a", "path": "bin", "stdin_file": "inputs/q.sql", "stdout_file": "` + filepath.Join(dir, "q.out") + `"},
+  {"name": "b", "path": "bin", "stdin": "x", "stdout": ""},
+  {"name": "c", "path": "bin"}
+]`
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := ReadManifest(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, c := m.Jobs[0], m.Jobs[1], m.Jobs[2]
+	if a.Stdin != in || a.Stdout == nil || *a.Stdout != out {
+		t.Errorf("a: stdin %q, stdout %v", a.Stdin, a.Stdout)
+	}
+	if b.Stdin != "x" || b.Stdout == nil || *b.Stdout != "" {
+		t.Errorf("b: stdin %q, stdout %v", b.Stdin, b.Stdout)
+	}
+	if c.Stdin != "" || c.Stdout != nil {
+		t.Errorf("c: stdin %q, stdout %v", c.Stdin, c.Stdout)
 	}
 }

@@ -143,7 +143,8 @@ func amd64Start(p *Process) error {
 	// A new process starts with the FPU's initial state, as Linux gives
 	// it (fpstate_init: x87 control word 0x37f, every register empty,
 	// MXCSR 0x1f80); Unicorn's reset state has a control word of 0
-	// (single precision, every exception unmasked) and MXCSR 0.
+	// (single precision, every exception unmasked: long double arithmetic,
+	// which SQLite's printf uses, kept 24 bits) and MXCSR 0.
 	if err := amd64FXInit(p.Engine); err != nil {
 		return err
 	}

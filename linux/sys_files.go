@@ -712,8 +712,67 @@ func (p *Process) sysFcntl(a *[6]uint64) uint64 {
 			return p.abi.oDirectory
 		}
 		return f.flags
+	case 5, 6, 7: // F_GETLK, F_SETLK, F_SETLKW
+		return p.recordLock(f, a[1], a[2])
 	}
 	return sysErr(eINVAL)
+}
+
+// recordLock emulates POSIX record locks (fcntl F_GETLK, F_SETLK,
+// F_SETLKW) for a process that is alone, as the guest is: a process's
+// locks never conflict with each other (its threads share them), and no
+// other process exists, so every lock is granted at once, and F_GETLK finds
+// none in the way (it sets l_type to F_UNLCK, as Linux does). What Linux
+// checks before looking for conflicts is checked here too: the struct
+// flock is readable (EFAULT); l_type is F_RDLCK or F_WRLCK (and for the
+// setters also F_UNLCK), l_whence SEEK_SET, SEEK_CUR or SEEK_END, and the
+// range starts at 0 or later (EINVAL); a read (write) lock needs a
+// descriptor open for reading (writing) (EBADF). Open file description
+// locks (F_OFD_*) can conflict within one process and stay unsupported
+// (EINVAL).
+func (p *Process) recordLock(f *openFile, cmd, addr uint64) uint64 {
+	const fRDLCK, fWRLCK, fUNLCK = 0, 1, 2
+	// struct flock (LP64, both arches): short l_type, l_whence; off_t
+	// l_start, l_len; pid_t l_pid.
+	b, ok := p.readGuest(addr, 32)
+	if !ok {
+		return sysErr(eFAULT)
+	}
+	le := binary.LittleEndian
+	typ, whence := int16(le.Uint16(b[0:])), int16(le.Uint16(b[2:]))
+	start, length := int64(le.Uint64(b[8:])), int64(le.Uint64(b[16:]))
+	switch {
+	case typ == fUNLCK && cmd == 5, typ != fRDLCK && typ != fWRLCK && typ != fUNLCK:
+		return sysErr(eINVAL)
+	}
+	switch whence {
+	case 0: // SEEK_SET
+	case 1: // SEEK_CUR
+		start += f.off
+	case 2: // SEEK_END
+		start += f.size()
+	default:
+		return sysErr(eINVAL)
+	}
+	if length < 0 {
+		start += length
+	}
+	if start < 0 {
+		return sysErr(eINVAL)
+	}
+	if cmd == 5 {
+		le.PutUint16(b[0:], fUNLCK)
+		if !p.writeGuest(addr, b[:2]) {
+			return sysErr(eFAULT)
+		}
+		return 0
+	}
+	readable := f.kind != fileStdout && f.kind != fileStderr && f.flags&oACCMODE != oWRONLY
+	writable := f.kind == fileStdout || f.kind == fileStderr || f.flags&oACCMODE != 0
+	if typ == fRDLCK && !readable || typ == fWRLCK && !writable {
+		return sysErr(eBADF)
+	}
+	return 0
 }
 
 func (p *Process) sysIoctl(a *[6]uint64) uint64 {

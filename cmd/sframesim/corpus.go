@@ -28,7 +28,8 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 		"array of {\"path\", \"args\", \"stdin\", \"exit_status\", \"stdout\", \"sysroot\",\n"+
 		"\"expect\"}, such as testdata/corpus/manifest.json; an entry's optional \"name\"\n"+
 		"is its key instead of the path (one binary may be listed several times, each\n"+
-		"with a name of its own); \"expect\" is an entry of the --expect\n"+
+		"with a name of its own); \"stdin_file\" and \"stdout_file\" name files\n"+
+		"holding the stdin and stdout bytes; \"expect\" is an entry of the --expect\n"+
 		"file, which overrides it. Dynamically linked binaries read ld.so and their\n"+
 		"libraries from their \"sysroot\", else --sysroot-for by the manifest's\n"+
 		"\"toolchain\" and \"arch\", else --sysroot.\n\n"+
