@@ -22,7 +22,8 @@ const (
 	fileStdout
 	fileStderr
 	fileRegular
-	fileDir // a directory of the overlay (overlay.go), for getdents64
+	fileDir  // a directory of the overlay (overlay.go), for getdents64
+	filePipe // an end of a pipe (pipes.go)
 )
 
 // openFile is an open file description: one of the standard streams, an
@@ -39,6 +40,7 @@ type openFile struct {
 	off   int64
 	ino   uint64
 	names []string // a directory's entries, listed when read from its start
+	pipe  *pipe    // filePipe: the pipe, shared by its ends
 }
 
 // size returns the file's size.
@@ -351,6 +353,9 @@ func (p *Process) readInto(fd int, addr, n uint64, off int64) (uint64, int) {
 }
 
 func (p *Process) sysRead(a *[6]uint64) uint64 {
+	if p.pipeFile(a[0]) != nil {
+		return p.pipeIO(a[0], a[1], a[2], false, false)
+	}
 	if !p.writable(a[1], min(a[2], maxRW)) {
 		return sysErr(eFAULT)
 	}
@@ -415,6 +420,9 @@ func (p *Process) writeIovecs(addr, n uint64) ([][2]uint64, int) {
 }
 
 func (p *Process) sysReadv(a *[6]uint64) uint64 {
+	if p.pipeFile(a[0]) != nil {
+		return p.pipeIO(a[0], a[1], a[2], true, false)
+	}
 	iov, e := p.iovecs(a[1], a[2])
 	if e != 0 {
 		return sysErr(e)
@@ -584,6 +592,9 @@ func (p *Process) sysWrite(a *[6]uint64) uint64 {
 	if p.fds[int(int32(a[0]))] == nil {
 		return sysErr(eBADF)
 	}
+	if p.pipeFile(a[0]) != nil {
+		return p.pipeIO(a[0], a[1], a[2], false, true)
+	}
 	if f := p.overlayFile(a[0]); f != nil {
 		n := min(a[2], maxRW)
 		if !p.mapped(a[1], n) {
@@ -613,6 +624,9 @@ func (p *Process) sysWrite(a *[6]uint64) uint64 {
 func (p *Process) sysWritev(a *[6]uint64) uint64 {
 	if p.fds[int(int32(a[0]))] == nil {
 		return sysErr(eBADF)
+	}
+	if p.pipeFile(a[0]) != nil {
+		return p.pipeIO(a[0], a[1], a[2], true, true)
 	}
 	if f := p.overlayFile(a[0]); f != nil {
 		return p.writeFileV(f, a[1], a[2], -1)
@@ -702,6 +716,9 @@ func (p *Process) sysFcntl(a *[6]uint64) uint64 {
 	case 4: // F_SETFL: of the flags the layer knows, O_APPEND can change
 		if f.node != nil {
 			f.flags = f.flags&^oAPPEND | a[2]&oAPPEND
+		}
+		if f.kind == filePipe {
+			f.flags = f.flags&^oNONBLOCK | a[2]&oNONBLOCK
 		}
 		return 0
 	case 3: // F_GETFL

@@ -189,6 +189,18 @@ func init() {
 		"rename": (*Process).sysRename, "renameat": (*Process).sysRenameat, "renameat2": (*Process).sysRenameat2,
 		"chmod": (*Process).sysChmod, "fchmod": (*Process).sysFchmod, "fchmodat": (*Process).sysFchmodat,
 		"getdents64": (*Process).sysGetdents64,
+		// Timers (timers.go), waiting for signals, sending them with a
+		// value (signals.go), pipes and polling (pipes.go).
+		"alarm": (*Process).sysAlarm, "setitimer": (*Process).sysSetitimer, "getitimer": (*Process).sysGetitimer,
+		"timer_create": (*Process).sysTimerCreate, "timer_settime": (*Process).sysTimerSettime,
+		"timer_gettime": (*Process).sysTimerGettime, "timer_getoverrun": (*Process).sysTimerGetoverrun,
+		"timer_delete":  (*Process).sysTimerDelete,
+		"rt_sigsuspend": (*Process).sysRtSigsuspend, "pause": (*Process).sysPause,
+		"rt_sigtimedwait": (*Process).sysRtSigtimedwait, "rt_sigqueueinfo": (*Process).sysRtSigqueueinfo,
+		"rt_tgsigqueueinfo": (*Process).sysRtTgsigqueueinfo, "restart_syscall": (*Process).sysRestartSyscall,
+		"pipe": (*Process).sysPipe, "pipe2": (*Process).sysPipe2,
+		"poll": (*Process).sysPoll, "ppoll": (*Process).sysPpoll,
+		"select": (*Process).sysSelect, "pselect6": (*Process).sysPselect6,
 	}
 	for name := range notImplemented {
 		handlers[name] = constResult(sysErr(eNOSYS))
@@ -266,6 +278,8 @@ func (p *Process) syscall() {
 			return
 		}
 	}
+	t := p.thr.cur
+	t.sysPC, t.sysNr, t.sysArg0 = p.sysPC, v[0], v[1]
 	var ret uint64
 	switch {
 	case name == "" || (name == "arch_prctl" && p.Arch != arch.AMD64):
@@ -283,6 +297,12 @@ func (p *Process) syscall() {
 	if p.noResult {
 		p.noResult = false
 		return
+	}
+	if r := -int64(ret); r >= eRestartSys && r <= eRestartBlock && t.state == running {
+		// Interrupted before it could block: the return to user mode
+		// turns it into EINTR or a restart (deliverSignals).
+		t.restarting = int(r)
+		p.Engine.Stop()
 	}
 	if err := p.Engine.SetReg(p.abi.ret, ret); err != nil {
 		p.lastErr = err
@@ -391,8 +411,10 @@ type sysABI struct {
 	setupFrame   func(p *Process, t *thread, sig int, si *sigInfo, act sigAction) (bool, error)
 	restoreFrame func(p *Process, t *thread) (bool, error)
 	illCode      int32
-	memFault     func(p *Process, f emu.Fault, prot bool)
-	trapInfo     func(p *Process, trap int, pc uint64)
+	// restartSyscall is restart_syscall's number.
+	restartSyscall uint64
+	memFault       func(p *Process, f emu.Fault, prot bool)
+	trapInfo       func(p *Process, trap int, pc uint64)
 }
 
 func abiFor(a *arch.Arch) *sysABI {
