@@ -115,6 +115,14 @@ func (p *Process) timerClock(clk uint64) (clock int, offset int64, ok bool) {
 	case 2: // PROCESS_CPUTIME_ID
 		return clockCPU, 0, true
 	}
+	// A CPU clock by pid (glibc's timer_create makes CLOCK_PROCESS_CPUTIME_ID
+	// one): ~pid << 3 | per-thread bit | PROF, VIRT or SCHED. The
+	// process's own, whichever: its CPU time is its instruction count.
+	if c := int32(clk); c < 0 && c&4 == 0 && c&3 != 3 {
+		if pid := ^(c >> 3); pid == 0 || pid == guestPID {
+			return clockCPU, 0, true
+		}
+	}
 	return 0, 0, false
 }
 
@@ -385,8 +393,8 @@ func (p *Process) sysTimerCreate(a *[6]uint64) uint64 {
 	clk := a[0]
 	clock, offset, ok := p.timerClock(clk)
 	if !ok {
-		if clk == 3 || clk == 8 || clk == 9 || int32(clk) < 0 {
-			p.sysStop(StopUnsupported, 0, fmt.Sprintf("unsupported system call timer_create on clock %d: only CLOCK_REALTIME, MONOTONIC, BOOTTIME, TAI and PROCESS_CPUTIME_ID timers are emulated", int32(clk)))
+		if c := int32(clk); c == 3 || c == 8 || c == 9 || c < 0 && c&4 != 0 {
+			p.sysStop(StopUnsupported, 0, fmt.Sprintf("unsupported system call timer_create on clock %d: only CLOCK_REALTIME, MONOTONIC, BOOTTIME, TAI and the process's CPU-time clock are emulated (no thread CPU-time or alarm clocks)", c))
 			return 0
 		}
 		return sysErr(eINVAL)
