@@ -37,13 +37,14 @@ var timerScenarios = []struct {
 	{name: "sigqueue", delivered: map[int]uint64{35: 3}},
 	{name: "poll", delivered: map[int]uint64{10: 1}},
 	{name: "futex", delivered: map[int]uint64{10: 3}},
+	{name: "wakeother", delivered: map[int]uint64{10: 2}},
 }
 
 // runTimers runs one scenario with argv pinned.
-func runTimers(t *testing.T, a, name string) (string, *Exit, *Process) {
+func runTimers(t *testing.T, a string, args ...string) (string, *Exit, *Process) {
 	t.Helper()
 	var out bytes.Buffer
-	p, err := Load(filepath.Join("testdata", "timers-"+a), Config{Args: []string{"timers", name}, Stdout: &out, MaxInsns: 200_000_000})
+	p, err := Load(filepath.Join("testdata", "timers-"+a), Config{Args: append([]string{"timers"}, args...), Stdout: &out, MaxInsns: 200_000_000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,5 +93,27 @@ func TestTimersDeterministic(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestRestartWithoutHandler: a signal to the process wakes the main
+// thread, blocked in nanosleep and then in a pipe read, but the sending
+// thread, which gets the CPU first, takes it: the main thread finds no
+// signal to handle and its call goes on as Linux's do_signal does it —
+// nanosleep (ERESTART_RESTARTBLOCK) through restart_syscall to its first
+// deadline, the read (ERESTARTSYS) restarted with its arguments.
+func TestRestartWithoutHandler(t *testing.T) {
+	want := `nanosleep: handler ran 1, consistent: 1
+  went on, handled in the sender
+read: handler ran 1, consistent: 1
+  went on, handled in the sender
+`
+	for _, a := range threadArches {
+		t.Run(a, func(t *testing.T) {
+			out, x, _ := runTimers(t, a, "wakeother", "detail")
+			if out != want || x.Reason != StopExited || x.Status != 0 {
+				t.Errorf("exit %s, output:\n%s\nwant:\n%s", x, out, want)
+			}
+		})
 	}
 }

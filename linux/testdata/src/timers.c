@@ -25,7 +25,12 @@
  *   sigqueue   real-time signals queued with values, delivered in order
  *   poll       poll on a pipe: timeout, then ready; ppoll interrupted
  *   futex      sem_wait (a futex wait) interrupted: EINTR without
- *              SA_RESTART, restarted with it; sem_timedwait: EINTR */
+ *              SA_RESTART, restarted with it; sem_timedwait: EINTR
+ *   wakeother  a signal to the process wakes the main thread, blocked in
+ *              nanosleep and then in a pipe read, but the sending thread
+ *              takes it: the call goes on (restart_syscall, a restart)
+ *              or returns EINTR, whichever thread won; with a second
+ *              argument, says which (the emulator's one CPU: the sender) */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
@@ -425,6 +430,61 @@ static void do_futex(void) {
 	}
 }
 
+static volatile pid_t handler_tid;
+static volatile int sender_done;
+
+static void on_who(int sig) {
+	handler_tid = gettid();
+	got++;
+}
+
+static void *send_blocked_then_take(void *arg) {
+	sigset_t s;
+	sigemptyset(&s);
+	sigaddset(&s, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &s, NULL);
+	usleep(100000);
+	kill(getpid(), SIGUSR1); /* the main thread can take it, and is woken */
+	pthread_sigmask(SIG_UNBLOCK, &s, NULL);
+	usleep(100000);
+	write(pfd[1], "z", 1);
+	return NULL;
+}
+
+static int detail;
+
+static void do_wakeother(void) {
+	handle(SIGUSR1, on_who, 0);
+	pid_t me = gettid();
+	for (int call = 0; call < 2; call++) {
+		got = 0;
+		handler_tid = 0;
+		pipe(pfd);
+		pthread_t th;
+		pthread_create(&th, NULL, send_blocked_then_take, NULL);
+		long long t0 = now_ns(CLOCK_MONOTONIC);
+		int r, e;
+		char c = 0;
+		if (call == 0) {
+			struct timespec req = {.tv_sec = 1};
+			r = nanosleep(&req, NULL);
+		} else {
+			r = read(pfd[0], &c, 1);
+		}
+		e = errno;
+		long long dt = now_ns(CLOCK_MONOTONIC) - t0;
+		pthread_join(th, NULL);
+		int in_main = handler_tid == me;
+		int consistent = call == 0 ? (r == 0 && dt >= 1000000000 && !in_main) || (r < 0 && e == EINTR && in_main)
+		                           : (r == 1 && c == 'z' && !in_main) || (r < 0 && e == EINTR && in_main);
+		printf("%s: handler ran %d, consistent: %d\n", call == 0 ? "nanosleep" : "read", (int)got, consistent);
+		if (detail)
+			printf("  %s, handled in %s\n", r < 0 ? strerrorname_np(e) : "went on", in_main ? "main" : "the sender");
+		close(pfd[0]);
+		close(pfd[1]);
+	}
+}
+
 int main(int argc, char **argv) {
 	static const struct {
 		const char *name;
@@ -433,8 +493,10 @@ int main(int argc, char **argv) {
 	    {"alarm", do_alarm},         {"itimer", do_itimer},       {"posix", do_posix},       {"threadid", do_threadid},
 	    {"restart", do_restart},     {"nanosleep", do_nanosleep}, {"sigsuspend", do_sigsuspend}, {"sigwait", do_sigwait},
 	    {"sigqueue", do_sigqueue},   {"poll", do_poll},           {"futex", do_futex},
+	    {"wakeother", do_wakeother},
 	};
-	if (argc != 2) {
+	detail = argc == 3;
+	if (argc != 2 && argc != 3) {
 		fprintf(stderr, "usage: timers SCENARIO\n");
 		return 2;
 	}
