@@ -14,8 +14,10 @@ import (
 // robin), itself last. Nothing depends on the host: the same program and
 // input give the same interleaving on every run, whatever the chunks
 // Continue is called with. When every thread is blocked, the clock jumps
-// to the earliest deadline (a futex timeout, the end of a sleep); without
-// one the run ends with StopDeadlock.
+// to the earliest deadline (a futex timeout, the end of a sleep, a
+// timer's expiry: timers.go); without one the run ends with StopDeadlock.
+// A thread woken while blocked may find when it is picked that its call
+// must wait again (a pipe another thread emptied first: resumed).
 
 // quantum returns the instructions a thread runs before it is switched
 // out.

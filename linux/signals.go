@@ -36,10 +36,24 @@ import (
 // ignored, ends the run with StopFault as before (Linux unblocks it and
 // kills the process).
 //
-// Not emulated yet: interval timers and alarm, sigsuspend, sigwait and
-// signalfd, interrupting a blocking system call (a signal sent to a
-// thread waiting in a futex or a sleep is delivered when it wakes), and
-// sigqueue's payloads.
+// A signal that a thread blocked in a system call does not block wakes it
+// (signal_wake_up): the call returns what Linux's returns then — EINTR,
+// or an ERESTART* code that the return to user mode turns into EINTR
+// when a handler runs (ERESTARTNOHAND, ERESTART_RESTARTBLOCK, and
+// ERESTARTSYS without SA_RESTART) and otherwise into a restart of the
+// call (the PC back on the system call instruction, its number or first
+// argument back in the return register; ERESTART_RESTARTBLOCK through
+// restart_syscall and the thread's restart block). Per call: a futex wait
+// ERESTARTSYS (with a timeout ERESTART_RESTARTBLOCK), nanosleep and a
+// relative clock_nanosleep ERESTART_RESTARTBLOCK with the time left stored,
+// an absolute one ERESTARTNOHAND, a pipe read or write ERESTARTSYS, poll
+// and select ERESTARTNOHAND (poll with a timeout ERESTART_RESTARTBLOCK),
+// sigsuspend and pause ERESTARTNOHAND, rt_sigtimedwait EINTR. sigsuspend,
+// ppoll and pselect6 run with their mask; the handler's frame saves the
+// one from before. Timers (timers.go) send their signals at exact
+// instructions.
+//
+// Not emulated: signalfd, and job control (the stop signals).
 
 const nsig = 64
 

@@ -93,9 +93,9 @@ const (
 )
 
 // sysFutex is futex(uaddr, op, val, timeout or val2, uaddr2, val3). The
-// PRIVATE flag makes no difference (one process); with one thread a wait
-// that would block forever is a deadlock and one with a timeout times out
-// at once.
+// PRIVATE flag makes no difference (one process); with one thread and no
+// timer that could interrupt it, a wait that would block forever is a
+// deadlock and one with a timeout times out at once.
 func (p *Process) sysFutex(a *[6]uint64) uint64 {
 	uaddr, op, val := a[0], a[1]&0x7f, uint32(a[2])
 	realtime := a[1]&futexClockRealtime != 0

@@ -119,6 +119,23 @@ import (
 //	                         ones end the run: StopSignaled)
 //	kill tkill tgkill        to the process itself or any of its threads;
 //	                         others ESRCH
+//	rt_sigsuspend pause rt_sigtimedwait rt_sigqueueinfo rt_tgsigqueueinfo
+//	restart_syscall          as Linux (signals.go); a signal interrupts a
+//	                         blocking call with EINTR or restarts it
+//	alarm setitimer getitimer timer_create timer_settime timer_gettime
+//	timer_getoverrun timer_delete
+//	                         on the fake clock (the real clocks) and the
+//	                         instruction count (ITIMER_VIRTUAL, ITIMER_PROF,
+//	                         CLOCK_PROCESS_CPUTIME_ID); signals at exact
+//	                         instructions (timers.go); SIGEV_SIGNAL, NONE,
+//	                         THREAD_ID; thread CPU-time and alarm clocks stop
+//	                         the run
+//	pipe pipe2               between threads: reads wait for data, writes
+//	                         for room (64 KiB), EOF and EPIPE/SIGPIPE when an
+//	                         end is closed, O_NONBLOCK (pipes.go)
+//	poll ppoll select pselect6  on pipes (other descriptors are always ready),
+//	                         with timeouts on the fake clock and ppoll's and
+//	                         pselect6's masks
 //	sched_getaffinity sched_yield getcpu  one CPU; sched_yield lets the next
 //	                         runnable thread run
 //
