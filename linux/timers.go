@@ -245,6 +245,7 @@ func (p *Process) timerTaken(si *sigInfo) {
 			var missed int64
 			t.expiry, missed = forward(t.expiry, t.interval, p.clockAt(t.clock))
 			t.overrun = int32(min(missed, 1<<31-1)) // DELAYTIMER_MAX
+			p.rebound() // taken by rt_sigtimedwait, in a run
 		}
 		si.overrun = t.overrun
 		return
@@ -326,8 +327,14 @@ func (p *Process) setitimer(which int, value, interval int64) {
 	*it = itimer{}
 	if value > 0 {
 		*it = itimer{armed: true, expiry: p.clockAt(itimerClock[which]) + value, interval: interval}
+		p.rebound()
 	}
 }
+
+// rebound ends the engine's run at the system call that armed a timer, so
+// that the next run stops at its expiry (timerSlice) whatever the run's
+// length: the signal arrives at the same instruction in every mode.
+func (p *Process) rebound() { p.Engine.Stop() }
 
 // getitimer encodes interval timer which as a struct itimerval.
 func (p *Process) getitimer(which int) []byte {
@@ -485,6 +492,7 @@ func (p *Process) sysTimerSettime(a *[6]uint64) uint64 {
 		t.expiry = now + value
 	}
 	t.armed = true
+	p.rebound()
 	return 0
 }
 

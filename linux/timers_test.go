@@ -117,3 +117,31 @@ read: handler ran 1, consistent: 1
 		})
 	}
 }
+
+// TestTimersChunks: whatever the chunks Continue is called with, a timer's
+// signal arrives at the same instruction: the output, the instruction
+// count and the thread switches are those of Run.
+func TestTimersChunks(t *testing.T) {
+	for _, a := range threadArches {
+		for _, name := range []string{"alarm", "itimer", "threadid", "sigwait"} {
+			t.Run(a+"/"+name, func(t *testing.T) {
+				want, wx, wp := runTimers(t, a, name)
+				var out bytes.Buffer
+				p, err := Load(filepath.Join("testdata", "timers-"+a), Config{Args: []string{"timers", name}, Stdout: &out})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer p.Close()
+				var x *Exit
+				for i := uint64(0); x == nil; i++ {
+					if x, err = p.Continue(1 + i*7919%100_003); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if out.String() != want || *x != *wx || p.thr.switches != wp.thr.switches {
+					t.Errorf("in chunks: %q %+v %d switches\nRun: %q %+v %d switches", out.String(), *x, p.thr.switches, want, *wx, wp.thr.switches)
+				}
+			})
+		}
+	}
+}
