@@ -245,7 +245,8 @@ func (p *Process) timerTaken(si *sigInfo) {
 			var missed int64
 			t.expiry, missed = forward(t.expiry, t.interval, p.clockAt(t.clock))
 			t.overrun = int32(min(missed, 1<<31-1)) // DELAYTIMER_MAX
-			p.rebound()                             // taken by rt_sigtimedwait, in a run
+			// Taken by rt_sigtimedwait, in a run: bound it anew.
+			p.rebound()
 		}
 		si.overrun = t.overrun
 		return

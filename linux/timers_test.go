@@ -38,6 +38,7 @@ var timerScenarios = []struct {
 	{name: "poll", delivered: map[int]uint64{10: 1}},
 	{name: "futex", delivered: map[int]uint64{10: 3}},
 	{name: "wakeother", delivered: map[int]uint64{10: 2}},
+	{name: "sigevthread"},
 }
 
 // runTimers runs one scenario with argv pinned.

@@ -30,7 +30,10 @@
  *              nanosleep and then in a pipe read, but the sending thread
  *              takes it: the call goes on (restart_syscall, a restart)
  *              or returns EINTR, whichever thread won; with a second
- *              argument, says which (the emulator's one CPU: the sender) */
+ *              argument, says which (the emulator's one CPU: the sender)
+ *   sigevthread  SIGEV_THREAD: glibc's helper thread (SIGEV_THREAD_ID and
+ *              sigwaitinfo underneath) runs the function in a new thread,
+ *              periodically */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
@@ -485,6 +488,32 @@ static void do_wakeother(void) {
 	}
 }
 
+static volatile int calls, callback_value;
+static volatile pid_t callback_tid;
+
+static void callback(union sigval v) {
+	callback_value = v.sival_int;
+	callback_tid = gettid();
+	if (++calls == 3)
+		sem_post(&sem);
+}
+
+static void do_sigevthread(void) {
+	sem_init(&sem, 0, 0);
+	struct sigevent sev = {.sigev_notify = SIGEV_THREAD, .sigev_notify_function = callback, .sigev_value.sival_int = 99};
+	timer_t t;
+	if (timer_create(CLOCK_MONOTONIC, &sev, &t) != 0) {
+		perror("timer_create");
+		return;
+	}
+	struct itimerspec its = {.it_interval = {.tv_nsec = 20000000}, .it_value = {.tv_nsec = 20000000}};
+	timer_settime(t, 0, &its, NULL);
+	while (sem_wait(&sem) != 0)
+		;
+	timer_delete(t);
+	printf("SIGEV_THREAD: 3 calls, value %d, in another thread: %d\n", callback_value, callback_tid != gettid());
+}
+
 int main(int argc, char **argv) {
 	static const struct {
 		const char *name;
@@ -493,7 +522,7 @@ int main(int argc, char **argv) {
 	    {"alarm", do_alarm},         {"itimer", do_itimer},       {"posix", do_posix},       {"threadid", do_threadid},
 	    {"restart", do_restart},     {"nanosleep", do_nanosleep}, {"sigsuspend", do_sigsuspend}, {"sigwait", do_sigwait},
 	    {"sigqueue", do_sigqueue},   {"poll", do_poll},           {"futex", do_futex},
-	    {"wakeother", do_wakeother},
+	    {"wakeother", do_wakeother}, {"sigevthread", do_sigevthread},
 	};
 	detail = argc == 3;
 	if (argc != 2 && argc != 3) {
