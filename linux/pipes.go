@@ -297,16 +297,28 @@ func (p *Process) pipeResume(t *thread, k resumeKind) bool {
 		t.ret = sysErr(e)
 	case block:
 		t.wargs[4] = n
-		p.reblock(t, -1, k)
-		return false
+		return p.waitAgain(t, -1, k)
 	default:
 		t.ret = n
 	}
 	return true
 }
 
-// reblock puts a thread that was woken back to waiting (its call cannot
-// complete yet), with the same result on a signal.
+// waitAgain puts a thread that was woken back to waiting (its call cannot
+// complete yet) and returns false; but if a signal it does not block came
+// meanwhile, the call ends as a signal interrupting it would have ended it
+// (true).
+func (p *Process) waitAgain(t *thread, deadline int64, k resumeKind) bool {
+	p.reblock(t, deadline, k)
+	if p.deliverable(t) == 0 {
+		return false
+	}
+	p.interrupt(t)
+	return true
+}
+
+// reblock puts a thread that was woken back to waiting, with the same
+// result on a signal.
 func (p *Process) reblock(t *thread, deadline int64, k resumeKind) {
 	p.thr.seq++
 	t.state, t.seq, t.deadline, t.resume, t.setRet = blocked, p.thr.seq, deadline, k, true
@@ -334,12 +346,18 @@ const (
 	pollExSet  = pollPri
 )
 
-// readiness is the poll mask of fd (pollNval if it is not open).
-func (p *Process) readiness(fd int) uint32 {
+// readiness is the poll mask of fd for thread t (pollNval if it is not
+// open).
+func (p *Process) readiness(t *thread, fd int) uint32 {
 	f := p.fds[fd]
 	switch {
 	case f == nil:
 		return pollNval
+	case f.kind == fileSignalfd:
+		if p.nextSignal(t, ^f.sigmask) != 0 {
+			return pollIn | pollRdnorm
+		}
+		return 0
 	case f.kind == filePipe:
 		r, w := p.ends(f.pipe.ino)
 		var m uint32
@@ -373,10 +391,10 @@ const (
 	waitSelect = 1 // select, pselect6: nfds, the three sets
 )
 
-// pollScan checks a poll or select of thread t's arguments (w: kind,
-// then poll's fds and nfds or select's nfds and sets): the number ready,
-// written back to the guest if any is (or if final), or an errno.
-func (p *Process) pollScan(w *[8]uint64, final bool) (uint64, int) {
+// pollScan checks a poll or select of thread t (w: kind, then poll's fds
+// and nfds or select's nfds and sets): the number ready, written back to
+// the guest if any is (or if final), or an errno.
+func (p *Process) pollScan(t *thread, w *[8]uint64, final bool) (uint64, int) {
 	if w[0] == waitPoll {
 		fds, nfds := w[1], w[2]
 		b, ok := p.readGuest(fds, 8*nfds)
@@ -390,7 +408,7 @@ func (p *Process) pollScan(w *[8]uint64, final bool) (uint64, int) {
 			fd, events := int32(le.Uint32(e)), uint32(le.Uint16(e[4:]))
 			var rev uint32
 			if fd >= 0 {
-				rev = p.readiness(int(fd)) & (events | pollErr | pollHup | pollNval)
+				rev = p.readiness(t, int(fd)) & (events | pollErr | pollHup | pollNval)
 			}
 			le.PutUint16(e[6:], uint16(rev))
 			if rev != 0 {
@@ -435,7 +453,7 @@ func (p *Process) pollScan(w *[8]uint64, final bool) (uint64, int) {
 		if !any {
 			continue
 		}
-		m := p.readiness(fd)
+		m := p.readiness(t, fd)
 		if m == pollNval {
 			return 0, eBADF
 		}
@@ -475,7 +493,7 @@ func (p *Process) waitReady(w [8]uint64, deadline int64) uint64 {
 	if p.deliverable(t) != 0 {
 		return sysErr(eRestartNoHand) // ppoll's mask lets a pending one in
 	}
-	n, e := p.pollScan(&w, deadline == p.base())
+	n, e := p.pollScan(t, &w, deadline == p.base())
 	if e != 0 {
 		return p.pollDone(t, w, deadline, sysErr(e))
 	}
@@ -505,15 +523,14 @@ func (p *Process) waitReady(w [8]uint64, deadline int64) uint64 {
 func (p *Process) pollResume(t *thread) bool {
 	deadline := int64(t.wargs[7])
 	expired := deadline >= 0 && deadline <= p.base()
-	n, e := p.pollScan(&t.wargs, expired)
+	n, e := p.pollScan(t, &t.wargs, expired)
 	switch {
 	case e != 0:
 		t.ret = p.pollDone(t, t.wargs, deadline, sysErr(e))
 	case n > 0 || expired:
 		t.ret = p.pollDone(t, t.wargs, deadline, n)
 	default:
-		p.reblock(t, deadline, resumePoll)
-		return false
+		return p.waitAgain(t, deadline, resumePoll)
 	}
 	return true
 }

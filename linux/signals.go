@@ -51,9 +51,9 @@ import (
 // sigsuspend and pause ERESTARTNOHAND, rt_sigtimedwait EINTR. sigsuspend,
 // ppoll and pselect6 run with their mask; the handler's frame saves the
 // one from before. Timers (timers.go) send their signals at exact
-// instructions.
+// instructions; signalfd (signalfd.go) reads pending signals.
 //
-// Not emulated: signalfd, and job control (the stop signals).
+// Not emulated: job control (the stop signals).
 
 const nsig = 64
 
@@ -515,6 +515,7 @@ func (p *Process) queueSignal(t *thread, si sigInfo, poll bool) bool {
 		t.sig.pending.add(si)
 	}
 	p.signalWake(t, sig)
+	p.signalsChanged() // readers of a signalfd, pollers
 	if poll {
 		p.pollSignals()
 	}
@@ -872,6 +873,7 @@ const (
 	resumePipeRead             // read from a pipe (pipes.go)
 	resumePipeWrite            // write to a pipe
 	resumePoll                 // poll, ppoll, pselect6
+	resumeSignalfd             // read of a signalfd (signalfd.go)
 )
 
 // restartBlock is what restart_syscall continues (the kernel's
@@ -905,6 +907,8 @@ func (p *Process) resumed(t *thread) bool {
 		return p.pipeResume(t, k)
 	case resumePoll:
 		return p.pollResume(t)
+	case resumeSignalfd:
+		return p.signalfdResume(t)
 	}
 	return true
 }

@@ -133,9 +133,10 @@ import (
 //	pipe pipe2               between threads: reads wait for data, writes
 //	                         for room (64 KiB), EOF and EPIPE/SIGPIPE when an
 //	                         end is closed, O_NONBLOCK (pipes.go)
-//	poll ppoll select pselect6  on pipes (other descriptors are always ready),
-//	                         with timeouts on the fake clock and ppoll's and
-//	                         pselect6's masks
+//	poll ppoll select pselect6  on pipes and signalfds (other descriptors are
+//	                         always ready), with timeouts on the fake clock
+//	                         and ppoll's and pselect6's masks
+//	signalfd signalfd4       reads pending signals of its set (signalfd.go)
 //	sched_getaffinity sched_yield getcpu  one CPU; sched_yield lets the next
 //	                         runnable thread run
 //
@@ -218,6 +219,7 @@ func init() {
 		"pipe": (*Process).sysPipe, "pipe2": (*Process).sysPipe2,
 		"poll": (*Process).sysPoll, "ppoll": (*Process).sysPpoll,
 		"select": (*Process).sysSelect, "pselect6": (*Process).sysPselect6,
+		"signalfd": (*Process).sysSignalfd, "signalfd4": (*Process).sysSignalfd4,
 	}
 	for name := range notImplemented {
 		handlers[name] = constResult(sysErr(eNOSYS))

@@ -39,6 +39,7 @@ var timerScenarios = []struct {
 	{name: "futex", delivered: map[int]uint64{10: 3}},
 	{name: "wakeother", delivered: map[int]uint64{10: 2}},
 	{name: "sigevthread"},
+	{name: "signalfd"},
 }
 
 // runTimers runs one scenario with argv pinned.

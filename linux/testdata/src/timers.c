@@ -33,7 +33,10 @@
  *              argument, says which (the emulator's one CPU: the sender)
  *   sigevthread  SIGEV_THREAD: glibc's helper thread (SIGEV_THREAD_ID and
  *              sigwaitinfo underneath) runs the function in a new thread,
- *              periodically */
+ *              periodically
+ *   signalfd   reading blocked signals from a signalfd: EAGAIN when
+ *              non-blocking, a blocking read woken by another thread's
+ *              sigqueue, poll readiness */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
@@ -43,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <time.h>
@@ -514,6 +518,43 @@ static void do_sigevthread(void) {
 	printf("SIGEV_THREAD: 3 calls, value %d, in another thread: %d\n", callback_value, callback_tid != gettid());
 }
 
+static void *queue_rt(void *arg) {
+	usleep(100000);
+	sigqueue(getpid(), SIGRTMIN + 2, (union sigval){.sival_int = 5});
+	return NULL;
+}
+
+static void do_signalfd(void) {
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGRTMIN + 2);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	int nb = signalfd(-1, &set, SFD_NONBLOCK);
+	struct signalfd_siginfo ssi;
+	ssize_t n = read(nb, &ssi, sizeof ssi);
+	printf("non-blocking, nothing pending: %zd %s\n", n, strerrorname_np(errno));
+	n = read(nb, &ssi, 8);
+	printf("short buffer: %zd %s\n", n, strerrorname_np(errno));
+	int fd = signalfd(-1, &set, 0);
+	pthread_t th;
+	pthread_create(&th, NULL, queue_rt, NULL);
+	n = read(fd, &ssi, sizeof ssi);
+	printf("blocking read: %zd bytes, signal SIGRTMIN+2: %d, SI_QUEUE: %d, ssi_int %d, ssi_pid ours: %d\n", n,
+	       ssi.ssi_signo == SIGRTMIN + 2, ssi.ssi_code == SI_QUEUE, ssi.ssi_int, ssi.ssi_pid == (unsigned)getpid());
+	pthread_join(th, NULL);
+	struct pollfd p = {.fd = fd, .events = POLLIN};
+	printf("poll, nothing pending: %d\n", poll(&p, 1, 0));
+	raise(SIGUSR1);
+	int r = poll(&p, 1, 0);
+	printf("poll, SIGUSR1 pending: %d, POLLIN: %d\n", r, p.revents == POLLIN);
+	struct signalfd_siginfo two[2];
+	n = read(nb, two, sizeof two);
+	printf("read: %zd bytes, SIGUSR1: %d, SI_TKILL: %d\n", n, two[0].ssi_signo == SIGUSR1, two[0].ssi_code == SI_TKILL);
+	sigpending(&set);
+	printf("still pending: %d\n", sigismember(&set, SIGUSR1));
+}
+
 int main(int argc, char **argv) {
 	static const struct {
 		const char *name;
@@ -523,6 +564,7 @@ int main(int argc, char **argv) {
 	    {"restart", do_restart},     {"nanosleep", do_nanosleep}, {"sigsuspend", do_sigsuspend}, {"sigwait", do_sigwait},
 	    {"sigqueue", do_sigqueue},   {"poll", do_poll},           {"futex", do_futex},
 	    {"wakeother", do_wakeother}, {"sigevthread", do_sigevthread},
+	    {"signalfd", do_signalfd},
 	};
 	detail = argc == 3;
 	if (argc != 2 && argc != 3) {
