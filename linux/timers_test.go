@@ -40,6 +40,7 @@ var timerScenarios = []struct {
 	{name: "wakeother", delivered: map[int]uint64{10: 2}},
 	{name: "sigevthread"},
 	{name: "signalfd"},
+	{name: "pipes", delivered: map[int]uint64{13: 1}},
 }
 
 // runTimers runs one scenario with argv pinned.

@@ -36,7 +36,10 @@
  *              periodically
  *   signalfd   reading blocked signals from a signalfd: EAGAIN when
  *              non-blocking, a blocking read woken by another thread's
- *              sigqueue, poll readiness */
+ *              sigqueue, poll readiness
+ *   pipes      pipes between threads: a writer blocked on a full pipe,
+ *              O_NONBLOCK (EAGAIN, partial writes), end of file, EPIPE and
+ *              SIGPIPE, fstat, select */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
@@ -46,7 +49,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/select.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <time.h>
@@ -555,6 +561,59 @@ static void do_signalfd(void) {
 	printf("still pending: %d\n", sigismember(&set, SIGUSR1));
 }
 
+static char big[200000];
+
+static void *write_big(void *arg) {
+	ssize_t n = write(pfd[1], big, sizeof big);
+	printf("writer: wrote %zd of %zu at once\n", n, sizeof big);
+	close(pfd[1]);
+	return NULL;
+}
+
+static void do_pipes(void) {
+	for (size_t i = 0; i < sizeof big; i++)
+		big[i] = (char)(i * 7);
+	pipe(pfd);
+	struct stat st;
+	fstat(pfd[0], &st);
+	printf("fstat: FIFO %d\n", S_ISFIFO(st.st_mode));
+	pthread_t th;
+	pthread_create(&th, NULL, write_big, NULL);
+	static char in[sizeof big];
+	size_t total = 0;
+	ssize_t n;
+	usleep(100000); /* the writer fills the pipe and waits */
+	while ((n = read(pfd[0], in + total, 1000)) > 0)
+		total += n;
+	pthread_join(th, NULL);
+	printf("reader: %zu bytes, same: %d, then end of file: %zd\n", total, memcmp(in, big, sizeof big) == 0, n);
+	close(pfd[0]);
+
+	pipe2(pfd, O_NONBLOCK);
+	char c;
+	n = read(pfd[0], &c, 1);
+	printf("O_NONBLOCK read of an empty pipe: %zd %s\n", n, strerrorname_np(errno));
+	n = write(pfd[1], big, sizeof big);
+	printf("O_NONBLOCK write of %zu: %zd\n", sizeof big, n);
+	n = write(pfd[1], big, 10);
+	printf("full: %zd %s\n", n, strerrorname_np(errno));
+	fd_set rs, ws;
+	FD_ZERO(&rs);
+	FD_ZERO(&ws);
+	FD_SET(pfd[0], &rs);
+	FD_SET(pfd[1], &ws);
+	struct timeval tv = {0};
+	int r = select(pfd[1] + 1, &rs, &ws, NULL, &tv);
+	printf("select: %d, readable %d, writable %d\n", r, FD_ISSET(pfd[0], &rs) != 0, FD_ISSET(pfd[1], &ws) != 0);
+	printf("fcntl F_GETFL O_NONBLOCK: %d\n", (fcntl(pfd[0], F_GETFL) & O_NONBLOCK) != 0);
+	close(pfd[0]);
+	got = 0;
+	handle(SIGPIPE, on_sig, 0);
+	n = write(pfd[1], "x", 1);
+	printf("write without a reader: %zd %s, SIGPIPE handled %d\n", n, strerrorname_np(errno), (int)got);
+	close(pfd[1]);
+}
+
 int main(int argc, char **argv) {
 	static const struct {
 		const char *name;
@@ -564,7 +623,7 @@ int main(int argc, char **argv) {
 	    {"restart", do_restart},     {"nanosleep", do_nanosleep}, {"sigsuspend", do_sigsuspend}, {"sigwait", do_sigwait},
 	    {"sigqueue", do_sigqueue},   {"poll", do_poll},           {"futex", do_futex},
 	    {"wakeother", do_wakeother}, {"sigevthread", do_sigevthread},
-	    {"signalfd", do_signalfd},
+	    {"signalfd", do_signalfd},   {"pipes", do_pipes},
 	};
 	detail = argc == 3;
 	if (argc != 2 && argc != 3) {
