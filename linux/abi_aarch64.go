@@ -36,13 +36,14 @@ var arm64 = &sysABI{
 	start:      arm64Start,
 	// MINSIGSTKSZ; AT_MINSIGSTKSZ is signal_minsigstksz: the frame (4688),
 	// the frame record (16) and 16 bytes of alignment.
-	minSigStkSz:  5120,
-	sigFrameMax:  4720,
-	setupFrame:   arm64SetupFrame,
-	restoreFrame: arm64RestoreFrame,
-	illCode:      illIllopc,
-	memFault:     arm64MemFault,
-	trapInfo:     func(p *Process, trap int, pc uint64) { arm64NotifyDie(p, 0) },
+	minSigStkSz:    5120,
+	sigFrameMax:    4720,
+	setupFrame:     arm64SetupFrame,
+	restoreFrame:   arm64RestoreFrame,
+	illCode:        illIllopc,
+	restartSyscall: 128,
+	memFault:       arm64MemFault,
+	trapInfo:       func(p *Process, trap int, pc uint64) { arm64NotifyDie(p, 0) },
 }
 
 // arm64MemFault records a memory abort as set_thread_esr does: the fault

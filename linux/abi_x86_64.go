@@ -42,13 +42,14 @@ var amd64 = &sysABI{
 	archPrctl: amd64ArchPrctl,
 	// MINSIGSTKSZ; AT_MINSIGSTKSZ is get_sigframe_size() for FXSR without
 	// XSAVE: rt_sigframe (440) + 15 + fxsave (512) + 63, rounded to 16.
-	minSigStkSz:  2048,
-	sigFrameMax:  1040,
-	setupFrame:   amd64SetupFrame,
-	restoreFrame: amd64RestoreFrame,
-	illCode:      illIllopn,
-	memFault:     amd64MemFault,
-	trapInfo:     amd64TrapInfo,
+	minSigStkSz:    2048,
+	sigFrameMax:    1040,
+	setupFrame:     amd64SetupFrame,
+	restoreFrame:   amd64RestoreFrame,
+	illCode:        illIllopn,
+	restartSyscall: 219,
+	memFault:       amd64MemFault,
+	trapInfo:       amd64TrapInfo,
 }
 
 // x86 exception vectors.

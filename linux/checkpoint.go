@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/sframesim/sframesim/emu"
@@ -165,11 +166,20 @@ func (s *Session) Restore(c *Checkpoint) error {
 func copyFiles(fds map[int]*openFile, node func(*oNode) *oNode) map[int]*openFile {
 	out := make(map[int]*openFile, len(fds))
 	seen := make(map[*openFile]*openFile, len(fds))
+	pipes := map[*pipe]*pipe{}
 	for fd, f := range fds {
 		c := seen[f]
 		if c == nil {
 			x := *f
 			x.node = node(f.node)
+			if f.pipe != nil {
+				pp := pipes[f.pipe]
+				if pp == nil {
+					pp = &pipe{ino: f.pipe.ino, buf: slices.Clone(f.pipe.buf)}
+					pipes[f.pipe] = pp
+				}
+				x.pipe = pp
+			}
 			c = &x
 			seen[f] = c
 		}

@@ -23,6 +23,7 @@ const (
 	eMFILE       = 24
 	eNOTTY       = 25
 	eNOSPC       = 28
+	ePIPE        = 32
 	eSPIPE       = 29
 	eROFS        = 30
 	eRANGE       = 34
@@ -31,4 +32,12 @@ const (
 	eNOTEMPTY    = 39
 	eOPNOTSUPP   = 95
 	eTIMEDOUT    = 110
+
+	// The kernel's internal results of an interrupted system call
+	// (include/linux/errno.h), which the return to user mode turns into
+	// EINTR or a restart (signals.go); the guest never sees them.
+	eRestartSys    = 512
+	eRestartNoIntr = 513
+	eRestartNoHand = 514
+	eRestartBlock  = 516
 )

@@ -94,6 +94,9 @@ func (p *Process) setFD(fd int, f *openFile) {
 	if old != nil && old != f {
 		p.released(old.sf)
 		p.releaseNode(old.node)
+		if old.pipe != nil {
+			p.pipeChanged(old.pipe.ino) // maybe the last of its end
+		}
 	}
 }
 
@@ -109,6 +112,9 @@ func (p *Process) closeFD(fd int) bool {
 	}
 	p.released(f.sf)
 	p.releaseNode(f.node)
+	if f.pipe != nil {
+		p.pipeChanged(f.pipe.ino) // maybe the last of its end
+	}
 	return true
 }
 

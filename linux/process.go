@@ -394,10 +394,11 @@ func (p *Process) Continue(n uint64) (*Exit, error) {
 	}
 	before := p.Engine.Executed()
 	p.inSyscall = false
-	err = p.Engine.Start(pc, untilNever, 0, p.slice(n))
+	err = p.Engine.Start(pc, untilNever, 0, p.timerSlice(p.slice(n)))
 	ran := p.Engine.Executed() - before
 	p.thr.cur.insns += ran
 	p.thr.cur.ran += ran
+	p.fireTimers()
 	if p.lastErr != nil {
 		err, p.lastErr = p.lastErr, nil
 		return p.exit, err

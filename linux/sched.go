@@ -14,8 +14,10 @@ import (
 // robin), itself last. Nothing depends on the host: the same program and
 // input give the same interleaving on every run, whatever the chunks
 // Continue is called with. When every thread is blocked, the clock jumps
-// to the earliest deadline (a futex timeout, the end of a sleep); without
-// one the run ends with StopDeadlock.
+// to the earliest deadline (a futex timeout, the end of a sleep, a
+// timer's expiry: timers.go); without one the run ends with StopDeadlock.
+// A thread woken while blocked may find when it is picked that its call
+// must wait again (a pipe another thread emptied first: resumed).
 
 // quantum returns the instructions a thread runs before it is switched
 // out.
@@ -62,37 +64,41 @@ func (p *Process) schedule() error {
 	}
 	for {
 		p.wakeExpired()
+		p.fireTimers()
 		if next := p.pick(cur); next != nil {
+			if !p.resumed(next) {
+				continue // its call must wait again
+			}
 			return p.switchTo(next)
 		}
-		// Every thread waits: jump to the earliest deadline.
-		var first *thread
+		// Every thread waits: jump to the earliest deadline, a thread's
+		// or a timer's.
+		at := int64(-1)
 		for _, t := range p.thr.list {
-			if t.state == blocked && t.deadline >= 0 && (first == nil || t.deadline < first.deadline) {
-				first = t
+			if t.state == blocked && t.deadline >= 0 && (at < 0 || t.deadline < at) {
+				at = t.deadline
 			}
 		}
-		if first == nil {
+		if e, ok := p.nextRealExpiry(); ok && (at < 0 || e < at) {
+			at = e
+		}
+		if at < 0 {
 			p.stopAt(StopDeadlock, 0, p.sysPC, "deadlock: every thread waits and none can wake it: "+p.threadStates())
 			return nil
 		}
-		if d := first.deadline - p.base(); d > 0 {
+		if d := at - p.base(); d > 0 {
 			p.sleep += time.Duration(d)
 		}
 	}
 }
 
 // wakeExpired wakes the blocked threads whose deadline has passed: a futex
-// wait fails with ETIMEDOUT, a sleep returns 0.
+// wait fails with ETIMEDOUT, a sleep returns 0 (thread.timeoutRet).
 func (p *Process) wakeExpired() {
 	now := p.base()
 	for _, t := range p.thr.list {
 		if t.state == blocked && t.deadline >= 0 && t.deadline <= now {
-			ret := uint64(0)
-			if t.futex != 0 {
-				ret = sysErr(eTIMEDOUT)
-			}
-			t.wake(ret)
+			t.wake(t.timeoutRet)
 		}
 	}
 }

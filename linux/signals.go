@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+
+	"github.com/sframesim/sframesim/arch"
+	"github.com/sframesim/sframesim/emu"
 )
 
 // Signals, delivered as Linux delivers them (kernel/signal.c and the
@@ -33,10 +36,24 @@ import (
 // ignored, ends the run with StopFault as before (Linux unblocks it and
 // kills the process).
 //
-// Not emulated yet: interval timers and alarm, sigsuspend, sigwait and
-// signalfd, interrupting a blocking system call (a signal sent to a
-// thread waiting in a futex or a sleep is delivered when it wakes), and
-// sigqueue's payloads.
+// A signal that a thread blocked in a system call does not block wakes it
+// (signal_wake_up): the call returns what Linux's returns then — EINTR,
+// or an ERESTART* code that the return to user mode turns into EINTR
+// when a handler runs (ERESTARTNOHAND, ERESTART_RESTARTBLOCK, and
+// ERESTARTSYS without SA_RESTART) and otherwise into a restart of the
+// call (the PC back on the system call instruction, its number or first
+// argument back in the return register; ERESTART_RESTARTBLOCK through
+// restart_syscall and the thread's restart block). Per call: a futex wait
+// ERESTARTSYS (with a timeout ERESTART_RESTARTBLOCK), nanosleep and a
+// relative clock_nanosleep ERESTART_RESTARTBLOCK with the time left stored,
+// an absolute one ERESTARTNOHAND, a pipe read or write ERESTARTSYS, poll
+// and select ERESTARTNOHAND (poll with a timeout ERESTART_RESTARTBLOCK),
+// sigsuspend and pause ERESTARTNOHAND, rt_sigtimedwait EINTR. sigsuspend,
+// ppoll and pselect6 run with their mask; the handler's frame saves the
+// one from before. Timers (timers.go) send their signals at exact
+// instructions; signalfd (signalfd.go) reads pending signals.
+//
+// Not emulated: job control (the stop signals).
 
 const nsig = 64
 
@@ -126,12 +143,20 @@ func (a sigAction) encode() []byte {
 }
 
 // sigInfo is the part of a siginfo_t the layer fills in: the header, and
-// the _kill (pid, uid) or _sigfault (addr) member of the union.
+// the _kill (pid, uid), _rt (pid, uid, value), _timer (timer id, overrun,
+// value) or _sigfault (addr) member of the union; or, for
+// rt_sigqueueinfo, what the sender wrote.
 type sigInfo struct {
 	signo, errno, code int32
 	pid, uid           uint32
 	addr               uint64
 	fault              bool // addr is set (the _sigfault member)
+	value              uint64
+	rt                 bool // value is set (the _rt member)
+	timer              bool // a POSIX timer's (the _timer member)
+	timerID, overrun   int32
+	gen                uint64 // the timer's settings it was queued with (timers.go)
+	raw                []byte // rt_sigqueueinfo: the sender's siginfo_t
 }
 
 // bytes encodes the 128-byte siginfo_t of both targets: si_signo,
@@ -139,21 +164,36 @@ type sigInfo struct {
 func (si *sigInfo) bytes() []byte {
 	b := make([]byte, 128)
 	le := binary.LittleEndian
+	if si.raw != nil {
+		copy(b, si.raw)
+		le.PutUint32(b, uint32(si.signo))
+		return b
+	}
 	le.PutUint32(b, uint32(si.signo))
 	le.PutUint32(b[4:], uint32(si.errno))
 	le.PutUint32(b[8:], uint32(si.code))
-	if si.fault {
+	switch {
+	case si.fault:
 		le.PutUint64(b[16:], si.addr)
-	} else {
+	case si.timer:
+		le.PutUint32(b[16:], uint32(si.timerID))
+		le.PutUint32(b[20:], uint32(si.overrun))
+		le.PutUint64(b[24:], si.value)
+	default:
 		le.PutUint32(b[16:], si.pid)
 		le.PutUint32(b[20:], si.uid)
+		if si.rt {
+			le.PutUint64(b[24:], si.value)
+		}
 	}
 	return b
 }
 
 // sigQueue is a set of pending signals with their siginfo: a standard
 // signal is pending at most once (a second one is lost), a real-time
-// signal (32 and above) queues each time it is sent.
+// signal (32 and above) queues each time it is sent; a POSIX timer's
+// signal is queued even if the same standard signal is pending (its
+// siginfo is the timer's own, as send_sigqueue does).
 type sigQueue struct {
 	set  uint64
 	info []sigInfo // in the order sent
@@ -161,7 +201,7 @@ type sigQueue struct {
 
 func (q *sigQueue) add(si sigInfo) {
 	m := sigmask(int(si.signo))
-	if si.signo < 32 && q.set&m != 0 {
+	if si.signo < 32 && q.set&m != 0 && !si.timer {
 		return
 	}
 	q.set |= m
@@ -244,6 +284,12 @@ type threadSignals struct {
 	// A fault queued for delivery: the PC the frame saves.
 	faultPC  uint64
 	faultSet bool
+	// The mask to restore after sigsuspend, ppoll or pselect6 once a
+	// handler's frame has saved it (or without a handler), and the mask
+	// rt_sigtimedwait restores (real_blocked).
+	saved       uint64
+	restoreMask bool
+	realBlocked uint64
 }
 
 // sigState is the process's part: the actions, the pending signals sent
@@ -255,10 +301,12 @@ type sigState struct {
 	// sigreturn is set by rt_sigreturn: the registers are restored from
 	// the frame once the engine has stopped.
 	sigreturn bool
+	timers    timerState // timers.go
 }
 
 func (s sigState) clone() sigState {
 	s.shared = s.shared.clone()
+	s.timers = s.timers.clone()
 	return s
 }
 
@@ -443,17 +491,95 @@ func (p *Process) send(t *thread, sig int, code int32) uint64 {
 	if sig == 0 {
 		return 0
 	}
+	p.queueSignal(t, sigInfo{signo: int32(sig), code: code, pid: guestPID, uid: guestUID}, true)
+	return 0
+}
+
+// queueSignal makes a signal pending for thread t, or for the process when
+// t is nil, unless it is ignored (then it is dropped and the thread not
+// even woken); it reports whether it was queued. A thread blocked in a
+// system call that the signal can reach is interrupted (signalWake);
+// poll, in a system call of the running thread, stops the engine so that
+// the signal is taken on the way back to user mode.
+func (p *Process) queueSignal(t *thread, si sigInfo, poll bool) bool {
+	sig := int(si.signo)
 	if p.ignored(sig) && sig != sigKILL {
-		return 0 // dropped: the thread is not even woken
+		return false
 	}
-	si := sigInfo{signo: int32(sig), code: code, pid: guestPID, uid: guestUID}
 	if t == nil {
 		p.sig.shared.add(si)
 	} else {
+		if t.state == finished {
+			return false
+		}
 		t.sig.pending.add(si)
 	}
-	p.pollSignals()
-	return 0
+	p.signalWake(t, sig)
+	p.signalsChanged() // readers of a signalfd, pollers
+	if poll {
+		p.pollSignals()
+	}
+	return true
+}
+
+// signalWake interrupts the thread that is to take a new pending sig
+// (complete_signal, signal_wake_up): t, if it does not block sig; for a
+// signal to the process, nobody if the running thread or another
+// runnable one can take it, else the first thread in tid order that does
+// not block it. A thread blocked in a system call is woken with the
+// call's ERESTART* code or EINTR (thread.intr).
+func (p *Process) signalWake(t *thread, sig int) {
+	m := sigmask(sig)
+	if t != nil {
+		if t.state == blocked && t.sig.mask&m == 0 {
+			p.interrupt(t)
+		}
+		return
+	}
+	if cur := p.thr.cur; cur.state == running && cur.sig.mask&m == 0 {
+		return
+	}
+	for _, x := range p.thr.list {
+		if x.state == finished || x.sig.mask&m != 0 {
+			continue
+		}
+		if x.state == blocked {
+			p.interrupt(x)
+		}
+		return
+	}
+}
+
+// interrupt wakes blocked thread t for a signal: its system call returns
+// t.intr (nanosleep first stores the time left).
+func (p *Process) interrupt(t *thread) {
+	code := t.intr
+	switch t.resume {
+	case resumeSigwait: // restores the mask when it runs
+	case resumePipeWrite:
+		if t.wargs[4] > 0 {
+			code = -1 // it returns what it wrote
+		}
+		t.resume = resumeNone
+	case resumePoll:
+		p.pollTimeLeft(t.wargs, t.deadline)
+		t.resume = resumeNone
+	default:
+		t.resume = resumeNone
+	}
+	if code == -1 {
+		t.wake(t.wargs[4])
+		return
+	}
+	if t.restart.kind == restartNanosleep && t.restart.addr != 0 {
+		// do_nanosleep stores the time left when a signal cuts it short.
+		left := max(t.deadline-p.base(), 0)
+		p.put64(t.restart.addr, uint64(left/1e9), uint64(left%1e9))
+	}
+	t.wake(sysErr(code))
+	if code != eINTR {
+		t.restarting = code
+	}
 }
 
 // pollSignals stops the engine when the running thread has a signal to
@@ -467,9 +593,12 @@ func (p *Process) pollSignals() {
 // deliverable returns the signal thread t would take next (0: none): the
 // synchronous ones first, then the lowest number; its own before the
 // process's (next_signal, dequeue_signal).
-func (p *Process) deliverable(t *thread) int {
+func (p *Process) deliverable(t *thread) int { return p.nextSignal(t, t.sig.mask) }
+
+// nextSignal is deliverable with blocked as the mask.
+func (p *Process) nextSignal(t *thread, blocked uint64) int {
 	for _, set := range [2]uint64{t.sig.pending.set, p.sig.shared.set} {
-		x := set &^ t.sig.mask
+		x := set &^ blocked
 		if x == 0 {
 			continue
 		}
@@ -481,12 +610,19 @@ func (p *Process) deliverable(t *thread) int {
 	return 0
 }
 
-// dequeue takes signal sig from thread t's set or else the process's.
+// dequeue takes signal sig from thread t's set or else the process's; a
+// POSIX timer's signal re-arms its timer.
 func (p *Process) dequeue(t *thread, sig int) sigInfo {
+	var si sigInfo
 	if t.sig.pending.set&sigmask(sig) != 0 {
-		return t.sig.pending.take(sig)
+		si = t.sig.pending.take(sig)
+	} else {
+		si = p.sig.shared.take(sig)
 	}
-	return p.sig.shared.take(sig)
+	if si.timer {
+		p.timerTaken(&si)
+	}
+	return si
 }
 
 // deliverSignals is the return to user mode of the running thread: it
@@ -502,10 +638,37 @@ func (p *Process) deliverSignals() error {
 		}
 	}
 	t := p.thr.cur
+	if t.state != running || t.setRet {
+		return nil // blocked, or woken: it returns to user mode when scheduled in
+	}
+	// A system call that returned an ERESTART* code: restart it, unless
+	// a handler runs first (do_signal of both architectures).
+	restart := t.restarting
+	t.restarting = 0
+	var cont uint64
+	if restart != 0 {
+		var err error
+		if cont, err = p.Engine.PC(); err != nil {
+			return err
+		}
+		orig := t.sysArg0 // AArch64: orig_x0
+		if p.Arch == arch.AMD64 {
+			orig = t.sysNr // x86-64: orig_ax
+		}
+		if err := p.Engine.WriteRegs([]emu.RegID{p.Engine.RegID(p.Arch.PC), p.abi.ret}, []uint64{t.sysPC, orig}); err != nil {
+			return err
+		}
+	}
+	handled := false
+	defer func() {
+		if !handled && t.sig.restoreMask {
+			t.sig.mask, t.sig.restoreMask = t.sig.saved, false
+		}
+	}()
 	for p.exit == nil {
 		sig := p.deliverable(t)
 		if sig == 0 {
-			return nil
+			break
 		}
 		si := p.dequeue(t, sig)
 		act := p.sig.act[sig]
@@ -513,6 +676,12 @@ func (p *Process) deliverSignals() error {
 		case act.handler == sigIGN:
 			continue
 		case act.handler != sigDFL:
+			if restart != 0 && !handled && (restart == eRestartNoHand || restart == eRestartBlock || restart == eRestartSys && act.flags&saRestart == 0) {
+				if err := p.Engine.WriteRegs([]emu.RegID{p.Engine.RegID(p.Arch.PC), p.abi.ret}, []uint64{cont, sysErr(eINTR)}); err != nil {
+					return err
+				}
+			}
+			handled = true
 			if err := p.handle(t, sig, &si, act); err != nil {
 				return err
 			}
@@ -534,6 +703,10 @@ func (p *Process) deliverSignals() error {
 		}
 		p.stopAt(StopSignaled, 128+sig, pc, fmt.Sprintf("killed by signal %d (%s)", sig, name))
 	}
+	if restart == eRestartBlock && !handled && p.exit == nil {
+		// The call goes on through restart_syscall (t.restart).
+		return p.Engine.SetReg(p.abi.sysRegs[0], p.abi.restartSyscall)
+	}
 	return nil
 }
 
@@ -546,7 +719,15 @@ func (p *Process) handle(t *thread, sig int, si *sigInfo, act sigAction) error {
 		}
 		t.sig.faultSet = false
 	}
+	mask := t.sig.mask
+	if t.sig.restoreMask {
+		// sigsuspend and the like: the frame saves the mask from before
+		// the call, the handler runs with the call's.
+		t.sig.mask = t.sig.saved
+		t.sig.restoreMask = false
+	}
 	ok, err := p.abi.setupFrame(p, t, sig, si, act)
+	t.sig.mask = mask
 	if err != nil {
 		return err
 	}
@@ -677,4 +858,219 @@ func (p *Process) signalEvent(ev SignalEvent) {
 	if p.onSignal != nil {
 		p.onSignal(ev)
 	}
+}
+
+// Waiting for signals: sigsuspend, pause, the sigwait family; sending
+// with a value: sigqueue; and restart_syscall.
+
+// resumeKind says what completes a blocked system call when its thread
+// gets the CPU back (Process.resumed).
+type resumeKind int
+
+const (
+	resumeNone      resumeKind = iota
+	resumeSigwait              // rt_sigtimedwait: take a waited-for signal
+	resumePipeRead             // read from a pipe (pipes.go)
+	resumePipeWrite            // write to a pipe
+	resumePoll                 // poll, ppoll, pselect6
+	resumeSignalfd             // read of a signalfd (signalfd.go)
+)
+
+// restartBlock is what restart_syscall continues (the kernel's
+// restart_block): a relative nanosleep or a futex wait with a timeout,
+// to the same deadline.
+type restartBlock struct {
+	kind     int
+	deadline int64  // on the base clock
+	addr     uint64 // nanosleep's rem; the futex word
+	val      uint32 // the futex value expected
+	bitset   uint32
+	nfds     uint64 // poll's
+}
+
+const (
+	restartNone = iota
+	restartNanosleep
+	restartFutex
+	restartPoll
+)
+
+// resumed completes the system call t blocked in now that it is to run
+// again; false if it must wait again (it is blocked again then).
+func (p *Process) resumed(t *thread) bool {
+	k := t.resume
+	t.resume = resumeNone
+	switch k {
+	case resumeSigwait:
+		p.sigwaitResume(t)
+	case resumePipeRead, resumePipeWrite:
+		return p.pipeResume(t, k)
+	case resumePoll:
+		return p.pollResume(t)
+	case resumeSignalfd:
+		return p.signalfdResume(t)
+	}
+	return true
+}
+
+// sigset reads a sigset_t of size (which must be 8) at addr.
+func (p *Process) sigset(addr, size uint64) (uint64, int) {
+	if size != 8 {
+		return 0, eINVAL
+	}
+	b, ok := p.readGuest(addr, 8)
+	if !ok {
+		return 0, eFAULT
+	}
+	return binary.LittleEndian.Uint64(b) &^ unblockable, 0
+}
+
+// suspend blocks the running thread until a signal it does not block is
+// pending (at once if one is): the call then returns ERESTARTNOHAND, a
+// handler makes that EINTR.
+func (p *Process) suspend(why string) uint64 {
+	t := p.thr.cur
+	if p.deliverable(t) != 0 {
+		return sysErr(eRestartNoHand)
+	}
+	p.waitOn(0, 0, -1, why)
+	t.intr = eRestartNoHand
+	return 0
+}
+
+// sysRtSigsuspend is rt_sigsuspend(mask, size): wait with mask for a
+// signal; the handler's frame saves the mask from before.
+func (p *Process) sysRtSigsuspend(a *[6]uint64) uint64 {
+	set, e := p.sigset(a[0], a[1])
+	if e != 0 {
+		return sysErr(e)
+	}
+	t := p.thr.cur
+	t.sig.saved, t.sig.restoreMask = t.sig.mask, true
+	t.sig.mask = set
+	return p.suspend("sigsuspend")
+}
+
+func (p *Process) sysPause(a *[6]uint64) uint64 { return p.suspend("pause") }
+
+// sysRtSigtimedwait is rt_sigtimedwait(set, info, timeout, size): take a
+// pending signal of set (they are normally blocked), waiting for one
+// until the timeout (NULL: none); EAGAIN when it passes, EINTR if another
+// signal interrupts the wait.
+func (p *Process) sysRtSigtimedwait(a *[6]uint64) uint64 {
+	set, e := p.sigset(a[0], a[3])
+	if e != 0 {
+		return sysErr(e)
+	}
+	deadline := int64(-1)
+	if a[2] != 0 {
+		b, ok := p.readGuest(a[2], 16)
+		if !ok {
+			return sysErr(eFAULT)
+		}
+		d, e := p.timespecNS(b)
+		if e != 0 {
+			return sysErr(e)
+		}
+		deadline = p.base() + d
+	}
+	t := p.thr.cur
+	if sig := p.nextSignal(t, ^set); sig != 0 {
+		return p.takeWaited(t, sig, a[1])
+	}
+	if deadline == p.base() {
+		return sysErr(eAGAIN)
+	}
+	// The waited-for signals are unblocked while it waits, so that they
+	// wake it (real_blocked keeps the mask).
+	t.sig.realBlocked = t.sig.mask
+	t.sig.mask &^= set
+	p.waitOn(0, 0, deadline, "sigtimedwait")
+	t.intr, t.timeoutRet, t.resume = eINTR, sysErr(eAGAIN), resumeSigwait
+	t.wargs = [8]uint64{set, a[1]}
+	return 0
+}
+
+// takeWaited dequeues sig for rt_sigtimedwait, stores its siginfo at info
+// (if not NULL) and returns the call's result.
+func (p *Process) takeWaited(t *thread, sig int, info uint64) uint64 {
+	si := p.dequeue(t, sig)
+	if info != 0 && !p.writeGuest(info, si.bytes()) {
+		return sysErr(eFAULT)
+	}
+	return uint64(sig)
+}
+
+// sigwaitResume ends a wait of rt_sigtimedwait: the mask is restored and a
+// waited-for signal taken if one is pending; otherwise the result stays
+// (EINTR, or EAGAIN for the timeout).
+func (p *Process) sigwaitResume(t *thread) {
+	t.sig.mask = t.sig.realBlocked
+	if sig := p.nextSignal(t, ^t.wargs[0]); sig != 0 {
+		t.ret = p.takeWaited(t, sig, t.wargs[1])
+		t.restarting = 0
+	}
+}
+
+// queueInfo reads the siginfo_t of rt_sigqueueinfo and rt_tgsigqueueinfo:
+// a process may send itself any si_code, as Linux allows.
+func (p *Process) queueInfo(sig int, addr uint64) (sigInfo, int) {
+	b, ok := p.readGuest(addr, 128)
+	if !ok {
+		return sigInfo{}, eFAULT
+	}
+	if sig < 0 || sig > nsig {
+		return sigInfo{}, eINVAL
+	}
+	return sigInfo{signo: int32(sig), raw: b}, 0
+}
+
+// sysRtSigqueueinfo is rt_sigqueueinfo(tgid, sig, info): sigqueue.
+func (p *Process) sysRtSigqueueinfo(a *[6]uint64) uint64 {
+	si, e := p.queueInfo(int(int32(a[1])), a[2])
+	if e != 0 {
+		return sysErr(e)
+	}
+	if int32(a[0]) != guestPID {
+		return sysErr(eSRCH)
+	}
+	if si.signo != 0 {
+		p.queueSignal(nil, si, true)
+	}
+	return 0
+}
+
+// sysRtTgsigqueueinfo is rt_tgsigqueueinfo(tgid, tid, sig, info):
+// pthread_sigqueue.
+func (p *Process) sysRtTgsigqueueinfo(a *[6]uint64) uint64 {
+	si, e := p.queueInfo(int(int32(a[2])), a[3])
+	if e != 0 {
+		return sysErr(e)
+	}
+	t := p.threadByTID(int32(a[1]))
+	if int32(a[0]) != guestPID || t == nil {
+		return sysErr(eSRCH)
+	}
+	if si.signo != 0 {
+		p.queueSignal(t, si, true)
+	}
+	return 0
+}
+
+// sysRestartSyscall is restart_syscall: it continues what the thread's
+// restart block holds (a nanosleep or a futex wait to its deadline);
+// EINTR if nothing.
+func (p *Process) sysRestartSyscall(a *[6]uint64) uint64 {
+	t := p.thr.cur
+	rb := t.restart
+	t.restart = restartBlock{}
+	switch rb.kind {
+	case restartNanosleep:
+		return p.sleepUntil(rb.deadline, rb.addr, true)
+	case restartFutex:
+		return p.futexWait(rb.addr, rb.val, rb.bitset, rb.deadline)
+	case restartPoll:
+		return p.waitReady([8]uint64{waitPoll, rb.addr, rb.nfds}, rb.deadline)
+	}
+	return sysErr(eINTR)
 }

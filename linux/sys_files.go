@@ -22,23 +22,27 @@ const (
 	fileStdout
 	fileStderr
 	fileRegular
-	fileDir // a directory of the overlay (overlay.go), for getdents64
+	fileDir      // a directory of the overlay (overlay.go), for getdents64
+	filePipe     // an end of a pipe (pipes.go)
+	fileSignalfd // a signalfd (signalfd.go)
 )
 
 // openFile is an open file description: one of the standard streams, an
 // allowed host file (sf), read lazily, or contents held in data, or a
 // file or directory of the overlay (node).
 type openFile struct {
-	kind  fileKind
-	path  string // as the guest named it (absolute)
-	host  string // the host file read
-	sf    *sharedFile
-	data  []byte // the contents, if not sf (and sf's once mapped as an ELF object)
-	node  *oNode
-	flags uint64 // the access mode and O_APPEND
-	off   int64
-	ino   uint64
-	names []string // a directory's entries, listed when read from its start
+	kind    fileKind
+	path    string // as the guest named it (absolute)
+	host    string // the host file read
+	sf      *sharedFile
+	data    []byte // the contents, if not sf (and sf's once mapped as an ELF object)
+	node    *oNode
+	flags   uint64 // the access mode and O_APPEND
+	off     int64
+	ino     uint64
+	names   []string // a directory's entries, listed when read from its start
+	pipe    *pipe    // filePipe: the pipe, shared by its ends
+	sigmask uint64   // fileSignalfd: the signals it reads
 }
 
 // size returns the file's size.
@@ -351,6 +355,12 @@ func (p *Process) readInto(fd int, addr, n uint64, off int64) (uint64, int) {
 }
 
 func (p *Process) sysRead(a *[6]uint64) uint64 {
+	if p.pipeFile(a[0]) != nil {
+		return p.pipeIO(a[0], a[1], a[2], false, false)
+	}
+	if f := p.fds[int(int32(a[0]))]; f != nil && f.kind == fileSignalfd {
+		return p.signalfdIO(a[0], a[1], a[2])
+	}
 	if !p.writable(a[1], min(a[2], maxRW)) {
 		return sysErr(eFAULT)
 	}
@@ -415,6 +425,9 @@ func (p *Process) writeIovecs(addr, n uint64) ([][2]uint64, int) {
 }
 
 func (p *Process) sysReadv(a *[6]uint64) uint64 {
+	if p.pipeFile(a[0]) != nil {
+		return p.pipeIO(a[0], a[1], a[2], true, false)
+	}
 	iov, e := p.iovecs(a[1], a[2])
 	if e != 0 {
 		return sysErr(e)
@@ -584,6 +597,9 @@ func (p *Process) sysWrite(a *[6]uint64) uint64 {
 	if p.fds[int(int32(a[0]))] == nil {
 		return sysErr(eBADF)
 	}
+	if p.pipeFile(a[0]) != nil {
+		return p.pipeIO(a[0], a[1], a[2], false, true)
+	}
 	if f := p.overlayFile(a[0]); f != nil {
 		n := min(a[2], maxRW)
 		if !p.mapped(a[1], n) {
@@ -613,6 +629,9 @@ func (p *Process) sysWrite(a *[6]uint64) uint64 {
 func (p *Process) sysWritev(a *[6]uint64) uint64 {
 	if p.fds[int(int32(a[0]))] == nil {
 		return sysErr(eBADF)
+	}
+	if p.pipeFile(a[0]) != nil {
+		return p.pipeIO(a[0], a[1], a[2], true, true)
 	}
 	if f := p.overlayFile(a[0]); f != nil {
 		return p.writeFileV(f, a[1], a[2], -1)
@@ -702,6 +721,9 @@ func (p *Process) sysFcntl(a *[6]uint64) uint64 {
 	case 4: // F_SETFL: of the flags the layer knows, O_APPEND can change
 		if f.node != nil {
 			f.flags = f.flags&^oAPPEND | a[2]&oAPPEND
+		}
+		if f.kind == filePipe || f.kind == fileSignalfd {
+			f.flags = f.flags&^oNONBLOCK | a[2]&oNONBLOCK
 		}
 		return 0
 	case 3: // F_GETFL
@@ -796,6 +818,9 @@ func (f *openFile) stat() statInfo {
 	if f.kind == fileRegular {
 		n := f.size()
 		return statInfo{dev: 0x801, ino: f.ino, nlink: 1, mode: 0o100444, uid: guestUID, gid: guestGID, size: n, blksize: 4096, blocks: (n + 511) / 512}
+	}
+	if f.kind == fileSignalfd { // an anonymous inode
+		return statInfo{dev: 0xe, ino: f.ino, nlink: 1, mode: 0o600, uid: guestUID, gid: guestGID, blksize: 4096}
 	}
 	return statInfo{dev: 0xc, ino: f.ino, nlink: 1, mode: 0o010600, uid: guestUID, gid: guestGID, blksize: 4096}
 }

@@ -93,9 +93,9 @@ const (
 )
 
 // sysFutex is futex(uaddr, op, val, timeout or val2, uaddr2, val3). The
-// PRIVATE flag makes no difference (one process); with one thread a wait
-// that would block forever is a deadlock and one with a timeout times out
-// at once.
+// PRIVATE flag makes no difference (one process); with one thread and no
+// timer that could interrupt it, a wait that would block forever is a
+// deadlock and one with a timeout times out at once.
 func (p *Process) sysFutex(a *[6]uint64) uint64 {
 	uaddr, op, val := a[0], a[1]&0x7f, uint32(a[2])
 	realtime := a[1]&futexClockRealtime != 0
@@ -120,18 +120,8 @@ func (p *Process) sysFutex(a *[6]uint64) uint64 {
 				return sysErr(eINVAL)
 			}
 		}
-		w, ok := p.readGuest(uaddr, 4)
-		if !ok {
-			return sysErr(eFAULT)
-		}
-		if binary.LittleEndian.Uint32(w) != val {
-			return sysErr(eAGAIN)
-		}
 		deadline := int64(-1)
 		if a[3] != 0 {
-			if p.live() == 1 {
-				return sysErr(eTIMEDOUT)
-			}
 			d, e := p.timespec(a[3])
 			if e != 0 {
 				return sysErr(e)
@@ -147,12 +137,7 @@ func (p *Process) sysFutex(a *[6]uint64) uint64 {
 				deadline = p.base() + max(0, int64(d)-now)
 			}
 		}
-		if p.live() == 1 {
-			p.sysStop(StopDeadlock, 0, fmt.Sprintf("deadlock: futex wait on %#x with no other thread to wake it", uaddr))
-			return 0
-		}
-		p.waitOn(uaddr, mask, deadline, fmt.Sprintf("futex wait on %#x", uaddr))
-		return 0
+		return p.futexWait(uaddr, val, mask, deadline)
 	case futexRequeue, futexCmpRequeue:
 		if op == futexCmpRequeue {
 			w, ok := p.readGuest(uaddr, 4)
@@ -185,6 +170,34 @@ func (p *Process) sysFutex(a *[6]uint64) uint64 {
 	default:
 		return sysErr(eNOSYS)
 	}
+}
+
+// futexWait is FUTEX_WAIT(_BITSET) until deadline on the base clock (-1:
+// none). A signal interrupts it with ERESTARTSYS (restarted after a
+// SA_RESTART handler) or, with a timeout, ERESTART_RESTARTBLOCK (EINTR
+// after a handler; without one it goes on through restart_syscall).
+func (p *Process) futexWait(uaddr uint64, val, mask uint32, deadline int64) uint64 {
+	w, ok := p.readGuest(uaddr, 4)
+	if !ok {
+		return sysErr(eFAULT)
+	}
+	if binary.LittleEndian.Uint32(w) != val {
+		return sysErr(eAGAIN)
+	}
+	if _, timer := p.nextRealExpiry(); p.live() == 1 && !timer {
+		if deadline >= 0 {
+			return sysErr(eTIMEDOUT)
+		}
+		p.sysStop(StopDeadlock, 0, fmt.Sprintf("deadlock: futex wait on %#x with no other thread to wake it", uaddr))
+		return 0
+	}
+	t := p.thr.cur
+	p.waitOn(uaddr, mask, deadline, fmt.Sprintf("futex wait on %#x", uaddr))
+	if deadline >= 0 {
+		t.intr = eRestartBlock
+		t.restart = restartBlock{kind: restartFutex, deadline: deadline, addr: uaddr, val: val, bitset: mask}
+	}
+	return 0
 }
 
 // futexWakeOp is FUTEX_WAKE_OP: it changes the word at uaddr2 by the

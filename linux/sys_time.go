@@ -85,17 +85,36 @@ func (p *Process) sysNanosleep(a *[6]uint64) uint64 {
 	if e != 0 {
 		return sysErr(e)
 	}
-	return p.sleepFor(d)
+	return p.sleepUntil(p.base()+int64(d), a[1], true)
 }
 
-// sleepFor sleeps for d: a lone thread advances the clock at once,
-// otherwise it blocks until the clock reaches the end.
-func (p *Process) sleepFor(d time.Duration) uint64 {
+// sleepUntil sleeps until deadline on the base clock: a lone thread
+// advances the clock at once (when no timer can interrupt it), otherwise
+// it blocks until the clock reaches the deadline. A signal interrupts a
+// relative sleep with ERESTART_RESTARTBLOCK (the time left stored at rem,
+// if not 0; without a handler it goes on through restart_syscall), an
+// absolute one with ERESTARTNOHAND, as Linux's hrtimer_nanosleep.
+func (p *Process) sleepUntil(deadline int64, rem uint64, relative bool) uint64 {
+	now := p.base()
 	if p.live() == 1 {
-		p.sleep += d
-		return 0
+		if at, ok := p.nextRealExpiry(); !ok || at >= deadline {
+			if deadline > now {
+				p.sleep += time.Duration(deadline - now)
+			}
+			// A timer expiring at the very end fires now, as after a
+			// blocking sleep.
+			p.fireTimers()
+			p.pollSignals()
+			return 0
+		}
 	}
-	p.waitOn(0, 0, p.base()+int64(d), fmt.Sprintf("sleep of %v", d))
+	t := p.thr.cur
+	p.waitOn(0, 0, deadline, fmt.Sprintf("sleep of %v", time.Duration(max(deadline-now, 0))))
+	t.intr = eRestartNoHand
+	if relative {
+		t.intr = eRestartBlock
+		t.restart = restartBlock{kind: restartNanosleep, deadline: deadline, addr: rem}
+	}
 	return 0
 }
 
@@ -109,7 +128,7 @@ func (p *Process) sysClockNanosleep(a *[6]uint64) uint64 {
 		return sysErr(e)
 	}
 	if a[1]&1 != 0 { // TIMER_ABSTIME
-		d = max(0, d-time.Duration(now))
+		return p.sleepUntil(p.base()+max(0, int64(d)-now), 0, false)
 	}
-	return p.sleepFor(d)
+	return p.sleepUntil(p.base()+int64(d), a[3], true)
 }

@@ -126,6 +126,24 @@ import (
 //	                         ones end the run: StopSignaled)
 //	kill tkill tgkill        to the process itself or any of its threads;
 //	                         others ESRCH
+//	rt_sigsuspend pause rt_sigtimedwait rt_sigqueueinfo rt_tgsigqueueinfo
+//	restart_syscall          as Linux (signals.go); a signal interrupts a
+//	                         blocking call with EINTR or restarts it
+//	alarm setitimer getitimer timer_create timer_settime timer_gettime
+//	timer_getoverrun timer_delete
+//	                         on the fake clock (the real clocks) and the
+//	                         instruction count (ITIMER_VIRTUAL, ITIMER_PROF,
+//	                         CLOCK_PROCESS_CPUTIME_ID); signals at exact
+//	                         instructions (timers.go); SIGEV_SIGNAL, NONE,
+//	                         THREAD_ID; thread CPU-time and alarm clocks stop
+//	                         the run
+//	pipe pipe2               between threads: reads wait for data, writes
+//	                         for room (64 KiB), EOF and EPIPE/SIGPIPE when an
+//	                         end is closed, O_NONBLOCK (pipes.go)
+//	poll ppoll select pselect6  on pipes and signalfds (other descriptors are
+//	                         always ready), with timeouts on the fake clock
+//	                         and ppoll's and pselect6's masks
+//	signalfd signalfd4       reads pending signals of its set (signalfd.go)
 //	sched_getaffinity sched_yield getcpu  one CPU; sched_yield lets the next
 //	                         runnable thread run
 //
@@ -198,6 +216,19 @@ func init() {
 		"chmod": (*Process).sysChmod, "fchmod": (*Process).sysFchmod, "fchmodat": (*Process).sysFchmodat, "fchmodat2": (*Process).sysFchmodat2,
 		"umask":      (*Process).sysUmask,
 		"getdents64": (*Process).sysGetdents64,
+		// Timers (timers.go), waiting for signals, sending them with a
+		// value (signals.go), pipes and polling (pipes.go).
+		"alarm": (*Process).sysAlarm, "setitimer": (*Process).sysSetitimer, "getitimer": (*Process).sysGetitimer,
+		"timer_create": (*Process).sysTimerCreate, "timer_settime": (*Process).sysTimerSettime,
+		"timer_gettime": (*Process).sysTimerGettime, "timer_getoverrun": (*Process).sysTimerGetoverrun,
+		"timer_delete":  (*Process).sysTimerDelete,
+		"rt_sigsuspend": (*Process).sysRtSigsuspend, "pause": (*Process).sysPause,
+		"rt_sigtimedwait": (*Process).sysRtSigtimedwait, "rt_sigqueueinfo": (*Process).sysRtSigqueueinfo,
+		"rt_tgsigqueueinfo": (*Process).sysRtTgsigqueueinfo, "restart_syscall": (*Process).sysRestartSyscall,
+		"pipe": (*Process).sysPipe, "pipe2": (*Process).sysPipe2,
+		"poll": (*Process).sysPoll, "ppoll": (*Process).sysPpoll,
+		"select": (*Process).sysSelect, "pselect6": (*Process).sysPselect6,
+		"signalfd": (*Process).sysSignalfd, "signalfd4": (*Process).sysSignalfd4,
 	}
 	for name := range notImplemented {
 		handlers[name] = constResult(sysErr(eNOSYS))
@@ -275,6 +306,8 @@ func (p *Process) syscall() {
 			return
 		}
 	}
+	t := p.thr.cur
+	t.sysPC, t.sysNr, t.sysArg0 = p.sysPC, v[0], v[1]
 	var ret uint64
 	switch {
 	case name == "" || (name == "arch_prctl" && p.Arch != arch.AMD64):
@@ -294,6 +327,12 @@ func (p *Process) syscall() {
 	if p.noResult {
 		p.noResult = false
 		return
+	}
+	if r := -int64(ret); r >= eRestartSys && r <= eRestartBlock && t.state == running {
+		// Interrupted before it could block: the return to user mode
+		// turns it into EINTR or a restart (deliverSignals).
+		t.restarting = int(r)
+		p.Engine.Stop()
 	}
 	if err := p.Engine.SetReg(p.abi.ret, ret); err != nil {
 		p.lastErr = err
@@ -402,8 +441,10 @@ type sysABI struct {
 	setupFrame   func(p *Process, t *thread, sig int, si *sigInfo, act sigAction) (bool, error)
 	restoreFrame func(p *Process, t *thread) (bool, error)
 	illCode      int32
-	memFault     func(p *Process, f emu.Fault, prot bool)
-	trapInfo     func(p *Process, trap int, pc uint64)
+	// restartSyscall is restart_syscall's number.
+	restartSyscall uint64
+	memFault       func(p *Process, f emu.Fault, prot bool)
+	trapInfo       func(p *Process, trap int, pc uint64)
 }
 
 func abiFor(a *arch.Arch) *sysABI {

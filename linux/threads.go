@@ -53,6 +53,21 @@ type thread struct {
 	ret      uint64
 	setRet   bool // deliver ret in the return register when scheduled in
 	why      string
+	// What a signal makes of the call (an ERESTART* code or eINTR:
+	// signals.go), the result when the deadline passes, and what
+	// completes the call when the thread gets the CPU back (resume, with
+	// its arguments).
+	intr       int
+	timeoutRet uint64
+	resume     resumeKind
+	wargs      [8]uint64
+
+	// The last system call (to restart it: its instruction, number and
+	// first argument), the ERESTART* code it returned until the return
+	// to user mode acts on it, and what restart_syscall continues.
+	sysPC, sysNr, sysArg0 uint64
+	restarting            int
+	restart               restartBlock
 
 	// Set by clone in the system call hook; the context is made when the
 	// engine has stopped (Process.startChildren).
@@ -372,13 +387,19 @@ func (p *Process) block() {
 	p.Engine.Stop()
 }
 
-// waitOn blocks the running thread on futex word addr (0: a sleep) until a
-// wake or the deadline (-1: none) on the base clock.
+// waitOn blocks the running thread on futex word addr (0: a sleep or
+// another wait) until a wake, a signal or the deadline (-1: none) on the
+// base clock. A signal makes the call return ERESTARTSYS unless the
+// caller sets t.intr.
 func (p *Process) waitOn(addr uint64, bitset uint32, deadline int64, why string) {
 	t := p.thr.cur
 	p.thr.seq++
 	t.state, t.futex, t.bitset, t.seq, t.deadline, t.why = blocked, addr, bitset, p.thr.seq, deadline, why
 	t.ret, t.setRet = 0, true
+	t.intr, t.timeoutRet, t.resume, t.restart = eRestartSys, 0, resumeNone, restartBlock{}
+	if addr != 0 {
+		t.timeoutRet = sysErr(eTIMEDOUT)
+	}
 	p.block()
 }
 
