@@ -56,7 +56,7 @@ type Report struct {
 	// CFIWrongPCs counts their PCs.
 	CFIWrong    []Problem `json:"cfi_wrong"`
 	CFIWrongPCs uint64    `json:"cfi_wrong_pcs"`
-	Notes    []Note         `json:"notes"`    // coverage notes: not problems
+	Notes       []Note    `json:"notes"` // coverage notes: not problems
 
 	rows [][]RowVerdict // [FDE][FRE]
 }
