@@ -283,6 +283,14 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 		r.Functions, r.FunctionsWithRows, r.PCMaskFDEs, r.FunctionsWithoutSFrame)
 	fmt.Fprintf(w, "  PCs:          %d checked, %d proven right (%.1f%%), %d with problems, %d unknown\n",
 		r.PCs, r.Proven, pct(r.Proven, r.PCs), r.ProblemPCs, r.UnknownPCs)
+	if len(r.Sources) > 1 {
+		fmt.Fprintf(w, "  by the code:  %d proven PCs (%.1f%%) had the code's rule for every value; the CFI decided the others\n",
+			r.ProvenByCode, pct(r.ProvenByCode, r.PCs))
+	}
+	if len(r.CFIWrong) > 0 {
+		fmt.Fprintf(w, "  CFI wrong:    %d distinct (%d PCs): the CFI disagrees with the code, SFrame follows the code (not problems)\n",
+			len(r.CFIWrong), r.CFIWrongPCs)
+	}
 	if r.Limited > 0 {
 		fmt.Fprintf(w, "  limited:      %d proven PCs have a CFA on a register other than SP/FP: usable only in the topmost frame\n", r.Limited)
 	}
@@ -320,6 +328,15 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 			break
 		}
 		fmt.Fprintln(w)
+		p.WriteText(w)
+	}
+	for i, p := range r.CFIWrong {
+		if i == maxProblems {
+			fmt.Fprintf(w, "\n(%d more where the CFI is wrong: see --json)\n", len(r.CFIWrong)-i)
+			break
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "CFI WRONG, SFrame right: ")
 		p.WriteText(w)
 	}
 }
