@@ -57,7 +57,7 @@ type codeState struct {
 	noReturn map[uint64]bool    // function starts that never return
 	starts   map[uint64]int     // FDE start → index, for the FDEs entered by a call
 	asked    map[uint64][]int32 // FDE start → the FDEs that call it
-	called   map[uint64]bool    // direct call targets
+	called   map[uint64]bool    // direct call targets other than the starts of functions (starts)
 	cur      int32              // the FDE being analysed (-1: do not record calls)
 	ro       []roSection        // read-only sections, for jump tables
 	pads     map[uint64][]codeflow.LandingPad
@@ -276,11 +276,12 @@ func (c *checker) decodeOnly(i int) {
 func (c *checker) isNoReturn(target uint64) bool {
 	cs := c.cs
 	if cs.cur >= 0 {
-		cs.called[target] = true
 		if _, ok := cs.starts[target]; ok {
 			if a := cs.asked[target]; len(a) == 0 || a[len(a)-1] != cs.cur {
 				cs.asked[target] = append(a, cs.cur)
 			}
+		} else {
+			cs.called[target] = true // a start that is not a function's (see the partitions)
 		}
 	}
 	if cs.noReturn[target] {
