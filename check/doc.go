@@ -44,8 +44,8 @@
 // unterminated, outermost, no-row), reported once per distinct SFrame
 // row and disagreement as verify reports its problems, with the PC, the
 // symbol, the source line, the instruction, the FDE and FRE as objdump
-// prints them, what each source says, and which is right. Findings that need the whole
-// binary are problems too: a call that is the last instruction of its
+// prints them, what each source says, and which is right. Findings that
+// need the whole binary are problems too: a call that is the last instruction of its
 // function (its return address is the next function's first byte or
 // padding, which consumers that look return addresses up unchanged —
 // libsframe, glibc, the kernel — resolve to another function's row or to
