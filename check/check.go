@@ -208,13 +208,6 @@ func (c *checker) symFormat(pc uint64) string {
 	return t.Format(pc + bias)
 }
 
-// symName returns the name of the function symbol at pc, or "".
-func (c *checker) symName(pc uint64) string {
-	t, bias := c.names()
-	name, _, _ := t.Lookup(pc + bias)
-	return name
-}
-
 // resolver names the addresses an instruction refers to.
 func (c *checker) resolver() func(uint64) (string, uint64) {
 	if c.opt.Symbols == nil {

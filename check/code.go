@@ -60,7 +60,6 @@ type codeState struct {
 	called   map[uint64]bool    // direct call targets other than the starts of functions (starts)
 	cur      int32              // the FDE being analysed (-1: do not record calls)
 	ro       []roSection        // read-only sections, for jump tables
-	pads     map[uint64][]codeflow.LandingPad
 	results  []codeflow.Result
 }
 
