@@ -94,7 +94,7 @@ func (c *checker) analyzeCode(order []int) {
 		switch {
 		case c.opt.CFIOnly:
 			cs.how[i], cs.fdes[i].why = entryNone, "no code analysis (CFI only)"
-		case f.Signal():
+		case f.Signal() || c.cfiSignal(f.Start):
 			cs.how[i], cs.fdes[i].why = entryNone, "a signal frame: entered by the kernel, not by a call"
 		case f.PCType() == sframe.PCMask:
 			cs.how[i] = entryStubs
@@ -361,4 +361,11 @@ func (c *checker) inPLT(addr uint64) bool {
 		}
 	}
 	return false
+}
+
+// cfiSignal reports whether the CFI FDE starting at pc is a signal frame
+// (its CIE's 'S' augmentation: V1 and V2 SFrame cannot say so).
+func (c *checker) cfiSignal(pc uint64) bool {
+	cf := c.cfi.Find(pc)
+	return cf != nil && cf.Start == pc && cf.Signal
 }
