@@ -16,36 +16,11 @@ import (
 	"github.com/sframesim/sframesim/symbols"
 )
 
-// Func is one function handed to a code analysis: an SFrame FDE's range
-// and its machine code.
-type Func struct {
-	Name       string // the symbol at Start ("" when none)
-	Start, End uint64
-	Code       []byte // the bytes of [Start, End)
-	FDE        int    // index in the SFrame section
-}
-
-// CodeRow is what a code analysis says at one instruction: the rules of
-// the CFA, the return address and the caller's FP (sframe.Rule, DWARF
-// register numbers), or Known false with the reason it cannot tell.
-type CodeRow struct {
-	Addr        uint64
-	Len         int
-	Known       bool
-	Reason      string
-	CFA, RA, FP sframe.Rule
-}
-
-// Analyzer derives rows from a function's machine code (a stack-height
-// analysis such as package codeflow's). Its rows are looked up by
-// instruction address; an instruction it has no row for is one it has no
-// opinion on.
-type Analyzer func(a *arch.Arch, fn Func) []CodeRow
-
 // Options configure a check.
 type Options struct {
-	// Code is the code analysis; nil compares SFrame with CFI only.
-	Code Analyzer
+	// CFIOnly compares SFrame with the CFI only, without the code
+	// analysis (package codeflow) that check runs by default.
+	CFIOnly bool
 	// EachPC, when set, is called with the verdict at every instruction
 	// checked, in address order within each FDE.
 	EachPC func(PCResult)
@@ -122,7 +97,7 @@ func Section(name string, ef *elf.File, sec *sframe.Section, opt Options) (*Repo
 		problems: map[problemKey]*Problem{},
 		rep: &Report{
 			Binary: name, Arch: a.Name, SFrameVersion: int(sec.Header.Version),
-			Problems: []Problem{}, Unknown: map[string]uint64{}, Notes: []Note{},
+			Problems: []Problem{}, CFIWrong: []Problem{}, Unknown: map[string]uint64{}, Notes: []Note{},
 			rows: make([][]RowVerdict, len(sec.FDEs)),
 		},
 	}
@@ -140,9 +115,6 @@ func Section(name string, ef *elf.File, sec *sframe.Section, opt Options) (*Repo
 		}
 	}
 	c.cfi = tab
-	if a.Machine == elf.EM_X86_64 {
-		c.x86 = &x86Decoder{}
-	}
 	c.loadCode()
 	c.loadFuncs()
 	c.run()
@@ -173,8 +145,11 @@ type checker struct {
 	lines *symbols.Lines // read on the first problem
 	code  []codeRange
 	funcs []funcRange // FUNC symbols in executable sections, by address
-
-	x86 *x86Decoder // x86-64: instruction lengths
+	plt   [][2]uint64 // the PLT sections' ranges
+	// noReturnSyms are the addresses of symbols that name functions that
+	// never return (noReturnNames).
+	noReturnSyms map[uint64]bool
+	cs           *codeState // the code analysis
 
 	rep      *Report
 	problems map[problemKey]*Problem
@@ -203,6 +178,9 @@ func (c *checker) loadCode() {
 			continue // its PCs will have no code: unknown
 		}
 		c.code = append(c.code, codeRange{start: s.Addr, data: data})
+		if strings.HasPrefix(s.Name, ".plt") {
+			c.plt = append(c.plt, [2]uint64{s.Addr, s.Addr + s.Size})
+		}
 	}
 	sort.Slice(c.code, func(i, j int) bool { return c.code[i].start < c.code[j].start })
 }
@@ -228,13 +206,6 @@ func (c *checker) names() (*symbols.Table, uint64) {
 func (c *checker) symFormat(pc uint64) string {
 	t, bias := c.names()
 	return t.Format(pc + bias)
-}
-
-// symName returns the name of the function symbol at pc, or "".
-func (c *checker) symName(pc uint64) string {
-	t, bias := c.names()
-	name, _, _ := t.Lookup(pc + bias)
-	return name
 }
 
 // resolver names the addresses an instruction refers to.
@@ -263,15 +234,6 @@ func (c *checker) source(pc uint64) string {
 	return c.lines.Lookup(pc)
 }
 
-// classify returns the flow and length of the instruction at the start
-// of code (arch.Classify, faster on x86-64).
-func (c *checker) classify(code []byte) (arch.Flow, int) {
-	if c.x86 != nil {
-		return c.x86.classify(code)
-	}
-	return c.a.Classify(code)
-}
-
 // codeAt returns the code bytes from pc to end (or to its section's end).
 func (c *checker) codeAt(pc, end uint64) []byte {
 	i := sort.Search(len(c.code), func(i int) bool { return c.code[i].start > pc }) - 1
@@ -287,7 +249,11 @@ func (c *checker) codeAt(pc, end uint64) []byte {
 
 func (c *checker) loadFuncs() {
 	syms, _ := c.ef.Symbols()
+	c.noReturnSyms = map[uint64]bool{}
 	for _, s := range syms {
+		if t := elf.ST_TYPE(s.Info); (t == elf.STT_FUNC || t == elf.STT_NOTYPE) && s.Section != elf.SHN_UNDEF && s.Value != 0 && isNoReturnName(s.Name) {
+			c.noReturnSyms[s.Value] = true
+		}
 		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Size == 0 || s.Section == elf.SHN_UNDEF || int(s.Section) >= len(c.ef.Sections) {
 			continue
 		}
@@ -327,13 +293,23 @@ func (c *checker) inFunc(pc uint64) bool {
 	return false
 }
 
+// funcAt returns the name of the sized function symbol starting at pc.
+func (c *checker) funcAt(pc uint64) (string, bool) {
+	i := sort.Search(len(c.funcs), func(i int) bool { return c.funcs[i].start >= pc })
+	if i < len(c.funcs) && c.funcs[i].start == pc {
+		return c.funcs[i].name, true
+	}
+	return "", false
+}
+
 // run checks every FDE, then the whole-binary findings.
 func (c *checker) run() {
 	order := make([]int, len(c.sec.FDEs))
 	for i := range order {
 		order[i] = i
 	}
-	sort.SliceStable(order, func(x, y int) bool { return c.sec.FDEs[order[x]].Start < c.sec.FDEs[order[y]].Start })
+	slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(c.sec.FDEs[x].Start, c.sec.FDEs[y].Start) })
+	c.analyzeCode(order)
 	for _, i := range order {
 		c.checkFDE(i)
 	}

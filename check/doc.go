@@ -1,17 +1,27 @@
 // Package check proves a binary's SFrame data statically, without running
 // it: at every instruction boundary of every SFrame function (FDE) it
 // compares the SFrame row (sframe.Section.FindFRE and Rules, as unwind
-// uses them) with the file's own DWARF CFI at the same PC (package cfi)
-// and, when one is supplied (Options.Code), with the rules a code
-// analysis derives from the machine code. It reads SFrame V1, V2 and V3
+// uses them) three ways: with the rules a code analysis derives from the
+// machine code (package codeflow, given the whole binary's context:
+// noreturn functions by name and, to a fixed point, those whose code
+// never returns; LSDA landing pads; jump tables; .cold parts entered with
+// the rules their hot parts jump with; the ELF entry point as the
+// outermost frame; PLT stubs entered by calls) and with the file's own
+// DWARF CFI at the same PC (package cfi). It reads SFrame V1, V2 and V3
 // of x86-64 and AArch64 executables and shared objects.
 //
-// A PC is proven right when every source with an opinion agrees on the
-// CFA, the return address and the caller's FP, and each of the three has
-// at least one opinion; it is unknown when no source can say (no CFI
-// covers it, the CFI's rule is an expression that is not register+offset,
-// the instruction does not decode), with the reason. A report is OK only
-// when every PC was proven; unknown PCs make it INCOMPLETE.
+// The code is the ground truth where it knows a value: it is what the CPU
+// does, and it may accept several rules at once (codeflow.Insn.Accepts:
+// "sp+16" and "fp+16" once the frame pointer is set up). Per value,
+// SFrame is wrong where the code rejects its rule; where the code cannot
+// tell, SFrame is compared with the CFI. A PC is proven right when SFrame
+// agrees with the code for every value the code knows and with the CFI
+// for the others, and each value has a rule from one of them; it is
+// unknown, with the reason, only when neither can tell. Where the CFI
+// disagrees with the code while SFrame follows the code, the CFI is
+// wrong: Report.CFIWrong lists it with the evidence, not a problem. A
+// report is OK only when every PC was proven; unknown PCs make it
+// INCOMPLETE. Options.CFIOnly compares with the CFI alone.
 //
 // SFrame describes less than CFI, by design, and these differences are not
 // problems [SFrame §4.3, §8]:
@@ -34,8 +44,8 @@
 // unterminated, outermost, no-row), reported once per distinct SFrame
 // row and disagreement as verify reports its problems, with the PC, the
 // symbol, the source line, the instruction, the FDE and FRE as objdump
-// prints them, and what each source says. Findings that need the whole
-// binary are problems too: a call that is the last instruction of its
+// prints them, what each source says, and which is right. Findings that
+// need the whole binary are problems too: a call that is the last instruction of its
 // function (its return address is the next function's first byte or
 // padding, which consumers that look return addresses up unchanged —
 // libsframe, glibc, the kernel — resolve to another function's row or to

@@ -1,11 +1,13 @@
 package check
 
 import (
+	"debug/elf"
 	"fmt"
-	"sort"
+	"strings"
 
 	"github.com/sframesim/sframesim/arch"
 	"github.com/sframesim/sframesim/cfi"
+	"github.com/sframesim/sframesim/codeflow"
 	"github.com/sframesim/sframesim/sframe"
 )
 
@@ -65,33 +67,36 @@ type fdeState struct {
 	row   sframe.Row
 	rowOK bool
 	cf    *cfi.FDE
-	code  []CodeRow
-	k     int // next code row
+	code  *fdeCode
+	k     int // index in code.insns of the instruction checked
 	pad   bool
-	// last is the outcome at the previous PC, lastKey what it depended
-	// on: a PC with the same key has the same outcome.
-	last    outcome
-	lastKey pcKey
-	lastOK  bool
+	// last is the outcome at the previous PC, lastKey and lastCode what
+	// it depended on: a PC with the same key and code rules has the same
+	// outcome.
+	last     outcome
+	lastKey  pcKey
+	lastCode *codeflow.Insn
+	lastOK   bool
 }
 
-// pcKey is what the outcome at a PC depends on: the SFrame row, the CFI
-// FDE and row (when its rules do not depend on the PC) and the code
-// analysis's row.
+// pcKey is what the outcome at a PC depends on besides the code's rules:
+// the SFrame row, the CFI FDE and row (when its rules do not depend on
+// the PC).
 type pcKey struct {
-	j       int
-	cf      *cfi.FDE
-	ri      int
-	hasCode bool
-	code    CodeRow // without Addr and Len
+	j  int
+	cf *cfi.FDE
+	ri int
 }
 
 // outcome is the verdict at one PC: the problems found there, or the
-// reason it is unknown, or proven.
+// reason it is unknown, or proven; and where the CFI disagrees with the
+// code while SFrame follows the code.
 type outcome struct {
 	problems []*Problem
+	cfiWrong []*Problem
 	unknown  string
 	limited  bool
+	byCode   bool // every value compared was known to the code
 }
 
 // count adds the PC pc, under row j of FDE st.i (-1: none), with outcome
@@ -122,8 +127,17 @@ func (c *checker) count(st *fdeState, pc uint64, j int, o *outcome) {
 		if o.limited {
 			rep.Limited++
 		}
+		if o.byCode {
+			rep.ProvenByCode++
+		}
 		if rv != nil {
 			rv.Proven++
+		}
+	}
+	if len(o.cfiWrong) > 0 {
+		rep.CFIWrongPCs++
+		for _, p := range o.cfiWrong {
+			p.PCs++
 		}
 	}
 	if c.opt.EachPC != nil {
@@ -187,34 +201,32 @@ func (c *checker) checkFDE(i int) {
 	if cf := c.cfi.Find(f.Start); c.sec.Header.Version >= sframe.Version3 && cf != nil && cf.Start == f.Start && cf.Signal != f.Signal() {
 		c.wholeProblem(KindSignal, i, 0, f.Start, fmt.Sprintf("the SFrame signal-frame bit is %v, the CFI's 'S' augmentation %v (%s CIE at %#x)", f.Signal(), cf.Signal, cf.Section, cf.CIEOff))
 	}
-	st := &fdeState{i: i, f: f, j: -1}
-	code := c.codeAt(f.Start, f.End())
-	if uint64(len(code)) < uint64(f.Size) {
+	st := &fdeState{i: i, f: f, j: -1, code: &c.cs.fdes[i]}
+	insns := st.code.insns
+	if f.Size == 0 {
+		return
+	}
+	if insns == nil {
 		c.stopFDE(st, f.Start, "code not in an executable section of the file")
 		return
 	}
-	if c.opt.Code != nil {
-		name := c.symName(f.Start)
-		st.code = c.opt.Code(c.a, Func{Name: name, Start: f.Start, End: f.End(), Code: code, FDE: i})
-		sort.SliceStable(st.code, func(x, y int) bool { return st.code[x].Addr < st.code[y].Addr })
-	}
-	var lastPC uint64
-	var lastLen int
-	var lastFlow arch.Flow
-	for pc := f.Start; pc < f.End(); {
-		b := code[pc-f.Start:]
-		flow, n := c.classify(b)
-		if flow == arch.FlowBad || n <= 0 || n > len(b) {
-			c.stopFDE(st, pc, "undecodable instruction (the rest of its function is not checked)")
+	for k := range insns {
+		in := &insns[k]
+		// On x86-64 an undecodable instruction has no length: what
+		// follows is not checked. On AArch64 only the code has no
+		// opinion there.
+		if in.Reason == codeflow.ReasonUndecodable && c.a.Machine == elf.EM_X86_64 {
+			c.stopFDE(st, in.Addr, "undecodable instruction (the rest of its function is not checked)")
 			return
 		}
 		rep.PCs++
-		c.checkPC(st, pc)
-		lastPC, lastLen, lastFlow = pc, n, flow
-		pc += uint64(n)
+		st.k = k
+		c.checkPC(st, in.Addr)
 	}
-	if lastFlow == arch.FlowCall && lastPC+uint64(lastLen) == f.End() && f.PCType() == sframe.PCInc {
-		c.callAtEnd(st, lastPC)
+	if last := &insns[len(insns)-1]; last.Addr+uint64(last.Len) == f.End() && f.PCType() == sframe.PCInc {
+		if flow, n := c.a.Classify(c.codeAt(last.Addr, f.End())); flow == arch.FlowCall && n == last.Len {
+			c.callAtEnd(st, last.Addr)
+		}
 	}
 }
 
@@ -224,7 +236,7 @@ func (c *checker) checkPC(st *fdeState, pc uint64) {
 	f := st.f
 	j, err := c.sec.FindFRE(f, pc)
 	if err != nil {
-		c.count(st, pc, -1, &outcome{problems: []*Problem{c.problem(KindNoRow, st.i, -1, pc, "", []string{"no SFrame row covers the PC: " + err.Error()})}})
+		c.count(st, pc, -1, &outcome{problems: []*Problem{c.problem(KindNoRow, st.i, -1, pc, "", []string{"no SFrame row covers the PC: " + err.Error()}, "")}})
 		st.lastOK = false
 		return
 	}
@@ -234,7 +246,7 @@ func (c *checker) checkPC(st *fdeState, pc uint64) {
 		st.rowOK = err == nil
 	}
 	if !st.rowOK {
-		c.count(st, pc, j, &outcome{problems: []*Problem{c.problem(KindNoRow, st.i, j, pc, "", []string{"the SFrame row cannot be evaluated"})}})
+		c.count(st, pc, j, &outcome{problems: []*Problem{c.problem(KindNoRow, st.i, j, pc, "", []string{"the SFrame row cannot be evaluated"}, "")}})
 		st.lastOK = false
 		return
 	}
@@ -251,35 +263,39 @@ func (c *checker) checkPC(st *fdeState, pc uint64) {
 	} else if key.ri = st.cf.RowAt(pc); key.ri >= 0 && !st.cf.Rows()[key.ri].PCInvariant() {
 		reuse = false
 	}
-	var cr *CodeRow
-	if c.opt.Code != nil {
-		for st.k < len(st.code) && st.code[st.k].Addr < pc {
-			st.k++
-		}
-		if st.k < len(st.code) && st.code[st.k].Addr == pc {
-			cr = &st.code[st.k]
-			key.hasCode, key.code = true, *cr
-			key.code.Addr, key.code.Len = 0, 0
-		}
-	}
-	if reuse && st.lastOK && key == st.lastKey {
+	in := &st.code.insns[st.k]
+	if reuse && st.lastOK && key == st.lastKey && in.SameRules(st.lastCode) {
 		c.count(st, pc, j, &st.last)
 		return
 	}
-	st.last = c.evaluate(st, pc, key.ri, cr)
-	st.lastKey, st.lastOK = key, reuse
+	st.last = c.evaluate(st, pc, key.ri, in)
+	st.lastKey, st.lastCode, st.lastOK = key, in, reuse
 	c.count(st, pc, j, &st.last)
 }
 
+// Values compared, in codeflow's order.
+var values = [3]codeflow.Value{codeflow.CFA, codeflow.RA, codeflow.FP}
+
+// valueKinds are the problem kinds of the three values.
+var valueKinds = [3]Kind{KindCFA, KindRA, KindFP}
+
+var undefinedRule = sframe.Rule{Kind: sframe.RuleUndefined}
+
 // evaluate compares the SFrame row at pc with the CFI's row ri (of st.cf)
-// and the code analysis's row cr, recording the problems found.
-func (c *checker) evaluate(st *fdeState, pc uint64, ri int, cr *CodeRow) outcome {
+// and the code analysis's rules in, recording the problems found.
+//
+// Per value, the code is the ground truth where it knows the value (it
+// is what the CPU does): SFrame is wrong when the code does not accept
+// its rule, and the CFI, when it disagrees with the code, is wrong too
+// (a CFI finding when SFrame follows the code). Where the code does not
+// know the value, SFrame is compared with the CFI. A value neither knows
+// makes the PC unknown.
+func (c *checker) evaluate(st *fdeState, pc uint64, ri int, in *codeflow.Insn) outcome {
 	row := &st.row
 	j := st.j
 
 	// The CFI's opinion.
-	var srcs [2]opinion
-	cf := &srcs[0]
+	var cf opinion
 	switch {
 	case st.cf == nil:
 		cf.why = "no CFI covers the PC"
@@ -290,119 +306,218 @@ func (c *checker) evaluate(st *fdeState, pc uint64, ri int, cr *CodeRow) outcome
 		}
 	default:
 		r := c.cfi.Rules(st.cf, ri, pc)
-		*cf = opinion{present: true, cfa: r.CFA, ra: r.RA, fp: r.FP, signed: r.SignedRA, hasSigned: c.a.PACMask != 0, cf: st.cf}
+		cf = opinion{present: true, cfa: r.CFA, ra: r.RA, fp: r.FP, signed: r.SignedRA, hasSigned: c.a.PACMask != 0, cf: st.cf}
 	}
-	// The code's opinion.
-	code := &srcs[1]
-	code.why = "no code analysis"
-	if c.opt.Code != nil {
-		code.why = "the code analysis has no row for the instruction"
-		if cr != nil {
-			if cr.Known {
-				*code = opinion{present: true, cfa: cfi.Value{Rule: cr.CFA}, ra: cfi.Value{Rule: cr.RA}, fp: cfi.Value{Rule: cr.FP}}
-			} else {
-				code.why = cr.Reason
+	cfVals := [3]*cfi.Value{&cf.cfa, &cf.ra, &cf.fp}
+	codeWhy := st.code.why
+	if codeWhy == "" {
+		codeWhy = in.Reason
+	}
+
+	var bad, cfiBad [numKinds]bool
+	any, anyCFI := false, false
+	flag := func(k Kind) { bad[k], any = true, true }
+	flagCFI := func(k Kind) { cfiBad[k], anyCFI = true, true }
+	unknown := ""
+	byCode := true
+
+	// The outermost frame: only the RA matters.
+	codeRA := in.KnownValue(codeflow.RA)
+	codeOuter := codeRA && in.Accepts(codeflow.RA, undefinedRule, false)
+	cfiRA := cf.present && cf.ra.Known()
+	cfiOuter := cf.outermost()
+	switch {
+	case codeRA && codeOuter != row.Outermost:
+		flag(map[bool]Kind{true: KindOutermost, false: KindUnterminated}[row.Outermost])
+	case codeRA && cfiRA && cfiOuter != codeOuter:
+		flagCFI(map[bool]Kind{true: KindOutermost, false: KindUnterminated}[cfiOuter])
+	case !codeRA && cfiRA && cfiOuter != row.Outermost:
+		flag(map[bool]Kind{true: KindOutermost, false: KindUnterminated}[row.Outermost])
+	case !codeRA && !cfiRA && row.Outermost:
+		unknown = "RA: " + cf.whyValue(1) + "; code: " + codeWhy
+	}
+	outer := row.Outermost || codeOuter || !codeRA && cfiOuter
+	if !codeRA {
+		byCode = false
+	}
+	if !outer {
+		sfVals := [3]sframe.Rule{row.CFA, row.RA, row.FP}
+		for v := range 3 {
+			val, sf := values[v], sfVals[v]
+			cfiKnown := cf.present && !cfiOuter && cfVals[v].Known()
+			switch {
+			case in.KnownValue(val):
+				mangled := v == 1 && row.MangledRA
+				if !in.Accepts(val, sf, mangled) {
+					if v == 1 && in.Accepts(val, sf, !mangled) {
+						flag(KindMangledRA)
+					} else {
+						flag(valueKinds[v])
+					}
+				}
+				if cfiKnown && !in.Accepts(val, cfVals[v].Rule, v == 1 && cf.hasSigned && cf.signed) {
+					k := valueKinds[v]
+					if v == 1 && in.Accepts(val, cfVals[v].Rule, !(cf.hasSigned && cf.signed)) {
+						k = KindMangledRA
+					}
+					flagCFI(k)
+				}
+			case cfiKnown:
+				byCode = false
+				if cfVals[v].Rule != sf {
+					flag(valueKinds[v])
+				}
+				if v == 1 && cf.hasSigned && cf.signed != row.MangledRA {
+					flag(KindMangledRA)
+				}
+			default:
+				byCode = false
+				if unknown == "" {
+					unknown = [3]string{"CFA", "RA", "FP"}[v] + ": " + cf.whyValue(v) + "; code: " + codeWhy
+				}
 			}
 		}
 	}
-
-	// Compare.
-	var bad [numKinds]bool
-	any := false
-	for s := range srcs {
-		o := &srcs[s]
-		if !o.present {
-			continue
-		}
-		for _, k := range c.compare(row, o) {
-			bad[k] = true
-			any = true
-		}
-	}
-	if any {
-		var out outcome
-		texts := c.sourceTexts(row, srcs[:])
+	var out outcome
+	if any || anyCFI {
+		texts := c.sourceTexts(row, &cf, st, in)
 		for k := range bad {
 			if bad[k] {
-				out.problems = append(out.problems, c.problem(Kind(k), st.i, j, pc, texts[0], texts[1:]))
+				out.problems = append(out.problems, c.problem(Kind(k), st.i, j, pc, texts[0], texts[1:], c.evidence(st, Kind(k), &cf, in, row)))
 			}
 		}
+		for k := range cfiBad {
+			if cfiBad[k] && !any {
+				out.cfiWrong = append(out.cfiWrong, c.cfiFinding(Kind(k), st.i, j, pc, texts[0], texts[1:], c.evidence(st, Kind(k), &cf, in, row)))
+			}
+		}
+		if any {
+			return out
+		}
+	}
+	if unknown != "" {
+		out.unknown = unknown
 		return out
 	}
-	// Proven when every value has an opinion.
-	outer := srcs[0].outermost() || srcs[1].outermost()
-	for v := range 3 {
-		if outer && v != 1 {
-			continue // only the RA matters in the outermost frame
-		}
-		known := false
-		reason := ""
-		for s := range srcs {
-			o := &srcs[s]
-			val := [3]*cfi.Value{&o.cfa, &o.ra, &o.fp}[v]
-			switch {
-			case !o.present:
-				if reason == "" {
-					reason = o.why
-				}
-			case val.Known():
-				known = true
-			default:
-				reason = [3]string{"CFA", "RA", "FP"}[v] + ": " + val.Why
-			}
-		}
-		if !known {
-			return outcome{unknown: reason}
-		}
-	}
-	return outcome{limited: !row.Outermost && row.CFA.Reg != c.a.SP && row.CFA.Reg != c.a.FP}
+	out.limited = !row.Outermost && row.CFA.Reg != c.a.SP && row.CFA.Reg != c.a.FP
+	out.byCode = byCode
+	return out
 }
 
-// compare returns the kinds of disagreement between the SFrame row and an
-// opinion.
-func (c *checker) compare(row *sframe.Row, o *opinion) []Kind {
-	if o.outermost() {
-		if !row.Outermost {
-			return []Kind{KindUnterminated}
-		}
-		return nil
+// whyValue says why the CFI has no rule for value v (0 CFA, 1 RA, 2 FP).
+func (o *opinion) whyValue(v int) string {
+	if !o.present {
+		return o.why
 	}
-	if row.Outermost {
-		if o.ra.Known() {
-			return []Kind{KindOutermost}
-		}
-		return nil
-	}
-	var ks []Kind
-	if o.cfa.Known() && o.cfa.Rule != row.CFA {
-		ks = append(ks, KindCFA)
-	}
-	if o.ra.Known() && o.ra.Rule != row.RA {
-		ks = append(ks, KindRA)
-	}
-	if o.fp.Known() && o.fp.Rule != row.FP {
-		ks = append(ks, KindFP)
-	}
-	if o.hasSigned && o.signed != row.MangledRA {
-		ks = append(ks, KindMangledRA)
-	}
-	return ks
+	return [3]*cfi.Value{&o.cfa, &o.ra, &o.fp}[v].Why
 }
 
-// sourceTexts renders what SFrame and each source say.
-func (c *checker) sourceTexts(row *sframe.Row, srcs []opinion) []string {
+// evidence says, for a disagreement of kind k, which source is right and
+// why: the code, since the instruction after which the function's code
+// has had its current rules.
+func (c *checker) evidence(st *fdeState, k Kind, cf *opinion, in *codeflow.Insn, row *sframe.Row) string {
+	v, ok := kindValue(k)
+	if !ok || !in.KnownValue(v) {
+		if cf.present {
+			return "the code analysis cannot tell (" + c.codeReason(st, in) + "): SFrame differs from the CFI"
+		}
+		return ""
+	}
+	since := "from the function's entry"
+	insns := st.code.insns
+	for k := st.k; k > 0; k-- {
+		if !insns[k-1].SameRules(&insns[st.k]) {
+			p := &insns[k-1]
+			text, _ := c.a.Disasm(c.codeAt(p.Addr, p.Addr+uint64(p.Len)), p.Addr, c.resolver())
+			since = fmt.Sprintf("since `%s` at %#x", strings.Join(strings.Fields(text), " "), p.Addr)
+			break
+		}
+	}
+	cfiSame := false
+	if cf.present {
+		vals := [3]*cfi.Value{&cf.cfa, &cf.ra, &cf.fp}
+		sfVals := [3]sframe.Rule{row.CFA, row.RA, row.FP}
+		switch k {
+		case KindOutermost, KindUnterminated:
+			cfiSame = cf.outermost() == row.Outermost
+		case KindMangledRA:
+			cfiSame = cf.hasSigned && cf.signed == row.MangledRA
+		default:
+			cfiSame = vals[v].Known() && vals[v].Rule == sfVals[v]
+		}
+	}
+	right := "the code is right (what the CPU does, by the analysis of the function's instructions " + since + ")"
+	if cfiSame {
+		return right + ": SFrame and the CFI are both wrong"
+	}
+	return right
+}
+
+// kindValue returns the value a per-PC kind is about.
+func kindValue(k Kind) (codeflow.Value, bool) {
+	switch k {
+	case KindCFA:
+		return codeflow.CFA, true
+	case KindRA, KindMangledRA, KindOutermost, KindUnterminated:
+		return codeflow.RA, true
+	case KindFP:
+		return codeflow.FP, true
+	}
+	return 0, false
+}
+
+// codeReason says why the code has no opinion on the instruction.
+func (c *checker) codeReason(st *fdeState, in *codeflow.Insn) string {
+	if st.code.why != "" {
+		return st.code.why
+	}
+	return in.Reason
+}
+
+// sourceTexts renders what SFrame, the CFI and the code say.
+func (c *checker) sourceTexts(row *sframe.Row, cf *opinion, st *fdeState, in *codeflow.Insn) []string {
 	abi := c.sec.Header.ABI
 	pac := c.a.PACMask != 0
-	out := []string{sframeText(row, abi, pac)}
-	for s := range srcs {
-		o := &srcs[s]
-		if s == 1 && c.opt.Code == nil {
-			out = append(out, "")
+	return []string{sframeText(row, abi, pac), cf.text(abi, pac), c.codeText(st, in)}
+}
+
+// codeText renders what the code analysis says: every rule it accepts
+// for each value, or why it does not know it.
+func (c *checker) codeText(st *fdeState, in *codeflow.Insn) string {
+	abi := c.sec.Header.ABI
+	if st.code.why != "" {
+		return "nothing (" + st.code.why + ")"
+	}
+	if in.KnownValue(codeflow.RA) && in.Accepts(codeflow.RA, undefinedRule, false) {
+		return "RA undefined: the outermost frame"
+	}
+	var parts []string
+	known := false
+	for v, val := range values {
+		name := [3]string{"cfa", "ra", "fp"}[v]
+		if !in.KnownValue(val) {
+			parts = append(parts, name+" unknown")
 			continue
 		}
-		out = append(out, o.text(abi, pac))
+		known = true
+		var rs []string
+		for _, r := range in.Rules(val) {
+			rs = append(rs, r.Format(abi))
+		}
+		s := name + " " + strings.Join(rs, " or ")
+		if v == 1 && c.a.PACMask != 0 && in.Row.MangledRA {
+			s += " (signed)"
+		}
+		parts = append(parts, s)
 	}
-	return out
+	if !known {
+		return "nothing (" + in.Reason + ")"
+	}
+	s := strings.Join(parts, ", ")
+	if !in.Known {
+		s += " (" + in.Reason + ")"
+	}
+	return s
 }
 
 // callAtEnd checks a call that is the last instruction of FDE st.i:

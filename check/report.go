@@ -1,9 +1,11 @@
 package check
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -38,13 +40,23 @@ type Report struct {
 	UnknownPCs uint64 `json:"unknown_pcs"` // no source could tell
 	// Unknown counts the unknown PCs by reason.
 	Unknown map[string]uint64 `json:"unknown"`
+	// ProvenByCode counts the proven PCs where the code analysis knew
+	// every value compared (the others were proven, for some value, by
+	// the CFI alone).
+	ProvenByCode uint64 `json:"proven_by_code"`
 	// Limited counts proven PCs whose CFA is based on a register other
 	// than SP and FP (V3 FLEX): right, but usable only in the topmost frame.
 	Limited uint64 `json:"limited"`
 	// Counts is the number of distinct problems per kind.
 	Counts   map[string]int `json:"counts"`
 	Problems []Problem      `json:"problems"` // each distinct problem once, in address order
-	Notes    []Note         `json:"notes"`    // coverage notes: not problems
+	// CFIWrong lists where the CFI disagrees with the code while SFrame
+	// follows the code (the code is what the CPU does): not problems of
+	// the SFrame data, each distinct one once, in address order;
+	// CFIWrongPCs counts their PCs.
+	CFIWrong    []Problem `json:"cfi_wrong"`
+	CFIWrongPCs uint64    `json:"cfi_wrong_pcs"`
+	Notes       []Note    `json:"notes"` // coverage notes: not problems
 
 	rows [][]RowVerdict // [FDE][FRE]
 }
@@ -125,18 +137,34 @@ type problemKey struct {
 	fde, fre int
 	texts    string
 	pc       uint64 // whole-binary findings: where
+	cfi      bool   // a CFI finding (Report.CFIWrong)
 }
 
 // problem returns the per-PC problem at pc, recorded on first sight
-// (count adds the PCs): texts[0] is what SFrame says, then each source.
-func (c *checker) problem(k Kind, fde, fre int, pc uint64, sframeText string, srcs []string) *Problem {
-	key := problemKey{kind: k, fde: fde, fre: fre, texts: sframeText + "\x00" + strings.Join(srcs, "\x00")}
+// (count adds the PCs): sframeText is what SFrame says, srcs what the CFI
+// and the code say, detail which is right and why.
+//
+// A problem is distinct by its kind, row and what SFrame and the CFI say:
+// what the code says and the detail are those at its first PC (the
+// code's rules change along a row where SFrame's and the CFI's do not).
+func (c *checker) problem(k Kind, fde, fre int, pc uint64, sframeText string, srcs []string, detail string) *Problem {
+	return c.perPC(problemKey{kind: k, fde: fde, fre: fre, texts: sframeText + "\x00" + srcs[0]}, pc, sframeText, srcs, detail)
+}
+
+// cfiFinding returns the CFI finding at pc (Report.CFIWrong), recorded
+// on first sight.
+func (c *checker) cfiFinding(k Kind, fde, fre int, pc uint64, sframeText string, srcs []string, detail string) *Problem {
+	return c.perPC(problemKey{kind: k, fde: fde, fre: fre, texts: sframeText + "\x00" + srcs[0], cfi: true}, pc, sframeText, srcs, detail)
+}
+
+func (c *checker) perPC(key problemKey, pc uint64, sframeText string, srcs []string, detail string) *Problem {
 	if pr := c.problems[key]; pr != nil {
 		return pr
 	}
-	pr := c.newProblem(k, fde, fre, pc)
+	pr := c.newProblem(key.kind, key.fde, key.fre, pc)
 	pr.PCs = 0
 	pr.SFrame = sframeText
+	pr.Detail = detail
 	if len(srcs) == 1 && sframeText == "" {
 		pr.Detail = srcs[0]
 	} else {
@@ -187,22 +215,27 @@ func (c *checker) finish(d time.Duration) {
 	rep := c.rep
 	rep.Seconds = d.Seconds()
 	rep.Sources = []string{"cfi"}
-	if c.opt.Code != nil {
+	if !c.opt.CFIOnly {
 		rep.Sources = append(rep.Sources, "code")
 	}
 	rep.Counts = map[string]int{}
 	for _, key := range c.order {
 		pr := c.problems[key]
+		if key.cfi {
+			rep.CFIWrong = append(rep.CFIWrong, *pr)
+			continue
+		}
 		rep.Problems = append(rep.Problems, *pr)
 		rep.Counts[pr.Kind]++
 	}
-	sort.SliceStable(rep.Problems, func(i, j int) bool {
-		a, b := &rep.Problems[i], &rep.Problems[j]
+	byAddr := func(a, b Problem) int {
 		if a.PC != b.PC {
-			return a.PC < b.PC
+			return cmp.Compare(a.PC, b.PC)
 		}
-		return a.kind < b.kind
-	})
+		return cmp.Compare(a.kind, b.kind)
+	}
+	slices.SortStableFunc(rep.Problems, byAddr)
+	slices.SortStableFunc(rep.CFIWrong, byAddr)
 	sort.SliceStable(rep.Notes, func(i, j int) bool { return rep.Notes[i].Functions > rep.Notes[j].Functions })
 	for k := range rep.Problems {
 		if p := &rep.Problems[k]; p.FDE >= 0 && p.FRE >= 0 {
@@ -250,6 +283,14 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 		r.Functions, r.FunctionsWithRows, r.PCMaskFDEs, r.FunctionsWithoutSFrame)
 	fmt.Fprintf(w, "  PCs:          %d checked, %d proven right (%.1f%%), %d with problems, %d unknown\n",
 		r.PCs, r.Proven, pct(r.Proven, r.PCs), r.ProblemPCs, r.UnknownPCs)
+	if len(r.Sources) > 1 {
+		fmt.Fprintf(w, "  by the code:  %d proven PCs (%.1f%%) had the code's rule for every value; the CFI decided the others\n",
+			r.ProvenByCode, pct(r.ProvenByCode, r.PCs))
+	}
+	if len(r.CFIWrong) > 0 {
+		fmt.Fprintf(w, "  CFI wrong:    %d distinct (%d PCs): the CFI disagrees with the code, SFrame follows the code (not problems)\n",
+			len(r.CFIWrong), r.CFIWrongPCs)
+	}
 	if r.Limited > 0 {
 		fmt.Fprintf(w, "  limited:      %d proven PCs have a CFA on a register other than SP/FP: usable only in the topmost frame\n", r.Limited)
 	}
@@ -287,6 +328,15 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 			break
 		}
 		fmt.Fprintln(w)
+		p.WriteText(w)
+	}
+	for i, p := range r.CFIWrong {
+		if i == maxProblems {
+			fmt.Fprintf(w, "\n(%d more where the CFI is wrong: see --json)\n", len(r.CFIWrong)-i)
+			break
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "CFI WRONG, SFrame right: ")
 		p.WriteText(w)
 	}
 }

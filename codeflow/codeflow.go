@@ -123,6 +123,13 @@ type Result struct {
 	// jumps into a .cold partition) and landing pads in another
 	// partition. One target may appear several times.
 	Exits []Exit
+	// NoReturn: the function is entered at Start by a call and no path
+	// from there returns or leaves the range (by a jump, an indirect jump
+	// that is not a recognised table, a landing pad elsewhere, falling
+	// off its end or an undecodable instruction): every path ends in a
+	// call that does not return or a trap, or loops forever — a function
+	// such as exit, whose callers' calls do not return either.
+	NoReturn bool
 }
 
 // An Exit is a transfer of control out of the analysed range.
@@ -156,6 +163,12 @@ func Analyze(a *arch.Arch, fn Func) Result {
 	res := an.emit()
 	an.release()
 	return res
+}
+
+// SameRules reports whether in and o have the same rules and reason:
+// Rules, Accepts and KnownValue answer alike for both.
+func (in *Insn) SameRules(o *Insn) bool {
+	return in.alt == o.alt && in.Known == o.Known && in.Row == o.Row && in.Reason == o.Reason
 }
 
 // Rules returns every rule that recovers value v at this PC, the
@@ -237,8 +250,8 @@ func sameRule(a, b sframe.Rule) bool {
 
 const (
 	maxCFAAlt = 6
-	maxRAAlt  = 4
-	maxFPAlt  = 4
+	maxRAAlt  = 6
+	maxFPAlt  = 6
 )
 
 // alternatives are every rule found for each value, preferred first.

@@ -420,7 +420,45 @@ func (an *analysis) emit() Result {
 			in.Reason = an.unreached(i)
 		}
 	}
+	res.NoReturn = an.noReturn(padExits)
 	return res
+}
+
+// noReturn reports whether no path from the call entry at Start returns
+// or leaves the range (Result.NoReturn); padExits: a landing pad lies
+// outside it.
+func (an *analysis) noReturn(padExits bool) bool {
+	if an.fn.Entry != nil || an.fn.EntriesOnly || len(an.fn.Entries) > 0 || padExits || len(an.blocks) == 0 || !an.blocks[0].has {
+		return false
+	}
+	for b := range an.blocks {
+		bl := &an.blocks[b]
+		if !bl.has {
+			continue
+		}
+		last := bl.end - 1
+		switch d := &an.insns[last]; d.flow {
+		case flowRet, flowBad:
+			return false
+		case flowJump:
+			if !an.inside(d.target) {
+				return false
+			}
+		case flowCond:
+			if !an.inside(d.target) || bl.end == len(an.insns) {
+				return false
+			}
+		case flowIndirect:
+			if len(an.tables[last]) == 0 {
+				return false
+			}
+		case flowNext, flowCall:
+			if bl.end == len(an.insns) {
+				return false // falls off the end of the range
+			}
+		}
+	}
+	return true
 }
 
 // fill sets the rules of instruction i from the state before it, and
@@ -447,7 +485,7 @@ func (an *analysis) fill(in *Insn, st *state, i int) int32 {
 	}
 	switch {
 	case an.insns[i].flow == flowBad:
-		in.Reason = "undecodable instruction"
+		in.Reason = ReasonUndecodable
 	case whyCFA != "":
 		in.Reason = whyCFA
 	case whyRA != "":
@@ -464,7 +502,7 @@ func (an *analysis) fill(in *Insn, st *state, i int) int32 {
 func (an *analysis) unreached(i int) string {
 	d := &an.insns[i]
 	if d.flow == flowBad {
-		return "undecodable instruction"
+		return ReasonUndecodable
 	}
 	if an.m.padding(an.fn.Code[d.off:]) {
 		return "padding not reached from the entry"

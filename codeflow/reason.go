@@ -81,3 +81,7 @@ func (an *analysis) fmtValue(v value) string {
 	}
 	return "unknown"
 }
+
+// ReasonUndecodable is Insn.Reason at bytes that do not decode (their Len
+// is then a guess: 1 on x86-64).
+const ReasonUndecodable = "undecodable instruction"

@@ -361,7 +361,8 @@ func (an *analysis) rules(st *state, alt *alternatives) (whyCFA, whyRA, whyFP st
 	for i := 0; i < st.ns; i++ {
 		s := &st.s[i]
 		if s.v.kind == vCFA && s.v.off == 0 {
-			an.slotRules(st, s, func(r sframe.Rule) { alt.addCFA(r) }, false)
+			an.slotRules(st, s, func(r sframe.Rule) { alt.addCFA(r) }, false, false)
+			an.slotRules(st, s, func(r sframe.Rule) { alt.addCFA(r) }, false, true)
 		}
 	}
 	// The return address and the caller's FP: in a live slot, still in
@@ -371,17 +372,23 @@ func (an *analysis) rules(st *state, alt *alternatives) (whyCFA, whyRA, whyFP st
 	}
 	isRA := func(v value) bool { return v.kind == vEntry && v.reg == m.raID || v.kind == vUndef }
 	isFP := func(v value) bool { return v.kind == vEntry && v.reg == m.fp && v.pac == 0 }
-	for i := 0; i < st.ns; i++ {
-		s := &st.s[i]
-		switch {
-		case s.v.kind == vUndef:
-			alt.addRA(raRule{r: sframe.Rule{Kind: sframe.RuleUndefined}})
-		case isRA(s.v):
-			an.slotRules(st, s, func(r sframe.Rule) { raFrom(s.v, r) }, true)
-		case isFP(s.v):
-			an.slotRules(st, s, func(r sframe.Rule) { alt.addFP(r) }, true)
+	// The slots by the CFA, FP and SP first, then the registers, then the
+	// slots by other registers holding addresses: the forms SFrame and
+	// CFI use come before those that may not fit the alternatives.
+	slots := func(others bool) {
+		for i := 0; i < st.ns; i++ {
+			s := &st.s[i]
+			switch {
+			case s.v.kind == vUndef:
+				alt.addRA(raRule{r: sframe.Rule{Kind: sframe.RuleUndefined}})
+			case isRA(s.v):
+				an.slotRules(st, s, func(r sframe.Rule) { raFrom(s.v, r) }, true, others)
+			case isFP(s.v):
+				an.slotRules(st, s, func(r sframe.Rule) { alt.addFP(r) }, true, others)
+			}
 		}
 	}
+	slots(false)
 	for _, r := range an.valRegs[:an.nVals] {
 		v := st.r[r]
 		same := sframe.Rule{Kind: sframe.RuleSame}
@@ -399,6 +406,7 @@ func (an *analysis) rules(st *state, alt *alternatives) (whyCFA, whyRA, whyFP st
 			alt.addFP(copied)
 		}
 	}
+	slots(true)
 	if an.outermost {
 		// The outermost frame: there is no caller, whatever the code
 		// does with the registers.
@@ -429,22 +437,26 @@ func (an *analysis) rules(st *state, alt *alternatives) (whyCFA, whyRA, whyFP st
 // slotRules calls add with every rule that reads slot s: relative to the
 // CFA when its address is, and relative to each register holding an
 // address of the same base (the SP, the FP); rules has listed the
-// registers holding addresses in an.addrRegs.
-func (an *analysis) slotRules(st *state, s *slot, add func(sframe.Rule), cfaToo bool) {
+// registers holding addresses in an.addrRegs. others: only the rules by
+// those other registers; else only those by the CFA, the FP and the SP.
+func (an *analysis) slotRules(st *state, s *slot, add func(sframe.Rule), cfaToo, others bool) {
 	m := an.m
-	if cfaToo && s.addr.kind == vCFA && fits32(s.addr.off) {
-		add(sframe.Rule{Kind: sframe.RuleExpr, Reg: sframe.RegCFA, Offset: int32(s.addr.off), Deref: true})
-	}
 	from := func(r int8) {
 		if v := st.r[r]; sameBase(v, s.addr) && fits32(s.addr.off-v.off) {
 			add(sframe.Rule{Kind: sframe.RuleExpr, Reg: sframe.Reg(r), Offset: int32(s.addr.off - v.off), Deref: true})
 		}
 	}
+	if others {
+		for _, r := range an.addrRegs[:an.nAddr] {
+			from(r)
+		}
+		return
+	}
+	if cfaToo && s.addr.kind == vCFA && fits32(s.addr.off) {
+		add(sframe.Rule{Kind: sframe.RuleExpr, Reg: sframe.RegCFA, Offset: int32(s.addr.off), Deref: true})
+	}
 	from(m.fp)
 	from(m.sp)
-	for _, r := range an.addrRegs[:an.nAddr] {
-		from(r)
-	}
 }
 
 func fits32(v int64) bool { return v == int64(int32(v)) }

@@ -481,3 +481,44 @@ func TestArbitraryBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestNoReturn: Result.NoReturn is set only when no path from the call
+// entry returns or leaves the function.
+func TestNoReturn(t *testing.T) {
+	exit := uint64(0x9000)
+	noRet := func(target uint64) bool { return target == exit }
+	// call rel32 to exit from an instruction at pc.
+	call := func(pc uint64) string {
+		rel := uint32(int64(exit) - int64(pc+5))
+		return fmt.Sprintf("e8 %02x %02x %02x %02x", byte(rel), byte(rel>>8), byte(rel>>16), byte(rel>>24))
+	}
+	for _, c := range []struct {
+		name string
+		code []byte
+		fn   Func
+		want bool
+	}{
+		// push %rbp; call exit; (the next function)
+		{name: "noreturn call", code: x86("55 " + call(start+1)), want: true},
+		// push %rbp; call exit; ud2
+		{name: "trap", code: x86("55 " + call(start+1) + " 0f0b"), want: true},
+		// jmp .
+		{name: "loop", code: x86("ebfe"), want: true},
+		// test %edi,%edi; je +1; ret; call exit
+		{name: "a path returns", code: x86("85ff 7401 c3 " + call(start+5)), want: false},
+		// push %rbp; pop %rbp; jmp rel32 (a tail call)
+		{name: "tail call", code: x86("55 5d e9 00100000"), want: false},
+		// jmp *%rax (not a table)
+		{name: "indirect jump", code: x86("ffe0"), want: false},
+		// push %rbp; call some function that returns: falls off the end
+		{name: "falls off the end", code: x86("55 e8 00100000"), want: false},
+		// the call to exit, entered as a .cold partition
+		{name: "partition", code: x86(call(start)), fn: Func{EntriesOnly: true, Entries: []Entry{{Addr: start}}}, want: false},
+	} {
+		fn := c.fn
+		fn.Start, fn.Code, fn.NoReturn = start, c.code, noRet
+		if got := Analyze(arch.AMD64, fn).NoReturn; got != c.want {
+			t.Errorf("%s: NoReturn %v, want %v", c.name, got, c.want)
+		}
+	}
+}

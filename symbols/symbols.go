@@ -6,8 +6,10 @@
 package symbols
 
 import (
+	"cmp"
 	"debug/elf"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -127,11 +129,11 @@ func (s *Table) add(f *elf.File, bias uint64, object string) {
 		}
 	}
 	// By address; at one address the largest symbol first.
-	sort.SliceStable(s.syms, func(i, j int) bool {
-		if s.syms[i].addr != s.syms[j].addr {
-			return s.syms[i].addr < s.syms[j].addr
+	slices.SortStableFunc(s.syms, func(a, b symbol) int {
+		if c := cmp.Compare(a.addr, b.addr); c != 0 {
+			return c
 		}
-		return s.syms[i].size > s.syms[j].size
+		return cmp.Compare(b.size, a.size)
 	})
 	s.addData(f, syms, bias, object)
 }

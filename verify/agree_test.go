@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"testing"
 
@@ -75,23 +74,16 @@ func runCorpusProgram(t *testing.T, e *testcorpus.Entry, path string, sec *sfram
 	return v
 }
 
-// agreeExpected says why a problem the run finds at a PC is one check
-// cannot find from the CFI ("" when check must find it).
-func agreeExpected(e *testcorpus.Entry, sym, kind string) string {
-	if e.Arch == "x86-64" && e.SFrameVersion == 3 && strings.HasPrefix(sym, "drap") && (kind == "fp" || kind == "unwind-error") {
-		return "GCC 16's DRAP epilogue: the FP rows are wrong in the CFI too (rbp's DW_CFA_expression kept after rbp is restored), and gas copies them; only a code analysis (check.Options.Code) can find them"
-	}
-	return ""
-}
-
 // TestCheckAgreesWithRun compares check's verdict with verify's at every
 // PC of the program's own code a corpus run executed: where the run found
 // the topmost frame's row wrong, check reports a problem of the same kind
 // there; where the run found it right (and never wrong), check proves it
 // right. Problems the run finds in deeper frames are found by check at
 // the frame's PC too, or as the noreturn call whose return address it is.
-// The exceptions check cannot see from the CFI (agreeExpected, coincide)
-// are logged with their reason. In -short mode, the static and nolibc
+// Check finds every problem the run finds (with the code analysis: GCC
+// 16's DRAP epilogue FP rows are wrong in the CFI too); the one exception,
+// a wrong rule that gives the right value at some PCs (coincide), is
+// logged with its reason. In -short mode, the static and nolibc
 // binaries of the V3 toolchain only.
 func TestCheckAgreesWithRun(t *testing.T) {
 	dir := testcorpus.Dir(t)
@@ -219,13 +211,6 @@ func agree(t *testing.T, e *testcorpus.Entry, path string, f *sframe.File, data 
 	}
 	run := runCorpusProgram(t, e, path, mustDecode(t, data, f.Section.Addr))
 	var exp []string
-	expect := func(pc uint64, kind string) bool {
-		why := agreeExpected(e, fdeSymbol(t, f, pc), kind)
-		if why != "" {
-			exp = append(exp, why)
-		}
-		return why != ""
-	}
 	for pc, kinds := range run.wrong {
 		c, ok := got[pc]
 		if !ok {
@@ -233,7 +218,7 @@ func agree(t *testing.T, e *testcorpus.Entry, path string, f *sframe.File, data 
 			continue
 		}
 		for _, k := range kinds {
-			if !agreeKind(k, c) && !expect(pc, k) {
+			if !agreeKind(k, c) {
 				t.Errorf("%#x %s: the run found %s, check %v %s", pc, sym(pc), k, c.Kinds, c.Unknown)
 			}
 		}
@@ -278,7 +263,6 @@ func agree(t *testing.T, e *testcorpus.Entry, path string, f *sframe.File, data 
 			case callEnd[pc] && (k == "cfa" || k == "ended-early" || k == "unwind-error"):
 			case k == "limited" && c.Limited:
 			case k != "limited" && agreeKind(k, c):
-			case expect(pc, k):
 			default:
 				t.Errorf("frame PC %#x %s: the run found %s, check %v %s", pc, sym(pc), k, c.Kinds, c.Unknown)
 			}
@@ -302,17 +286,4 @@ func agreeKind(kind string, c check.PCResult) bool {
 		return c.Limited
 	}
 	return len(c.Kinds) > 0
-}
-
-// fdeSymbol names the function of the FDE covering pc (file addresses).
-func fdeSymbol(t *testing.T, f *sframe.File, pc uint64) string {
-	t.Helper()
-	syms, _ := f.ELF.Symbols()
-	best, name := uint64(0), ""
-	for _, s := range syms {
-		if s.Value <= pc && pc < s.Value+max(s.Size, 1) && s.Value >= best && s.Name != "" {
-			best, name = s.Value, s.Name
-		}
-	}
-	return name
 }

@@ -15,7 +15,8 @@ import (
 // SFrame section the run did not execute (Options.Static): a row (an FRE
 // of an FDE) executed when the run checked at least one instruction with
 // it as the topmost row. Check compares every instruction under a row
-// with the file's own CFI, without running it (`sframesim check`).
+// with the rules the function's machine code gives and with the file's
+// own CFI, without running it (`sframesim check`).
 //
 // Its addresses are the file's, as objdump and `sframesim check` print
 // them: add Base for the run's.
@@ -65,7 +66,7 @@ func (s *Static) writeSummary(w io.Writer) {
 		fmt.Fprintf(w, "  static:       check could not run: %s\n", s.Error)
 		return
 	}
-	fmt.Fprintf(w, "  static:       %d rows did not run; check (SFrame vs CFI: %s, %.2fs) proved %d right, %d wrong, %d unknown, %d hold no instruction\n",
+	fmt.Fprintf(w, "  static:       %d rows did not run; check (SFrame vs CFI: %s, and the code, %.2fs) proved %d right, %d wrong, %d unknown, %d hold no instruction\n",
 		s.RowsNotRun, s.CFI, s.Seconds, s.Proven, s.Wrong, s.Unknown, s.Empty)
 	if s.Unknown == 0 {
 		return

@@ -12,19 +12,22 @@ import (
 func runCheck(args []string, stdout, stderr io.Writer) int {
 	cl := newCommandLine("check", "Proves each FILE's SFrame data statically, without running it: at every\n"+
 		"instruction of every SFrame function it compares the row (CFA, return\n"+
-		"address, caller's FP, AArch64 RA signing) with the file's own DWARF CFI\n"+
-		"(.eh_frame, .debug_frame) at the same PC, and looks at the whole binary: a\n"+
-		"call ending its function (its return address lies outside it), FDEs that\n"+
-		"overlap, cover padding, or leave part of a function uncovered. Differences\n"+
+		"address, caller's FP, AArch64 RA signing) with the rules the machine code\n"+
+		"gives (a stack-height analysis of each function, the ground truth where it\n"+
+		"can tell) and with the file's own DWARF CFI (.eh_frame, .debug_frame) at\n"+
+		"the same PC, and looks at the whole binary: a call ending its function\n"+
+		"(its return address lies outside it), FDEs that overlap, cover padding,\n"+
+		"or leave part of a function uncovered. Differences\n"+
 		"SFrame makes by design (registers it does not track, x86-64's fixed RA, an\n"+
 		"RA still in x30, functions GNU as leaves out) are not problems; functions\n"+
 		"without SFrame data are listed as coverage notes. FILE is an executable or\n"+
 		"a shared object, x86-64 or AArch64, SFrame V1, V2 or V3. Prints a summary\n"+
 		"per FILE and each distinct problem once. With --json -, the JSON (an array,\n"+
 		"one report per FILE) goes to stdout and the summaries to stderr.\n\n"+
-		"A PC is proven right when every source agrees and each value has a rule;\n"+
-		"it is unknown, with the reason, when no source can tell. The result is OK\n"+
-		"only when every PC was proven right and nothing was found.\n\n"+
+		"A PC is proven right when SFrame agrees with the code where it can tell and\n"+
+		"with the CFI elsewhere, each value having a rule; it is unknown, with the\n"+
+		"reason, when neither can tell. The result is OK only when every PC was\n"+
+		"proven right and nothing was found.\n\n"+
 		"Exit status: 0 OK; 1 problems found, or a malformed SFrame section; 2\n"+
 		"INCOMPLETE (unknown PCs), or could not check; 3 no .sframe section (for\n"+
 		"several FILEs, the highest).\n\n")
