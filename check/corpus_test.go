@@ -24,7 +24,7 @@ func explained(e testcorpus.Entry, p *Problem) string {
 	case p.Kind == "unterminated" && p.Symbol == "_start" && e.SFrameVersion <= 2:
 		return "gas 2.40/2.44 drop .cfi_undefined of the RA: _start's row cannot mark the outermost frame"
 	case p.Kind == "call-at-end" && strings.Contains(p.Insn, "call") || p.Kind == "call-at-end" && strings.HasPrefix(p.Insn, "bl"):
-		return "a noreturn call ends its function (GCC): its return address is outside it"
+		return "a noreturn call ends its function (GCC, clang: _Unwind_Resume, __cxa_throw, longjmp, std::terminate): its return address is outside it"
 	}
 	return ""
 }
