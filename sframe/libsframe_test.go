@@ -275,6 +275,21 @@ func TestLibsframeEveryPC(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				// Lookup finds the same rows in both orders.
+				byStart := func(sec *Section, pc uint64) string {
+					a := libsframeAnswer(sec, pc)
+					if row, err := sec.Lookup(pc); err == nil {
+						a = strings.Replace(a, fmt.Sprintf("fde=%d ", row.FDE), fmt.Sprintf("fde@%#x ", sec.FDEs[row.FDE].Start), 1)
+					}
+					return a
+				}
+				for i := range in.sec.FDEs {
+					for pc := in.sec.FDEs[i].Start; pc < in.sec.FDEs[i].End(); pc++ {
+						if a, b := byStart(in.sec, pc), byStart(s, pc); a != b {
+							t.Fatalf("%#x: Lookup %s in the section, %s in it sorted", pc, a, b)
+						}
+					}
+				}
 				in.sec, in.data = s, data
 			}
 			diffs, known, n := libsframeDiff(t, in.sec, in.data)
