@@ -24,7 +24,8 @@
 
 Toolchains (see README.md): the host (Debian 12 bookworm: gcc 12, binutils
 2.40, SFrame V1) and the chroots $CHROOTS/trixie (gcc 14, binutils 2.44, V2)
-and $CHROOTS/sid (gcc 16, binutils 2.47.50, V3), made by build-toolchains.sh.
+and $CHROOTS/sid (gcc 16, binutils 2.47.50, V3), made by build-toolchains.sh,
+and clang23 in the sid chroot (clang 23 and lld 23, V2, x86-64 only).
 Everything is built below the same absolute path, STAGE, on the host and in
 each chroot, with -ffile-prefix-map=STAGE=. so that no build path leaks into
 the binaries.  Only the Python standard library is used.
