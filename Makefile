@@ -105,9 +105,11 @@ corpus:
 # bin/realworld.json, bin/realworld.xml
 # (JUnit). CORPUS_FLAGS adds flags, e.g. --shard 1/2 or -j 1.
 # Dynamic binaries: bookworm's use the host's libraries (emu's defaults),
-# trixie's and sid's the sysroots scripts/fetch-sysroots.sh fetches.
+# trixie's and sid's the sysroots scripts/fetch-sysroots.sh fetches (clang23's:
+# sid's, the glibc lld linked them against).
 CORPUS_FLAGS ?=
-CORPUS_SYSROOTS := $(foreach s,trixie sid,--sysroot-for $(s)/x86-64=.deps/sysroots/$(s)-amd64 --sysroot-for $(s)/aarch64=.deps/sysroots/$(s)-arm64)
+CORPUS_SYSROOTS := $(foreach s,trixie sid,--sysroot-for $(s)/x86-64=.deps/sysroots/$(s)-amd64 --sysroot-for $(s)/aarch64=.deps/sysroots/$(s)-arm64) \
+	--sysroot-for clang23/x86-64=.deps/sysroots/sid-amd64
 # Both corpora run, whatever the first one's outcome; the target fails if
 # either does.
 corpus-verify: build testdata

@@ -25,7 +25,7 @@ func explained(e testcorpus.Entry, p *Problem) string {
 	case p.Kind == "unterminated" && p.Symbol == "_start" && e.SFrameVersion <= 2:
 		return "gas 2.40/2.44 drop .cfi_undefined of the RA: _start's row cannot mark the outermost frame"
 	case p.Kind == "call-at-end" && strings.Contains(p.Insn, "call") || p.Kind == "call-at-end" && strings.HasPrefix(p.Insn, "bl"):
-		return "a noreturn call ends its function (GCC): its return address is outside it"
+		return "a noreturn call ends its function (GCC, clang: _Unwind_Resume, __cxa_throw, longjmp, std::terminate): its return address is outside it"
 	case p.Kind == "fp" && strings.HasPrefix(p.Symbol, "drap+") && e.SFrameVersion == 3 && e.Arch == "x86-64" &&
 		strings.HasSuffix(p.Detail, "SFrame and the CFI are both wrong"):
 		return "GCC 16's DRAP epilogue CFI keeps rbp's DW_CFA_expression after rbp is restored, and gas copies it: the code shows the FP restored"

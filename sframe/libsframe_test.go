@@ -3,10 +3,12 @@ package sframe
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -191,8 +193,11 @@ func flexRAPadding(s *Section, pc uint64, answer string) string {
 // TestLibsframeEveryPC compares Lookup with libsframe 2.47's
 // sframe_find_fre at every PC of every linked corpus binary whose function
 // starts are PC-relative (V3; V2 only with SFRAME_F_FDE_FUNC_START_PCREL,
-// which no toolchain of the corpus writes), of the V3 link outputs of
-// testdata/suite and of the hand-made PC-relative sections.
+// which of the corpus's toolchains only clang 23 writes), of the V3 and
+// clang 23 link outputs of testdata/suite and of the hand-made PC-relative
+// sections. libsframe searches only sections flagged
+// SFRAME_F_FDE_SORTED; clang's are not flagged, though in order, and are
+// compared with the flag set.
 func TestLibsframeEveryPC(t *testing.T) {
 	libsframeHarness(t)
 	type input struct {
@@ -208,11 +213,18 @@ func TestLibsframeEveryPC(t *testing.T) {
 			inputs = append(inputs, input{e.Path, f.Section, f.Raw.Data})
 		}
 	}
-	for _, e := range append(readSuiteStatus(t, filepath.Join("testdata", "suite", "v3", "x86-64"), "objdump.status"),
-		readSuiteStatus(t, filepath.Join("testdata", "suite", "v3", "aarch64"), "objdump.status")...) {
+	var suite []suiteEntry
+	for _, d := range []string{"v3/x86-64", "v3/aarch64", "clang23/x86-64"} {
+		suite = append(suite, readSuiteStatus(t, filepath.Join("testdata", "suite", d), "objdump.status")...)
+	}
+	for _, e := range suite {
+		rel, _ := filepath.Rel(filepath.Join("testdata", "suite"), filepath.Join(e.dir, e.name))
+		if _, invalid := suiteValidateExceptions[rel]; invalid {
+			continue // lld's concatenated sections
+		}
 		f, err := Open(filepath.Join(e.dir, e.name))
 		if err != nil || f.Raw.Relocatable {
-			continue // no data (ld --discard-sframe), or not linked
+			continue // no data (ld --discard-sframe, GNU ld given clang's V2), or not linked
 		}
 		t.Cleanup(func() { f.Close() })
 		inputs = append(inputs, input{filepath.Join(e.dir, e.name), f.Section, f.Raw.Data})
@@ -231,9 +243,55 @@ func TestLibsframeEveryPC(t *testing.T) {
 		}
 		inputs = append(inputs, input{"handmade/" + hm.name, s, data})
 	}
-	total, totalKnown := 0, 0
+	total, totalKnown, unsorted := 0, 0, 0
 	for _, in := range inputs {
 		t.Run(in.name, func(t *testing.T) {
+			if in.sec.Header.Flags&FlagFDESorted == 0 {
+				// clang 23's sections (lld passes them through) have no
+				// SFRAME_F_FDE_SORTED: sframe_find_fre answers nothing at
+				// any PC. The same FDEs, re-encoded in address order with
+				// the flag set, must give the same rows everywhere (C++
+				// puts __clang_call_terminate, in a COMDAT section of its
+				// own, after .text but its FDE in between).
+				diffs, _, _ := libsframeDiff(t, in.sec, in.data)
+				for _, d := range diffs {
+					if !strings.HasSuffix(d, ", libsframe none") {
+						t.Errorf("without SFRAME_F_FDE_SORTED: %s", d)
+					}
+				}
+				if len(diffs) == 0 {
+					t.Errorf("libsframe finds rows in a section without SFRAME_F_FDE_SORTED")
+				}
+				unsorted += len(diffs)
+				sorted := *in.sec
+				sorted.FDEs = slices.Clone(in.sec.FDEs)
+				slices.SortStableFunc(sorted.FDEs, func(a, b FDE) int { return cmp.Compare(a.Start, b.Start) })
+				sorted.Header.Flags |= FlagFDESorted
+				data, err := sorted.Encode()
+				if err != nil {
+					t.Fatal(err)
+				}
+				s, err := Decode(data, in.sec.Addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// Lookup finds the same rows in both orders.
+				byStart := func(sec *Section, pc uint64) string {
+					a := libsframeAnswer(sec, pc)
+					if row, err := sec.Lookup(pc); err == nil {
+						a = strings.Replace(a, fmt.Sprintf("fde=%d ", row.FDE), fmt.Sprintf("fde@%#x ", sec.FDEs[row.FDE].Start), 1)
+					}
+					return a
+				}
+				for i := range in.sec.FDEs {
+					for pc := in.sec.FDEs[i].Start; pc < in.sec.FDEs[i].End(); pc++ {
+						if a, b := byStart(in.sec, pc), byStart(s, pc); a != b {
+							t.Fatalf("%#x: Lookup %s in the section, %s in it sorted", pc, a, b)
+						}
+					}
+				}
+				in.sec, in.data = s, data
+			}
 			diffs, known, n := libsframeDiff(t, in.sec, in.data)
 			total += n
 			totalKnown += known
@@ -246,7 +304,9 @@ func TestLibsframeEveryPC(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("%d sections, %d PCs, %d where libsframe is known to be wrong (FLEX RA padding)", len(inputs), total, totalKnown)
+	t.Logf("%d sections, %d PCs, %d where libsframe is known to be wrong (FLEX RA padding); "+
+		"%d PCs with rows where it finds none for want of SFRAME_F_FDE_SORTED (then compared with the flag set)",
+		len(inputs), total, totalKnown, unsorted)
 	if len(inputs) < 40 || total < 1_000_000 {
 		t.Errorf("only %d sections and %d PCs compared", len(inputs), total)
 	}

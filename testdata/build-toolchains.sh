@@ -1,10 +1,12 @@
 #!/bin/bash
 # (Copy of the project's shared tools/build-toolchains.sh, kept here so that
-#  'make corpus' in testdata/ works on a fresh Debian 12 as root.)
+#  'make corpus' in testdata/ works on a fresh Debian 12 as root; this copy
+#  also installs clang-23 and lld-23 in sid.)
 # Sets up the three cross toolchains used to build the SFrame test corpus:
 #   bookworm (the host)       gcc 12.2 / binutils 2.40   -> emits SFrame V1
 #   trixie   (chroot)         gcc 14.2 / binutils 2.44   -> emits SFrame V2
 #   sid      (chroot)         gcc 16.2 / binutils 2.47.50 snapshot -> emits SFrame V3
+#                             clang 23 / lld 23 (x86-64 only)     -> emits SFrame V2
 # each for x86-64 (native gcc) and AArch64 (aarch64-linux-gnu-gcc), Linux/glibc.
 #
 # Idempotent: a chroot whose marker file lists the same packages is left alone;
@@ -24,8 +26,10 @@ SUITES=${SUITES:-trixie sid}
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
 PKGS="gcc g++ binutils libc6-dev gcc-aarch64-linux-gnu g++-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross"
 # Extras: binutils-doc has the SFrame spec of that binutils (sframe-spec.info);
-# sid also has libsframe-dev (sframe.h / sframe-api.h / libsframe.a for V3).
-extra_pkgs() { case $1 in sid|unstable|forky|testing) echo "binutils-doc libsframe-dev" ;; *) echo "binutils-doc" ;; esac; }
+# sid also has libsframe-dev (sframe.h / sframe-api.h / libsframe.a for V3)
+# and clang 23 with lld 23 (the corpus's clang23 toolchain: SFrame V2 from
+# clang's integrated assembler, x86-64 only).
+extra_pkgs() { case $1 in sid|unstable|forky|testing) echo "binutils-doc libsframe-dev clang-23 lld-23" ;; *) echo "binutils-doc" ;; esac; }
 HOST_PKGS="debootstrap qemu-user gcc g++ binutils gcc-aarch64-linux-gnu g++-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross binutils-doc binutils-dev"
 
 [ "$(id -u)" = 0 ] || { echo "must run as root" >&2; exit 1; }

@@ -9,7 +9,10 @@
                         binaries and goldens replace theirs in the manifest,
                         corpus/ and the archive, and every other binary stays
                         as it is (it must be extracted and match the manifest)
-    corpus.py check [PROGRAM...]
+    corpus.py build --toolchain NAME [PROGRAM...]
+                        the same for the binaries of toolchain NAME
+                        (repeatable; bookworm, trixie, sid, clang23) only
+    corpus.py check [--toolchain NAME]... [PROGRAM...]
                         rebuild (everything, or the named programs) and
                         compare each binary's sha256, exit status and stdout
                         with the manifest; writes nothing in testdata
@@ -21,11 +24,13 @@
 
 Toolchains (see README.md): the host (Debian 12 bookworm: gcc 12, binutils
 2.40, SFrame V1) and the chroots $CHROOTS/trixie (gcc 14, binutils 2.44, V2)
-and $CHROOTS/sid (gcc 16, binutils 2.47.50, V3), made by build-toolchains.sh.
+and $CHROOTS/sid (gcc 16, binutils 2.47.50, V3), made by build-toolchains.sh,
+and clang23 in the sid chroot (clang 23 and lld 23, V2, x86-64 only).
 Everything is built below the same absolute path, STAGE, on the host and in
 each chroot, with -ffile-prefix-map=STAGE=. so that no build path leaks into
 the binaries.  Only the Python standard library is used.
 """
+import collections
 import concurrent.futures
 import hashlib
 import json
@@ -51,15 +56,60 @@ ENV = {
     "HOME": "/root",
 }
 
-# name, corpus directory, SFrame version, chroot root ("" = the host)
-TOOLCHAINS = [
-    ("bookworm", "v1", 1, ""),
-    ("trixie", "v2", 2, CHROOTS + "/trixie"),
-    ("sid", "v3", 3, CHROOTS + "/sid"),
-]
 # arch -> tool prefix
 ARCHES = {"x86-64": "", "aarch64": "aarch64-linux-gnu-"}
 OPTS = ["O0", "O2"]
+
+
+class Toolchain(collections.namedtuple("Toolchain", "name vdir sframe root arches cc cxx cflags ldflags "
+                                                    "programs as_version ld_version")):
+    """A compiler and linker that build part of the corpus.
+
+    name: the manifest's "toolchain"; vdir: its directory under corpus/;
+    sframe: the SFrame version it writes; root: its chroot ("" = the host);
+    arches: what it builds for; cc, cxx: the drivers (prefixed with the
+    arch's tool prefix); cflags, ldflags: added to every compile and link;
+    programs: what it builds (None: every program, nolibc and the PAuth
+    variants); as_version, ld_version: commands whose first line names the
+    assembler and the linker ("{p}" is the arch's tool prefix)."""
+
+    def tool(self, arch, name):
+        return tool(arch, name) if self.cc == "gcc" else name
+
+    def driver(self, arch, lang):
+        return self.tool(arch, self.cxx if lang == "c++" else self.cc)
+
+    @property
+    def suite(self):
+        """The Debian suite whose libraries the binaries run with."""
+        return os.path.basename(self.root) if self.root else "bookworm"
+
+
+def gnu(name, vdir, sframe, root):
+    return Toolchain(name, vdir, sframe, root, list(ARCHES), "gcc", "g++", [], [], None,
+                     "{p}as --version", "{p}ld --version")
+
+
+# clang 23 writes SFrame V2 (PC-relative starts, FDEs not flagged sorted)
+# with its integrated assembler, for x86-64 only; GNU ld cannot merge its
+# sections and lld concatenates them, so it builds only programs of one
+# source file, which lld links against sid's glibc (no SFrame of its own).
+# -Dnoipa=noinline: clang has no noipa attribute (the sources' way of
+# keeping functions apart under GCC) and would inline them all.
+# See README.md, "A second producer: clang 23".
+CLANG_PROGRAMS = ["recurse", "bigframe", "bigfunc", "vla", "realign", "cold", "except", "setjmp", "tailcall",
+                  "pthreads"]
+TOOLCHAINS = [
+    gnu("bookworm", "v1", 1, ""),
+    gnu("trixie", "v2", 2, CHROOTS + "/trixie"),
+    gnu("sid", "v3", 3, CHROOTS + "/sid"),
+    Toolchain("clang23", "clang23", 2, CHROOTS + "/sid", ["x86-64"], "clang-23", "clang++-23",
+              ["-Wa,--allow-experimental-sframe", "-Dnoipa=noinline"], ["-fuse-ld=lld"], CLANG_PROGRAMS,
+              "clang-23 -c -x assembler /dev/null -o /dev/null -Wa,--version",
+              "clang-23 -fuse-ld=lld -Wl,--version"),
+]
+# Program flags only GCC knows (clang warns and ignores them).
+GCC_ONLY_FLAGS = {"-freorder-blocks-and-partition"}
 
 # name -> (sources under src/, language, extra compile flags, what it covers)
 PROGRAMS = {
@@ -138,14 +188,14 @@ class Group:
 
     @property
     def vdir(self):
-        return self.tc[1]
+        return self.tc.vdir
 
     @property
     def root(self):
-        return self.tc[3]
+        return self.tc.root
 
     def driver(self):
-        return tool(self.arch, "g++" if self.lang == "c++" else "gcc")
+        return self.tc.driver(self.arch, self.lang)
 
     def cost(self):
         c = 1 + len(self.links)
@@ -160,7 +210,7 @@ class Group:
         sh(self.root, "mkdir -p %s" % objdir)
         objs = []
         for s in self.sources:
-            drv = tool(self.arch, "g++" if s.endswith(".cc") else "gcc")
+            drv = self.tc.driver(self.arch, "c++" if s.endswith(".cc") else "c")
             o = "%s/%s.o" % (objdir, os.path.basename(s))
             cmd = " ".join([drv] + self.cflags + ["-c", "src/" + s, "-o", o])
             self.run(cmd)
@@ -187,10 +237,14 @@ def base_cflags(opt):
 
 def groups():
     out = []
-    ld = ["-Wl,--build-id=none"]
     for tc in TOOLCHAINS:
-        for arch in ARCHES:
+        ld = tc.ldflags + ["-Wl,--build-id=none"]
+        for arch in tc.arches:
             for prog, (sources, lang, extra, _) in PROGRAMS.items():
+                if tc.programs is not None and prog not in tc.programs:
+                    continue
+                if tc.cc != "gcc":
+                    extra = [f for f in extra if f not in GCC_ONLY_FLAGS]
                 for opt in OPTS:
                     links = [("%s-%s-static" % (prog, opt), "static", ["-static"] + ld, {}),
                              ("%s-%s-dynamic" % (prog, opt), "dynamic", ld, {})]
@@ -199,7 +253,9 @@ def groups():
                     if not links:
                         continue
                     out.append(Group(tc, arch, "%s-%s" % (prog, opt), sources, lang,
-                                     base_cflags(opt) + extra, links))
+                                     base_cflags(opt) + tc.cflags + extra, links))
+            if tc.programs is not None:
+                continue
             for opt in OPTS:
                 variants = [("", [])]
                 if arch == "aarch64":
@@ -220,7 +276,7 @@ def groups():
 
 
 def first_line(root, cmd):
-    return sh(root, cmd + " --version").stdout.splitlines()[0]
+    return sh(root, cmd).stdout.splitlines()[0]
 
 
 def sha256(path):
@@ -251,17 +307,20 @@ def symbols(path):
 
 
 def own_functions(binary, objs, sources):
-    """Functions of the binary that come from our own objects."""
-    globals_, files = set(), {os.path.basename(s) for s in sources}
+    """Functions of the binary that come from our own objects: its global
+    functions, and the local ones after our sources' STT_FILE symbol that
+    our objects define (lld puts the local symbols of objects without
+    STT_FILE, as glibc's, after the last one it saw)."""
+    globals_, locals_, files = set(), set(), {os.path.basename(s) for s in sources}
     for o in objs:
         for val, size, typ, bind, ndx, name, _ in symbols(o):
-            if typ == "FUNC" and ndx != "UND" and bind != "LOCAL":
-                globals_.add(name)
+            if typ == "FUNC" and ndx != "UND":
+                (locals_ if bind == "LOCAL" else globals_).add(name)
     funcs = []
     for val, size, typ, bind, ndx, name, f in symbols(binary):
         if typ != "FUNC" or ndx == "UND":
             continue
-        if (bind != "LOCAL" and name in globals_) or (bind == "LOCAL" and f in files):
+        if (bind != "LOCAL" and name in globals_) or (bind == "LOCAL" and f in files and name in locals_):
             funcs.append((val, size, name))
     return sorted(set(funcs))
 
@@ -280,11 +339,11 @@ def parse_dump(text):
 def run_binary(tc, arch, rel, kind, pauth):
     """Runs a binary natively, in its chroot or under qemu; returns
     (exit status, stdout, stderr, how)."""
-    root = tc[3]
+    root = tc.root
     host_path = (root or "") + STAGE + "/corpus/" + rel
     if arch == "x86-64":
         if root and kind == "dynamic":
-            argv, how = ["chroot", root, STAGE + "/corpus/" + rel], "chroot $CHROOTS/%s" % tc[0]
+            argv, how = ["chroot", root, STAGE + "/corpus/" + rel], "chroot $CHROOTS/%s" % tc.suite
         else:
             argv, how = [host_path], "host"
     else:
@@ -294,7 +353,7 @@ def run_binary(tc, arch, rel, kind, pauth):
         how = " ".join(argv)
         if kind == "dynamic":
             argv += ["-L", (root or "") + "/usr/aarch64-linux-gnu"]
-            how += " -L %s/usr/aarch64-linux-gnu" % ("$CHROOTS/" + tc[0] if root else "")
+            how += " -L %s/usr/aarch64-linux-gnu" % ("$CHROOTS/" + tc.suite if root else "")
         argv = argv + [host_path]
     # in the stage (files writes below its working directory); chroot
     # runs in the chroot's /
@@ -329,14 +388,14 @@ def record(g, bname, kind, ldflags, extra, versions):
     if missing:
         why = sorted({"%s: %s" % (m, KNOWN_GAPS[m]) for m in missing if m in KNOWN_GAPS})
         notes.append("no SFrame FDE for %s" % ", ".join(missing) + (" (%s)" % "; ".join(why) if why else ""))
-    drv_version, as_version, ld_version = versions[(tc[0], arch, g.driver())]
+    drv_version, as_version, ld_version = versions[(tc.name, arch, g.driver())]
     e = {
         "path": rel,
         "source": "src/" + g.sources[-1] if len(g.sources) > 1 and g.sources[0].endswith(".S") else "src/" + g.sources[0],
         "sources": ["src/" + s for s in g.sources],
         "arch": arch,
-        "toolchain": tc[0],
-        "sframe_version": tc[2],
+        "toolchain": tc.name,
+        "sframe_version": tc.sframe,
         "compiler": drv_version,
         "binutils": as_version,
         "linker": ld_version,
@@ -367,23 +426,25 @@ def record(g, bname, kind, ldflags, extra, versions):
         # gcc's temporary assembler file names are random
         e["build_stderr"] = re.sub(r"/tmp/cc[0-9A-Za-z]+\.s\b", "<gcc-tmp>.s", g.stderr)
     prog = program(g)
-    if (tc[0], prog) in KNOWN_WRONG:
-        notes.append(KNOWN_WRONG[(tc[0], prog)])
+    if (tc.name, prog) in KNOWN_WRONG:
+        notes.append(KNOWN_WRONG[(tc.name, prog)])
     if notes:
         e["note"] = "; ".join(notes)
     return e
 
 
-def stage_setup():
-    """Fresh STAGE trees (src/, obj/, corpus/) on the host and in each chroot."""
-    for tc in TOOLCHAINS:
-        top = (tc[3] or "") + STAGE
-        if tc[3] and not os.path.isfile(tc[3] + "/.sframesim-toolchain"):
-            sys.exit("missing chroot %s: run build-toolchains.sh" % tc[3])
+def stage_setup(tcs):
+    """Fresh STAGE trees (src/, obj/, corpus/) on the host and in each chroot
+    of toolchains tcs."""
+    for root in sorted({tc.root for tc in tcs}):
+        top = (root or "") + STAGE
+        if root and not os.path.isfile(root + "/.sframesim-toolchain"):
+            sys.exit("missing chroot %s: run build-toolchains.sh" % root)
         shutil.rmtree(top, ignore_errors=True)
         shutil.copytree(SRC, top + "/src")
-        for arch in ARCHES:
-            os.makedirs("%s/corpus/%s/%s" % (top, tc[1], arch))
+    for tc in tcs:
+        for arch in tc.arches:
+            os.makedirs("%s/corpus/%s/%s" % ((tc.root or "") + STAGE, tc.vdir, arch))
 
 
 def check_generated():
@@ -393,31 +454,43 @@ def check_generated():
             sys.exit("src/many.c is not the output of src/gen-many.py: regenerate it")
 
 
-def build(only=None, check=False):
-    """Builds everything, or the programs in only, into the stages and
-    records them; check compares with the manifest instead of writing."""
+def build(only=None, check=False, toolchains=None):
+    """Builds everything, or the programs in only by the toolchains named in
+    toolchains (default: all), into the stages and records them; check
+    compares with the manifest instead of writing."""
     check_generated()
     gs = groups()
     if only:
         unknown = set(only) - {program(g) for g in gs}
         if unknown:
             sys.exit("unknown programs: %s" % ", ".join(sorted(unknown)))
-        gs = [g for g in gs if program(g) in only]
+    if toolchains:
+        unknown = set(toolchains) - {tc.name for tc in TOOLCHAINS}
+        if unknown:
+            sys.exit("unknown toolchains: %s" % ", ".join(sorted(unknown)))
+
+    def chosen(prog, tc):
+        return (not only or prog in only) and (not toolchains or tc in toolchains)
+    gs = [g for g in gs if chosen(program(g), g.tc.name)]
+    partial = bool(only or toolchains)
     kept = []
-    if only and not check:
-        kept = [e for e in load_manifest() if program_of(e) not in only]
+    if partial and not check:
+        kept = [e for e in load_manifest() if not chosen(program_of(e), e["toolchain"])]
         bad = [e["path"] for e in kept if not os.path.isfile(os.path.join(CORPUS, e["path"]))
                or sha256(os.path.join(CORPUS, e["path"])) != e["sha256"]]
         if bad:
             sys.exit("%d binaries in corpus/ do not match the manifest (make extract first), e.g. %s" % (len(bad), bad[0]))
-    stage_setup()
+    tcs = [tc for tc in TOOLCHAINS if any(g.tc == tc for g in gs)]
+    stage_setup(tcs)
     versions = {}
-    for tc in TOOLCHAINS:
-        for arch in ARCHES:
-            a = first_line(tc[3], tool(arch, "as"))
-            l = first_line(tc[3], tool(arch, "ld"))
-            for drv in ("gcc", "g++"):
-                versions[(tc[0], arch, tool(arch, drv))] = (first_line(tc[3], tool(arch, drv)), a, l)
+    for tc in tcs:
+        for arch in tc.arches:
+            p = ARCHES[arch] if tc.cc == "gcc" else ""
+            a = first_line(tc.root, tc.as_version.format(p=p))
+            l = first_line(tc.root, tc.ld_version.format(p=p))
+            for lang in ("c", "c++"):
+                drv = tc.driver(arch, lang)
+                versions[(tc.name, arch, drv)] = (first_line(tc.root, drv + " --version"), a, l)
     for k, v in sorted(versions.items()):
         log("%-8s %-7s %-22s %s | %s" % (k[0], k[1], k[2], v[0], v[1]))
     gs.sort(key=lambda g: -g.cost())
@@ -440,18 +513,18 @@ def build(only=None, check=False):
         remove_stages()
         return status
     # copy binaries and goldens into testdata/corpus
-    if only:
+    if partial:
         for e in load_manifest():
-            if program_of(e) in only:
+            if chosen(program_of(e), e["toolchain"]):
                 for f in (e["path"], e["path"] + ".objdump"):
                     if os.path.exists(os.path.join(CORPUS, f)):
                         os.remove(os.path.join(CORPUS, f))
     else:
         for tc in TOOLCHAINS:
-            shutil.rmtree(os.path.join(CORPUS, tc[1]), ignore_errors=True)
+            shutil.rmtree(os.path.join(CORPUS, tc.vdir), ignore_errors=True)
     for e in entries:
-        tc = next(t for t in TOOLCHAINS if t[0] == e["toolchain"])
-        src = (tc[3] or "") + STAGE + "/corpus/" + e["path"]
+        tc = next(t for t in TOOLCHAINS if t.name == e["toolchain"])
+        src = (tc.root or "") + STAGE + "/corpus/" + e["path"]
         dst = os.path.join(CORPUS, e["path"])
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         shutil.copy2(src, dst)
@@ -475,7 +548,7 @@ def program_of(e):
 def remove_stages():
     if not os.environ.get("KEEP_STAGE"):
         for tc in TOOLCHAINS:
-            shutil.rmtree((tc[3] or "") + STAGE, ignore_errors=True)
+            shutil.rmtree((tc.root or "") + STAGE, ignore_errors=True)
 
 
 def compare(entries):
@@ -517,10 +590,10 @@ def make_archive(paths):
 def summary(entries):
     counts = {}
     for e in entries:
-        k = (e["sframe_version"], e["arch"], e["link"])
+        k = (e["path"].split("/")[0], e["arch"], e["link"])
         counts[k] = counts.get(k, 0) + 1
     for k in sorted(counts):
-        log("v%d %-7s %-8s %d" % (k + (counts[k],)))
+        log("%-7s %-7s %-8s %d" % (k + (counts[k],)))
     log("total %d binaries, archive %d bytes" % (len(entries), os.path.getsize(ARCHIVE)))
     for e in entries:
         if e.get("note"):
@@ -562,36 +635,40 @@ def goldens():
     entries = load_manifest()
     bad = 0
     for tc in TOOLCHAINS:
-        mine = [e for e in entries if e["toolchain"] == tc[0]]
+        mine = [e for e in entries if e["toolchain"] == tc.name]
         if not mine:
             continue
         cwd = CORPUS
-        if tc[3]:  # copy the binaries into the chroot
-            top = tc[3] + STAGE + "-goldens"
+        if tc.root:  # copy the binaries into the chroot
+            top = tc.root + STAGE + "-goldens"
             shutil.rmtree(top, ignore_errors=True)
             for e in mine:
                 os.makedirs(os.path.dirname(top + "/" + e["path"]), exist_ok=True)
                 shutil.copy2(os.path.join(CORPUS, e["path"]), top + "/" + e["path"])
             cwd = STAGE + "-goldens"
         for e in mine:
-            od = sh(tc[3], "%s --sframe %s" % (tool(e["arch"], "objdump"), e["path"]), cwd=cwd, check=False)
+            od = sh(tc.root, "%s --sframe %s" % (tool(e["arch"], "objdump"), e["path"]), cwd=cwd, check=False)
             with open(os.path.join(CORPUS, e["path"] + ".objdump")) as f:
                 want = f.read()
             if od.stdout != want or od.returncode != e["objdump_status"] or od.stderr != e.get("objdump_stderr", ""):
                 log("DIFFERS %s" % e["path"])
                 bad += 1
-        if tc[3]:
-            shutil.rmtree(tc[3] + STAGE + "-goldens", ignore_errors=True)
+        if tc.root:
+            shutil.rmtree(tc.root + STAGE + "-goldens", ignore_errors=True)
     log("%d goldens checked, %d differ" % (len(entries), bad))
     return 1 if bad else 0
 
 
 if __name__ == "__main__":
     cmd = sys.argv[1] if len(sys.argv) > 1 else "build"
+    args, tcs = sys.argv[2:], set()
+    while len(args) >= 2 and args[0] == "--toolchain":
+        tcs.add(args[1])
+        args = args[2:]
     if cmd == "build":
-        sys.exit(build(set(sys.argv[2:])))
+        sys.exit(build(set(args), toolchains=tcs))
     elif cmd == "check":
-        sys.exit(build(set(sys.argv[2:]), check=True))
+        sys.exit(build(set(args), check=True, toolchains=tcs))
     elif cmd == "verify":
         sys.exit(verify())
     elif cmd == "goldens":

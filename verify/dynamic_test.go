@@ -61,7 +61,7 @@ var dynamicFindings = []knownFinding{
 }
 
 // TestDynamicCorpus verifies every dynamically linked corpus binary (both
-// arches, all three toolchains, each with its toolchain's sysroot): the
+// arches, all four toolchains, each with its toolchain's sysroot): the
 // program runs to its manifest output and exit status, every problem
 // reported is one of the known genuine findings above, and the .plt.got
 // finding is reported wherever the binary has that FDE and calls through it.
@@ -118,13 +118,14 @@ func TestDynamicCorpus(t *testing.T) {
 				}
 				seen[known] = true
 			}
-			if e.Arch == "x86-64" && e.SFrameVersion >= 2 && !seen[3] {
+			// (GNU ld's PLT FDEs: lld writes none for clang23.)
+			if e.Arch == "x86-64" && e.SFrameVersion >= 2 && e.Toolchain != "clang23" && !seen[3] {
 				t.Errorf("the .plt.got row (sp+16) was not reported: %s", dynamicFindings[3].why)
 			}
 		})
 	}
-	if n != 156 {
-		t.Errorf("%d dynamic binaries in the corpus, want 156", n)
+	if n != 176 {
+		t.Errorf("%d dynamic binaries in the corpus, want 176", n)
 	}
 }
 

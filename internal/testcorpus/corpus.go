@@ -26,7 +26,7 @@ type Entry struct {
 	Path          string `json:"path"` // relative to the corpus directory
 	Source        string `json:"source"`
 	Arch          string `json:"arch"`      // "x86-64" or "aarch64"
-	Toolchain     string `json:"toolchain"` // "bookworm", "trixie", "sid"
+	Toolchain     string `json:"toolchain"` // "bookworm", "trixie", "sid", "clang23"
 	SFrameVersion int    `json:"sframe_version"`
 	Compiler      string `json:"compiler"`
 	Binutils      string `json:"binutils"`

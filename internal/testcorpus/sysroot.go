@@ -11,7 +11,8 @@ import (
 // host's own libraries for bookworm x86-64 ("/"), Debian 12's arm64 cross
 // libraries for bookworm AArch64 ("/usr/aarch64-linux-gnu", setup.sh
 // installs them), and .deps/sysroots/<suite>-<arch> for trixie and sid
-// (scripts/fetch-sysroots.sh, which setup.sh runs). It returns "" for
+// (scripts/fetch-sysroots.sh, which setup.sh runs), and for clang23, which
+// linked against sid's glibc, sid's. It returns "" for
 // static and nolibc binaries, and fails the test, saying how to fix it,
 // when the sysroot has no program interpreter.
 func Sysroot(tb testing.TB, e *Entry) string {
@@ -34,11 +35,21 @@ func Sysroot(tb testing.TB, e *Entry) string {
 		if err != nil {
 			tb.Fatalf("corpus: %v", err)
 		}
-		dir = filepath.Join(root, ".deps", "sysroots", e.Toolchain+"-"+arch)
+		dir = filepath.Join(root, ".deps", "sysroots", Suite(e.Toolchain)+"-"+arch)
 		fix = "run scripts/fetch-sysroots.sh (./setup.sh does)"
 	}
 	if _, err := os.Stat(filepath.Join(dir, interp)); err != nil {
 		tb.Fatalf("corpus: %s needs the %s sysroot %s: %v: %s", e.Path, e.Toolchain, dir, err, fix)
 	}
 	return dir
+}
+
+// Suite returns the Debian suite whose libraries the binaries of toolchain
+// run with: the toolchain itself ("bookworm", "trixie", "sid"), but "sid"
+// for "clang23" (clang 23 and lld 23 in the sid chroot).
+func Suite(toolchain string) string {
+	if toolchain == "clang23" {
+		return "sid"
+	}
+	return toolchain
 }

@@ -19,7 +19,12 @@
 # fails on V1) in its own way: NAME.objdump-latest and objdump-latest.status,
 # what `sframesim dump --style latest` must print.
 #
-# Usage: sframe/testdata/suite/build.sh [v1|v2|v3 ...]
+# clang23/x86-64/ holds clang 23's objects (sid chroot: its integrated
+# assembler with --gsframe --allow-experimental-sframe writes SFrame V2
+# with PC-relative starts, FDEs not flagged sorted) and what lld 23 and
+# GNU ld 2.47.50 make of them, with sid objdump's goldens.
+#
+# Usage: sframe/testdata/suite/build.sh [v1|v2|v3|clang23 ...]
 set -euo pipefail
 cd "$(dirname "$0")"
 here=$PWD
@@ -110,7 +115,60 @@ for f in $(ls | LC_ALL=C sort); do
 done
 '
 
+# clang 23 (x86-64 only). lld concatenates the inputs' .sframe sections
+# and GNU ld 2.47.50 refuses V2 input ("unexpected SFrame format version
+# 2 ... SFrame section ignored"), so only a link with exactly one input
+# section (the others assembled without --gsframe) is valid.
+clang_script='
+set -eu
+cd /tmp/sfsuite
+rm -rf out && mkdir out
+cc="clang-23 -Wa,--gsframe -Wa,--allow-experimental-sframe" cxx="clang++-23 -Wa,--gsframe -Wa,--allow-experimental-sframe"
+cd src
+o=../out
+$cc -c -O2 multi.c -o $o/multi-O2.o
+$cc -c -O0 multi.c -o $o/multi-O0.o
+$cc -c -O2 -ffunction-sections multi.c -o $o/multi-O2-fs.o
+$cc -c -O2 cold.c -o $o/cold-O2.o
+$cxx -c -O2 comdat.cc -o $o/comdat1.o
+$cxx -c -O2 -DSECOND comdat.cc -o $o/comdat2.o
+$cc -c cfi-x86_64.s -o $o/cfi.o
+$cc -c -O2 lib.c -o $o/lib.o
+$cc -c start-x86_64.s -o $o/start.o
+$cc -c -O2 prog.c -o $o/prog.o
+clang-23 -c start-x86_64.s -o $o/start-nosf.o
+clang-23 -c -O2 prog.c -o $o/prog-nosf.o
+cd $o
+ld.lld-23 -r multi-O2.o -o lld-r.o
+ld -r multi-O2.o -o bfd-r.o 2> bfd-r.o.ld-stderr
+lf="-nostdlib -static -Wl,--build-id=none"
+clang-23 -fuse-ld=lld $lf start-nosf.o prog-nosf.o lib.o -o lld-static
+clang-23 -fuse-ld=lld $lf start.o prog.o lib.o multi-O2.o -o lld-concat
+clang-23 $lf start-nosf.o prog-nosf.o lib.o -o bfd-static 2> bfd-static.ld-stderr
+rm -f lib.o start.o prog.o start-nosf.o prog-nosf.o
+: > objdump.status
+for f in $(ls | LC_ALL=C sort); do
+	case $f in *.status | *.objdump | *.stderr | *.ld-stderr) continue ;; esac
+	set +e
+	objdump --sframe $f > $f.objdump 2> $f.objdump.stderr
+	echo "$f $?" >> objdump.status
+	set -e
+	[ -s $f.objdump.stderr ] || rm -f $f.objdump.stderr
+done
+'
+
 for v in "${versions[@]}"; do
+	if [ "$v" = clang23 ]; then
+		work=$chroots/sid/tmp/sfsuite
+		rm -rf "$work" && mkdir -p "$work"
+		cp -r src "$work/src"
+		chroot "$chroots/sid" bash -c "$clang_script"
+		rm -rf clang23/x86-64 && mkdir -p clang23/x86-64
+		cp "$work"/out/* clang23/x86-64/
+		rm -rf "$work"
+		echo "build.sh: clang23/x86-64: $(ls clang23/x86-64 | grep -cv -e '\.objdump' -e '\.status' -e '\.ld-stderr') files"
+		continue
+	fi
 	case $v in
 		v1) root=/ ;;
 		v2) root=$chroots/trixie ;;
@@ -155,7 +213,7 @@ for arch in x86-64 aarch64; do
 done
 '
 for v in "${versions[@]}"; do
-	[ "$v" = v3 ] && continue
+	[ "$v" = v3 ] || [ "$v" = clang23 ] && continue
 	work=$chroots/sid/tmp/sfsuite-latest
 	rm -rf "$work" && mkdir -p "$work"
 	cp -r "$v"/* "$work/"
