@@ -39,10 +39,7 @@ type corpusBinary struct {
 	f     *sframe.File
 	a     *arch.Arch
 	syms  *symbols.Table
-	// excluded: PCs of the FRE rows expect.json lists as generator
-	// problems, with the kind.
-	excluded map[uint64]string
-	text     map[*elf.Section][]byte
+	text  map[*elf.Section][]byte
 	// pads: the landing pads of each function with an LSDA, by start.
 	pads map[uint64][]LandingPad
 	mem  func(addr uint64, n int) ([]byte, bool)

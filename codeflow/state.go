@@ -76,23 +76,6 @@ type state struct {
 	alignSrc, alignMask int64
 }
 
-func (st *state) equal(o *state) bool {
-	for i := range st.r {
-		if !st.r[i].eq(o.r[i]) {
-			return false
-		}
-	}
-	if st.ns != o.ns || st.alignSrc != o.alignSrc || st.alignMask != o.alignMask {
-		return false
-	}
-	for i := 0; i < st.ns; i++ {
-		if st.findSlot(o.s[i]) < 0 {
-			return false
-		}
-	}
-	return true
-}
-
 func (st *state) findSlot(s slot) int {
 	for i := 0; i < st.ns; i++ {
 		x := &st.s[i]
