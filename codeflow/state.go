@@ -93,8 +93,18 @@ func (st *state) removeSlot(i int) {
 
 func (st *state) addSlot(s slot) {
 	if st.ns == maxSlots {
-		// Forgetting a slot only loses knowledge.
-		st.removeSlot(0)
+		// Forgetting a slot only loses knowledge: the oldest, but the
+		// saved entry FP and RA (the caller's values, needed until the
+		// epilogue) last, after the CFA-relative values (addresses of
+		// locals a function stores for its callees).
+		victim := 0
+		for i := 0; i < st.ns; i++ {
+			if st.s[i].v.kind != vEntry {
+				victim = i
+				break
+			}
+		}
+		st.removeSlot(victim)
 	}
 	st.s[st.ns] = s
 	st.ns++
