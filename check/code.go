@@ -25,6 +25,7 @@ var noReturnNames = map[string]bool{
 	"_ZSt17__throw_bad_allocv": true, "_ZSt20__throw_length_errorPKc": true,
 	"_ZSt24__throw_out_of_range_fmtPKcz": true, "_ZSt19__throw_logic_errorPKc": true,
 	"_ZSt20__throw_out_of_rangePKc": true, "_ZSt16__throw_bad_castv": true,
+	"_ZSt20__throw_system_errori": true, "_ZSt20__throw_future_errori": true, "_ZSt25__throw_bad_function_callv": true,
 	"__cxa_pure_virtual": true, "__libc_start_main": true, "__libc_start_call_main": true,
 }
 

@@ -76,23 +76,6 @@ type state struct {
 	alignSrc, alignMask int64
 }
 
-func (st *state) equal(o *state) bool {
-	for i := range st.r {
-		if !st.r[i].eq(o.r[i]) {
-			return false
-		}
-	}
-	if st.ns != o.ns || st.alignSrc != o.alignSrc || st.alignMask != o.alignMask {
-		return false
-	}
-	for i := 0; i < st.ns; i++ {
-		if st.findSlot(o.s[i]) < 0 {
-			return false
-		}
-	}
-	return true
-}
-
 func (st *state) findSlot(s slot) int {
 	for i := 0; i < st.ns; i++ {
 		x := &st.s[i]
@@ -110,8 +93,18 @@ func (st *state) removeSlot(i int) {
 
 func (st *state) addSlot(s slot) {
 	if st.ns == maxSlots {
-		// Forgetting a slot only loses knowledge.
-		st.removeSlot(0)
+		// Forgetting a slot only loses knowledge: the oldest, but the
+		// saved entry FP and RA (the caller's values, needed until the
+		// epilogue) last, after the CFA-relative values (addresses of
+		// locals a function stores for its callees).
+		victim := 0
+		for i := 0; i < st.ns; i++ {
+			if st.s[i].v.kind != vEntry {
+				victim = i
+				break
+			}
+		}
+		st.removeSlot(victim)
 	}
 	st.s[st.ns] = s
 	st.ns++
