@@ -104,8 +104,8 @@ func TestCorpusRun(t *testing.T) {
 			}
 		})
 	}
-	if n := len(entries); n != 366 {
-		t.Errorf("%d binaries in the corpus, want 366", n)
+	if n := len(entries); n != 390 {
+		t.Errorf("%d binaries in the corpus, want 390", n)
 	}
 }
 

@@ -113,8 +113,8 @@ func TestShadowStackAtExit(t *testing.T) {
 			}
 		})
 	}
-	if n := len(entries); n != 366 {
-		t.Errorf("%d corpus binaries, want 366", n)
+	if n := len(entries); n != 390 {
+		t.Errorf("%d corpus binaries, want 390", n)
 	}
 }
 

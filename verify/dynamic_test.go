@@ -123,8 +123,8 @@ func TestDynamicCorpus(t *testing.T) {
 			}
 		})
 	}
-	if n != 156 {
-		t.Errorf("%d dynamic binaries in the corpus, want 156", n)
+	if n != 168 {
+		t.Errorf("%d dynamic binaries in the corpus, want 168", n)
 	}
 }
 
