@@ -505,8 +505,11 @@ func (p *Process) fault(err error) {
 		if !ok {
 			break
 		}
+		// munmap leaves the pages in the engine without permissions: a
+		// protection fault outside every mapping is SEGV_MAPERR, as in
+		// Linux, which looks the address up in the process's mappings
 		what, code := "unmapped", int32(segvMaperr)
-		if ue == emu.ErrReadProt || ue == emu.ErrWriteProt || ue == emu.ErrFetchProt {
+		if (ue == emu.ErrReadProt || ue == emu.ErrWriteProt || ue == emu.ErrFetchProt) && p.vm.covered(f.Addr, f.Addr+1) {
 			what, code = "protected", segvAccerr
 		}
 		at := f.PC

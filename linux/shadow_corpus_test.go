@@ -32,6 +32,13 @@ func TestShadowStackAtExit(t *testing.T) {
 	dir := testcorpus.Dir(t)
 	entries := runnable(t)
 	for _, e := range entries {
+		if strings.HasPrefix(filepath.Base(e.Path), "signals-") {
+			// This shadow stack sees calls and returns only: a signal
+			// delivery enters a handler without a call and sigreturn
+			// leaves it without a return. Session's shadow stack follows
+			// deliveries; the corpus runner verifies these binaries.
+			continue
+		}
 		t.Run(e.Path, func(t *testing.T) {
 			t.Parallel()
 			p, err := Load(filepath.Join(dir, e.Path), Config{Args: []string{filepath.Base(e.Path)}, Sysroot: testcorpus.Sysroot(t, &e)})
@@ -113,8 +120,8 @@ func TestShadowStackAtExit(t *testing.T) {
 			}
 		})
 	}
-	if n := len(entries); n != 406 {
-		t.Errorf("%d corpus binaries, want 406", n)
+	if n := len(entries); n != 430 {
+		t.Errorf("%d corpus binaries, want 430", n)
 	}
 }
 

@@ -234,6 +234,15 @@ func (s *Stack) settle(r Record) {
 	if jumped && s.SameFunction != nil && s.arch.HasLinkRegister() {
 		if n := len(s.frames); n > 0 && r.SP == s.frames[n-1].CFA {
 			for k := n - 1; k >= 0; k-- {
+				// Landing in the function that made frame k's call leaves
+				// SP at that frame's CFA (the caller's SP at the call):
+				// a frame above SP is no target. Without this, a PLT
+				// stub's branch into a function (raise) that a signal
+				// interrupted further down the stack would pop the
+				// handler and its signal frame.
+				if s.frames[k].CFA > r.SP {
+					break
+				}
 				// The call site, not the return address: a call to a
 				// noreturn function (__cxa_throw) may be a function's last
 				// instruction, its return address already in the next one.

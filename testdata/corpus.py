@@ -127,6 +127,7 @@ PROGRAMS = {
     "pthreads": (["pthreads.c"], "c", [], "POSIX threads: mutex, condvar turns, barrier, once, TLS, detached"),
     "stdthread": (["stdthread.cc"], "c++", [], "std::thread: exceptions in threads, promise, async, thread_local"),
     "files": (["files.c"], "c", [], "writes, reads back and removes files in /tmp and the working directory"),
+    "signals": (["signals.c"], "c", [], "signal handlers: recursion, nesting, SIGSEGV + siglongjmp, sigaltstack, itimer, pthread_kill"),
 }
 # Variants left out to keep corpus.tar.xz small: many's DWARF and code are
 # unique per build (~350 KB of xz each at -O2), so it is built only -O2 static.
@@ -142,6 +143,10 @@ PAUTH = {  # suffix -> flag (AArch64 only)
 PAUTH_PROGRAM = "recurse"
 # AArch64 CPU without FEAT_PAuth: the pauth binaries must print the same there
 NO_PAUTH_CPU = "cortex-a57"
+# AArch64 CPU per program (default: qemu's max): signals runs on a CPU
+# without SVE, as the guest's HWCAP under sframesim says, so that glibc and
+# the signal frames are the same (as linux/signals_test.go)
+QEMU_CPU = {"signals": "cortex-a72"}
 
 # Why a function can have no FDE (used for the manifest's note).
 # Known wrong FDEs: (toolchain, program) -> note.
@@ -350,6 +355,8 @@ def run_binary(tc, arch, rel, kind, pauth):
         argv = ["qemu-aarch64"]
         if pauth:
             argv += ["-cpu", "max"]
+        elif os.path.basename(rel).split("-")[0] in QEMU_CPU:
+            argv += ["-cpu", QEMU_CPU[os.path.basename(rel).split("-")[0]]]
         how = " ".join(argv)
         if kind == "dynamic":
             argv += ["-L", (root or "") + "/usr/aarch64-linux-gnu"]

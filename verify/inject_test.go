@@ -3,7 +3,10 @@
 package verify
 
 import (
+	"debug/elf"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/sframesim/sframesim/internal/testcorpus"
@@ -136,4 +139,142 @@ func TestFaultInjection(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFaultInjectionSignalHandler mutates, one at a time, the rows of a
+// signal handler of the corpus's signals program (V3, both arches, static:
+// every frame of the program's own code has SFrame data), which runs on
+// top of the kernel's signal frame, calls a recursive function and raises
+// a nested signal. Each CFA change must be reported at exactly the PCs
+// that ran with the row on top, and every failure, at any depth, must be
+// attributed to the mutated row.
+func TestFaultInjectionSignalHandler(t *testing.T) {
+	dir := testcorpus.Dir(t)
+	for _, prog := range []string{"v3/x86-64/signals-O2-static", "v3/aarch64/signals-O2-static"} {
+		t.Run(prog, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(dir, prog)
+			f, err := sframe.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			fde := handlerFDE(t, path, f.Section, "on_usr1")
+			base := trace(t, path, f.Section)
+			ran := map[int]map[uint64]bool{} // FRE of the handler -> PCs run with it on top
+			for _, st := range base {
+				if st.failures {
+					t.Fatalf("baseline fails at %#x", st.pc)
+				}
+				if st.row[0] == fde {
+					if ran[st.row[1]] == nil {
+						ran[st.row[1]] = map[uint64]bool{}
+					}
+					ran[st.row[1]][st.pc] = true
+				}
+			}
+			if len(ran) < 2 {
+				t.Fatalf("only %d rows of on_usr1 ran", len(ran))
+			}
+			mutations := 0
+			for fre, pcs := range ran {
+				row := [2]int{fde, fre}
+				for _, m := range []sframe.Mutation{
+					{FDE: fde, FRE: fre, Field: sframe.MutateCFA, Delta: 16},
+					{FDE: fde, FRE: fre, Field: sframe.MutateCFA, Delta: -8},
+					{FDE: fde, FRE: fre, Field: sframe.MutateFP, Delta: 8},
+					{FDE: fde, FRE: fre, Field: sframe.MutateRA, Delta: 8},
+					{FDE: fde, FRE: fre, Field: sframe.MutateBase},
+				} {
+					sec := mutated(t, f.Section, m)
+					if sec == nil {
+						continue // the row has no such field
+					}
+					mutations++
+					caught := map[uint64]bool{}
+					for _, st := range trace(t, path, sec) {
+						if !st.failures {
+							continue
+						}
+						if st.failRow != row {
+							t.Errorf("%v: failure at %#x attributed to row %v (depth %d)", m, st.pc, st.failRow, st.depth)
+						}
+						if st.depth == 0 {
+							caught[st.pc] = true
+						}
+					}
+					if m.Field == sframe.MutateCFA && !reflect.DeepEqual(caught, pcs) {
+						t.Errorf("%v: caught at %d PCs %v, want the %d PCs that ran with the row on top %v", m, len(caught), sortedPCs(caught), len(pcs), sortedPCs(pcs))
+					}
+					if len(caught) == 0 && m.Field != sframe.MutateCFA {
+						t.Logf("%v: not seen at the row itself (the field is read only in outer frames)", m)
+					}
+				}
+			}
+			t.Logf("%d rows of on_usr1 ran, %d mutations", len(ran), mutations)
+			if mutations < 2*len(ran) {
+				t.Errorf("only %d mutations", mutations)
+			}
+		})
+	}
+}
+
+// handlerFDE is the index of the FDE that starts at symbol name.
+func handlerFDE(t *testing.T, path string, sec *sframe.Section, name string) int {
+	t.Helper()
+	ef, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ef.Close()
+	syms, err := ef.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range syms {
+		if s.Name != name || elf.ST_TYPE(s.Info) != elf.STT_FUNC {
+			continue
+		}
+		i, err := sec.FindFDE(s.Value)
+		if err != nil {
+			t.Fatalf("%s at %#x: %v", name, s.Value, err)
+		}
+		return i
+	}
+	t.Fatalf("no symbol %s", name)
+	return -1
+}
+
+// mutated is sec with m applied (through an encode/decode round trip), or
+// nil if the row has no such field.
+func mutated(t *testing.T, sec *sframe.Section, m sframe.Mutation) *sframe.Section {
+	t.Helper()
+	data, err := sec.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := sframe.Decode(data, sec.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Apply(m) != nil {
+		return nil
+	}
+	enc, err := c.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err = sframe.Decode(enc, sec.Addr); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func sortedPCs(m map[uint64]bool) []uint64 {
+	pcs := make([]uint64, 0, len(m))
+	for pc := range m {
+		pcs = append(pcs, pc)
+	}
+	slices.Sort(pcs)
+	return pcs
 }
