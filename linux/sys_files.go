@@ -1009,15 +1009,22 @@ func (p *Process) sysFsync(a *[6]uint64) uint64 {
 	return 0
 }
 
-func (p *Process) mkdir(dirfd int32, pathAddr, mode uint64) uint64 {
+// newName resolves the guest path at pathAddr (relative to dirfd) for a
+// name about to be made (mkdir, symlink): EEXIST when it exists, else the
+// errors of its parent directory (missing, not a directory, read-only).
+func (p *Process) newName(dirfd int32, pathAddr uint64) (string, int) {
 	abs, e := p.guestPath(dirfd, pathAddr)
 	if e != 0 {
-		return sysErr(e)
+		return "", e
 	}
 	if _, e := p.lookup(abs, false); e == 0 {
-		return sysErr(eEXIST)
+		return "", eEXIST
 	}
-	path, e := p.parentOf(abs)
+	return p.parentOf(abs)
+}
+
+func (p *Process) mkdir(dirfd int32, pathAddr, mode uint64) uint64 {
+	path, e := p.newName(dirfd, pathAddr)
 	if e != 0 {
 		return sysErr(e)
 	}
@@ -1101,14 +1108,7 @@ func (p *Process) symlink(targetAddr uint64, dirfd int32, pathAddr uint64) uint6
 	if target == "" {
 		return sysErr(eNOENT)
 	}
-	abs, e := p.guestPath(dirfd, pathAddr)
-	if e != 0 {
-		return sysErr(e)
-	}
-	if _, e := p.lookup(abs, false); e == 0 {
-		return sysErr(eEXIST)
-	}
-	path, e := p.parentOf(abs)
+	path, e := p.newName(dirfd, pathAddr)
 	if e != 0 {
 		return sysErr(e)
 	}
