@@ -346,7 +346,7 @@ func (c *checker) evaluate(st *fdeState, pc uint64, ri int, in *codeflow.Insn) o
 			val, sf := values[v], sfVals[v]
 			cfiKnown := cf.present && !cfiOuter && cfVals[v].Known()
 			switch {
-			case in.KnownValue(val):
+			case codeJudges(in, val, sf):
 				mangled := v == 1 && row.MangledRA
 				if !in.Accepts(val, sf, mangled) {
 					if v == 1 && in.Accepts(val, sf, !mangled) {
@@ -567,4 +567,18 @@ func (c *checker) overlaps(order []int) {
 			end, prev = f.End(), i
 		}
 	}
+}
+
+// codeJudges reports whether the code's rules can refute rule r for value
+// v: the code knows v and, when r reads a slot at the CFA, knows the CFA
+// too. With the CFA unknown (an SP lowered by a register the analysis
+// does not follow: `sub sp, sp, x12` for a large frame), a store through
+// the SP lands where the analysis cannot say, so a CFA-based slot rule is
+// neither proven nor refuted by the code: CFI decides, as where the code
+// knows nothing.
+func codeJudges(in *codeflow.Insn, v codeflow.Value, r sframe.Rule) bool {
+	if !in.KnownValue(v) {
+		return false
+	}
+	return v == codeflow.CFA || r.Kind != sframe.RuleExpr || r.Reg != sframe.RegCFA || in.KnownValue(codeflow.CFA)
 }
