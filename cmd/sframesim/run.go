@@ -34,44 +34,29 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 	maxInsns := cl.Uint64("max-insns", 0, "stop after `N` instructions (0: no limit)")
 	timeout := cl.Duration("timeout", 0, "stop after `D` of wall-clock time, e.g. 10s (0: no limit)")
 	quantum := cl.Uint64("quantum", 0, "switch threads after `N` instructions of one (0: the default of 100000);\nthe interleaving is the same on every run")
-	maxMem := cl.String("max-mem", "1G", "cap the guest's mapped memory at `SIZE` bytes (suffixes K, M, G)")
 	sysroot := sysrootFlag(cl.FlagSet)
-	var allow, env []string
-	cl.Func("allow-read", "let the program open `PATH` read-only (repeatable); other files do not exist for it", func(s string) error {
-		allow = append(allow, s)
-		return nil
-	})
-	cl.Func("env", "add `NAME=VALUE` to the program's environment, which is otherwise empty (repeatable)", func(s string) error {
-		if !strings.Contains(s, "=") {
-			return fmt.Errorf("%q: want NAME=VALUE", s)
-		}
-		env = append(env, s)
-		return nil
-	})
+	guest := addGuestFlags(cl.FlagSet)
 	if status, done := cl.parse(args, stdout, stderr); done {
 		return status
 	}
 	if cl.NArg() == 0 {
 		return cl.usageError(stderr, "no BINARY given")
 	}
-	mem, err := parseSize(*maxMem)
-	if err != nil {
-		return cl.usageError(stderr, "--max-mem %q: %v", *maxMem, err)
-	}
 	binary, guestArgs := programArgs(cl.FlagSet)
-	p, err := linux.Load(binary, linux.Config{
-		Args:      append([]string{binary}, guestArgs...),
-		Env:       env,
-		Stdin:     os.Stdin,
-		Stdout:    stdout,
-		Stderr:    stderr,
-		ReadAllow: allow,
-		Sysroot:   *sysroot,
-		MaxInsns:  *maxInsns,
-		Timeout:   *timeout,
-		MaxMem:    mem,
-		Quantum:   *quantum,
-	})
+	cfg := linux.Config{
+		Args:     append([]string{binary}, guestArgs...),
+		Stdin:    os.Stdin,
+		Stdout:   stdout,
+		Stderr:   stderr,
+		Sysroot:  *sysroot,
+		MaxInsns: *maxInsns,
+		Timeout:  *timeout,
+		Quantum:  *quantum,
+	}
+	if err := guest.apply(&cfg); err != nil {
+		return cl.usageError(stderr, "%v", err)
+	}
+	p, err := linux.Load(binary, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "sframesim run: %v\n", err)
 		return exitError

@@ -21,6 +21,7 @@ func runStep(args []string, stdout, stderr io.Writer) int {
 		"embedded in sframesim. NO_COLOR turns colours off.\n\n")
 	quantum := cl.Uint64("quantum", 0, "switch threads after `N` instructions of one (0: the default of 100000);\nthe interleaving is the same on every run")
 	sysroot := sysrootFlag(cl.FlagSet)
+	guest := addGuestFlags(cl.FlagSet)
 	if status, done := cl.parse(args, stdout, stderr); done {
 		return status
 	}
@@ -34,7 +35,11 @@ func runStep(args []string, stdout, stderr io.Writer) int {
 		defer cleanup()
 		binary = path
 	}
-	d, err := tui.OpenConfig(binary, progArgs, linux.Config{Sysroot: *sysroot, Quantum: *quantum})
+	cfg := linux.Config{Sysroot: *sysroot, Quantum: *quantum}
+	if err := guest.apply(&cfg); err != nil {
+		return cl.usageError(stderr, "%v", err)
+	}
+	d, err := tui.OpenConfig(binary, progArgs, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "sframesim step: %v\n", err)
 		return exitError

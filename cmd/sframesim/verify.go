@@ -21,6 +21,10 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 		"distinct problem once. Without BINARY, verifies the sample embedded in sframesim.\n"+
 		"Ctrl-C stops the run; the report covers what was checked. With --json -, the\n"+
 		"JSON report goes to stdout and the summary to stderr.\n\n"+
+		"The program runs as under 'sframesim run': ARGS are its arguments, fd 0 is\n"+
+		"this command's stdin, its stdout and stderr pass through before the summary\n"+
+		"(its stdout to stderr with --json -), it reads only itself, --allow-read\n"+
+		"files and its sysroot, and writes only to a private in-memory overlay.\n\n"+
 		"The unwind uses the program's .sframe and that of every shared library that\n"+
 		"has one; a frame in code without SFrame data (ld.so, libc) ends the chain:\n"+
 		"a coverage gap, not an error.\n"+
@@ -46,6 +50,7 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	exact := cl.Bool("exact", false, "hand each instruction to the checker before it runs, instead of replaying\nbatches of recorded instructions and stores (several times slower; the\nresults are the same: use it to cross-check)")
 	static := cl.Bool("static", false, "also check the rows the run did not execute against the file's CFI,\nas 'sframesim check' does")
 	sysroot := sysrootFlag(cl.FlagSet)
+	guest := addGuestFlags(cl.FlagSet)
 	if status, done := cl.parse(args, stdout, stderr); done {
 		return status
 	}
@@ -82,7 +87,17 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 		binary = path
 		fmt.Fprintf(stderr, "sframesim verify: no BINARY given: verifying the embedded sample %s (testdata/corpus/%s)\n", sampleName, sampleCorpus)
 	}
-	opt := verify.Options{Args: progArgs, Config: linux.Config{Sysroot: *sysroot, Quantum: *quantum},
+	// The program's output passes through, before the summary; with
+	// --json - its stdout goes to stderr, keeping stdout JSON only.
+	guestOut := stdout
+	if *jsonPath == "-" {
+		guestOut = stderr
+	}
+	cfg := linux.Config{Sysroot: *sysroot, Quantum: *quantum, Stdin: os.Stdin, Stdout: guestOut, Stderr: stderr}
+	if err := guest.apply(&cfg); err != nil {
+		return cl.usageError(stderr, "%v", err)
+	}
+	opt := verify.Options{Args: progArgs, Config: cfg,
 		MaxInsns: *maxInsns, Timeout: *timeout, Interrupt: &interrupted, MaxFrames: *maxFrames, Static: *static}
 	if *exact {
 		opt.Batch = 1

@@ -1,0 +1,69 @@
+//go:build cgo
+
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sframesim/sframesim/internal/testcorpus"
+)
+
+// TestVerifyGuestIO: verify gives the program what run gives it — this
+// command's stdin, the files named by --allow-read, the --env variables —
+// and passes its output through before the summary (to stderr with
+// --json -), so a program that reads its input verifies the run the user
+// asked for.
+func TestVerifyGuestIO(t *testing.T) {
+	root, err := testcorpus.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lua := filepath.Join(root, "testdata", "realworld", "v3", "x86-64", "lua-static")
+	if _, err := os.Stat(lua); err != nil {
+		t.Fatalf("%v (make testdata unpacks the real-world corpus)", err)
+	}
+	data := filepath.Join(t.TempDir(), "data.txt")
+	if err := os.WriteFile(data, []byte("from a file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := `local f = assert(io.open(os.getenv("DATA"))) io.write(f:read("a")) print(os.getenv("GREETING"), io.read("l"))`
+	stdin := func(s string) {
+		in := filepath.Join(t.TempDir(), "stdin")
+		if err := os.WriteFile(in, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		old := os.Stdin
+		os.Stdin = f
+		t.Cleanup(func() { os.Stdin = old })
+	}
+	want := "from a file\nhello\tfrom stdin\n"
+
+	stdin("from stdin\n")
+	out, errOut, status := runCmd(t, "", "verify", "--allow-read", data, "--env", "GREETING=hello", "--env", "DATA="+data, lua, "--", "-e", script)
+	if status != exitOK || !strings.HasPrefix(out, want+lua+": x86-64, SFrame V3\n") || !strings.Contains(out, "result:       OK") {
+		t.Fatalf("status %d, stdout:\n%s\nstderr:\n%s", status, out, errOut)
+	}
+
+	stdin("from stdin\n")
+	out, errOut, status = runCmd(t, "", "verify", "--json", "-", "--allow-read", data, "--env", "GREETING=hello", "--env", "DATA="+data, lua, "--", "-e", script)
+	var rep struct{ Instructions uint64 }
+	if err := json.Unmarshal([]byte(out), &rep); status != exitOK || err != nil || rep.Instructions == 0 || !strings.HasPrefix(errOut, want) {
+		t.Fatalf("status %d, JSON %v, stdout:\n%.300s\nstderr:\n%s", status, err, out, errOut)
+	}
+
+	// Without --allow-read the file does not exist for the program.
+	stdin("")
+	out, errOut, status = runCmd(t, "", "verify", "--env", "DATA="+data, lua, "--", "-e", script)
+	if status != exitOK || !strings.Contains(errOut, data+": No such file or directory") || !strings.Contains(out, "exited with status 1") {
+		t.Fatalf("status %d, stdout:\n%s\nstderr:\n%s", status, out, errOut)
+	}
+}
