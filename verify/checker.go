@@ -81,6 +81,10 @@ type Checker struct {
 	// reused whole, Walked the tails unwound (at least in part), Steps the
 	// caller frames unwound.
 	Reused, TailReused, Walked, Steps uint64
+	// Same reports whether the last CheckStack reused the result before it
+	// whole: the same kind, frame and rows, with the PC of the same FRE row
+	// (a depth-0 frame has the new PC).
+	Same bool
 }
 
 // Watcher watches memory for stores (emu.Engine implements it).
@@ -126,6 +130,7 @@ func NewChecker(u *unwind.Unwinder, mem unwind.Memory, regs func(sframe.Reg) (ui
 // walks is reused.
 func (c *Checker) CheckStack(r shadow.Record, st *shadow.Stack) Result {
 	c.sync()
+	c.Same = false
 	if st != c.stack {
 		c.valid, c.lastOK, c.okN, c.stack = false, false, 0, st
 	}
@@ -136,6 +141,7 @@ func (c *Checker) CheckStack(r shadow.Record, st *shadow.Stack) Result {
 				c.watch()
 			}
 			c.Reused++
+			c.Same = true
 			res := c.last
 			if res.Depth == 0 {
 				res.Frame.PC = r.PC
@@ -348,8 +354,12 @@ func (c *Checker) prefixUnchanged(q int) bool {
 // had, since frames only come and go at the top.
 func (c *Checker) compare(f0 *unwind.Frame, shadow []shadow.Frame) Result {
 	n, L := len(shadow), len(c.tail)
+	// o is 1 when the unwind's outermost frame is the true outermost
+	// function's (no shadow frame), 0 when the unwind reached the true
+	// outermost frame, negative when it ended earlier at a frame without
+	// SFrame data (a static glibc program's __libc_start_call_main).
 	o := L + 1 - n
-	if L == 0 || o != 0 && o != 1 {
+	if L == 0 || o > 1 {
 		c.okN = 0
 		return compare2(f0, c.tail, true, c.tailErr, shadow, c.covered)
 	}
@@ -368,8 +378,8 @@ func (c *Checker) compare(f0 *unwind.Frame, shadow []shadow.Frame) Result {
 		return res
 	}
 	// Shrink the known-good part to what is still the same.
-	if c.okN > o && shadow[c.okN-1-o].Insn != c.okIDs[c.okN-1] {
-		c.okN = o + sort.Search(c.okN-o, func(j int) bool { return shadow[j].Insn != c.okIDs[j+o] })
+	if c.okN > o && c.okN > 0 && shadow[c.okN-1-o].Insn != c.okIDs[c.okN-1] {
+		c.okN = sort.Search(c.okN, func(i int) bool { return i >= o && shadow[i-o].Insn != c.okIDs[i] })
 	}
 	checked := 1
 	for i := L - 1; i >= c.okN; i-- {

@@ -18,7 +18,7 @@ import (
 // checking instruction by instruction and in batches (memory replayed).
 func TestCheckerEqualsCheck(t *testing.T) {
 	dir := testcorpus.Dir(t)
-	for _, prog := range []string{"v3/x86-64/nolibc-O0", "v3/aarch64/nolibc-O2-pac-standard", "v2/x86-64/setjmp-O2-static"} {
+	for _, prog := range []string{"v3/x86-64/nolibc-O0", "v3/aarch64/nolibc-O2-pac-standard", "v2/x86-64/setjmp-O2-static", "v3/x86-64/recurse-O2-static"} {
 		for _, mutate := range []bool{false, true} {
 			for _, batch := range []int{1, DefaultBatch} {
 				t.Run(prog, func(t *testing.T) {

@@ -89,14 +89,24 @@ type objectStats struct {
 	p     *linux.Process
 	syms  *symbols.Table
 	stats map[*linux.Object]*ObjectStat
-	ends  map[*linux.Object]map[uint64]uint64 // chain ends by PC
-	last  *linux.Object                       // the object of the previous instruction
+	ends  map[*linux.Object]map[uint64]*chainEnd // chain ends by PC
+	last  *linux.Object                          // the object of the previous instruction
 	lastS *ObjectStat
-	other ObjectStat // outside every object (vDSO-less: none expected)
+	// The chain end counted last.
+	lastEnd   *chainEnd
+	lastEndPC uint64
+	other     ObjectStat // outside every object (vDSO-less: none expected)
+}
+
+// chainEnd counts the chains that ended at one PC without SFrame data;
+// stat is the object holding the PC.
+type chainEnd struct {
+	n    uint64
+	stat *ObjectStat
 }
 
 func newObjectStats(p *linux.Process, syms *symbols.Table) *objectStats {
-	return &objectStats{p: p, syms: syms, stats: map[*linux.Object]*ObjectStat{}, ends: map[*linux.Object]map[uint64]uint64{}}
+	return &objectStats{p: p, syms: syms, stats: map[*linux.Object]*ObjectStat{}, ends: map[*linux.Object]map[uint64]*chainEnd{}}
 }
 
 func (o *objectStats) stat(pc uint64) (*linux.Object, *ObjectStat) {
@@ -116,27 +126,43 @@ func (o *objectStats) stat(pc uint64) (*linux.Object, *ObjectStat) {
 	return obj, st
 }
 
-// add counts the instruction at pc with its result.
-func (o *objectStats) add(pc uint64, res *Result) {
+// add counts the instruction at pc with its result, and returns the
+// counters it bumped: pc's object's and, when the chain ended at a frame
+// without SFrame data, that end's.
+func (o *objectStats) add(pc uint64, res *Result) (*ObjectStat, *chainEnd) {
 	_, st := o.stat(pc)
 	st.Instructions++
 	if res.Kind == NoFDE {
-		return
+		return st, nil
 	}
 	st.Covered++
 	f := &res.Frame
-	if res.Depth > 0 && f.Err != nil && unwind.NoData(f.Err) {
-		obj, at := o.stat(f.PC)
-		at.ChainEnds++
-		if obj != nil {
-			m := o.ends[obj]
-			if m == nil {
-				m = map[uint64]uint64{}
-				o.ends[obj] = m
-			}
-			m[f.PC]++
+	if res.Depth == 0 || f.Err == nil || !unwind.NoData(f.Err) {
+		return st, nil
+	}
+	if e := o.lastEnd; e != nil && o.lastEndPC == f.PC {
+		e.stat.ChainEnds++
+		e.n++
+		return st, e
+	}
+	obj, at := o.stat(f.PC)
+	e := &chainEnd{stat: at}
+	if obj != nil {
+		m := o.ends[obj]
+		if m == nil {
+			m = map[uint64]*chainEnd{}
+			o.ends[obj] = m
+		}
+		if old := m[f.PC]; old != nil {
+			e = old
+		} else {
+			m[f.PC] = e
 		}
 	}
+	e.stat.ChainEnds++
+	e.n++
+	o.lastEnd, o.lastEndPC = e, f.PC
+	return st, e
 }
 
 // finish lists the objects in load order (the program first); static
@@ -152,8 +178,8 @@ func (o *objectStats) finish(rep *Report) {
 			st = &ObjectStat{Name: obj.Name, Base: obj.Base, SFrame: obj == objs[0] || objectSection(obj) != nil}
 		}
 		var best, bestPC uint64
-		for pc, n := range o.ends[obj] {
-			if n > best || n == best && pc < bestPC {
+		for pc, e := range o.ends[obj] {
+			if n := e.n; n > best || n == best && pc < bestPC {
 				best, bestPC = n, pc
 			}
 		}

@@ -104,7 +104,7 @@ func (tg *Target) run(opt Options) (*Report, error) {
 		}
 		*count++
 		res := checker.CheckStack(r, s.Shadow)
-		c.add(r, &res)
+		c.add(r, &res, checker.Same)
 		return true
 	})
 	exit, stopped, err := s.RunUntil(nil, 0)
@@ -173,6 +173,16 @@ type collector struct {
 	kinds   [len(kindNames)]uint64
 	rowHits [][]uint64
 	pcFunc  []pcFunc
+
+	// What the last full add counted, for results the Checker reused
+	// whole (Checker.Same): the counters to bump again.
+	memo struct {
+		ok      bool
+		obj     *ObjectStat
+		end     *chainEnd // nil: the chain did not end at a frame without data
+		covered bool
+		hits    *uint64 // the topmost row's hits, nil if in another section
+	}
 }
 
 type pcFunc struct {
@@ -221,26 +231,53 @@ func (c *collector) funcStat(pc uint64) *FuncStat {
 	return fs
 }
 
-func (c *collector) add(r shadow.Record, res *Result) {
+// add counts the instruction of r with its result; same says the result
+// is the previous one reused whole (Checker.Same), in the same FRE row, so
+// the counters the previous add found are bumped again.
+func (c *collector) add(r shadow.Record, res *Result, same bool) {
 	c.insns++
 	c.kinds[res.Kind]++
 	c.sigs += uint64(res.Signals)
-	c.objs.add(r.PC, res)
+	m := &c.memo
+	if same && m.ok {
+		m.obj.Instructions++
+		if m.end != nil {
+			m.end.stat.ChainEnds++
+			m.end.n++
+		}
+		fs := c.funcStat(r.PC)
+		fs.Instructions++
+		if m.covered {
+			m.obj.Covered++
+			fs.Covered++
+			c.rep.Covered++
+		}
+		if m.hits != nil {
+			*m.hits++
+		}
+		return
+	}
+	m.obj, m.end = c.objs.add(r.PC, res)
 	fs := c.funcStat(r.PC)
 	fs.Instructions++
-	if res.Kind != NoFDE {
+	m.covered = res.Kind != NoFDE
+	if m.covered {
 		fs.Covered++
 		c.rep.Covered++
 	}
+	m.hits = nil
 	if res.TopSection == c.sec {
 		hits := c.rowHits[res.Top[0]]
 		if hits == nil {
 			hits = make([]uint64, len(c.sec.FDEs[res.Top[0]].FREs))
 			c.rowHits[res.Top[0]] = hits
 		}
-		hits[res.Top[1]]++
+		m.hits = &hits[res.Top[1]]
+		*m.hits++
 	}
-	if !res.Kind.Problem() {
+	// A problem is counted per PC: never through the memo.
+	m.ok = !res.Kind.Problem()
+	if m.ok {
 		return
 	}
 	fs.Problems++
