@@ -30,6 +30,62 @@ static void flush(sfs_state *st, int live) {
 	st->nwlog = 0;
 	st->ncodew = 0;
 	st->nwbytes = 0;
+	st->npcs = 0;
+	st->run_lo = st->run_hi = 0;
+}
+
+// find_region is below.
+static sfs_region *find_region(sfs_state *st, uint64_t addr);
+
+// merge_interval sets run_lo/run_hi to the merge interval holding pc, or
+// to an empty one.
+static void merge_interval(sfs_state *st, uint64_t pc) {
+	st->run_lo = st->run_hi = 0;
+	int lo = 0, hi = st->nbounds;
+	// The last bound <= pc.
+	while (lo < hi) {
+		int mid = (lo + hi) / 2;
+		if (st->bounds[mid] <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	int i = lo - 1;
+	if (i < 0 || i + 1 >= st->nbounds || !st->mergeable[i])
+		return;
+	st->run_lo = st->bounds[i];
+	st->run_hi = st->bounds[i + 1];
+}
+
+// a64_links_or_jumps reports whether the AArch64 instruction at pc is a
+// branch with link (bl) or a branch to a register (br, blr, ret and their
+// authenticated forms): the shadow stack must see it as the last of its
+// record. Unreadable: yes.
+static int a64_links_or_jumps(sfs_state *st, uint64_t pc) {
+	sfs_region *r = find_region(st, pc);
+	if (!r || pc - r->addr + 4 > r->size)
+		return 1;
+	uint32_t w;
+	memcpy(&w, r->host + (pc - r->addr), 4);
+	return (w & 0xfc000000) == 0x94000000 || (w >> 25) == 0x6b;
+}
+
+// try_merge adds the instruction at addr to the last record if it may
+// stand for it (see sfs_state.merge).
+static int try_merge(sfs_state *st, uint64_t addr, uint32_t size, const uint64_t *v) {
+	sfs_rec *p = &st->buf[st->nbuf - 1];
+	if (addr - st->run_lo >= st->run_hi - st->run_lo || st->nwlog != st->wmark ||
+	    v[0] != p->sp || v[1] != p->fp || (st->nregs > 3 ? v[2] : 0) != p->ra)
+		return 0;
+	if (st->nlive > 0 && in_live(st, addr))
+		return 0;
+	if (st->arm64 && addr != p->last_pc + p->last_size && a64_links_or_jumps(st, p->last_pc))
+		return 0;
+	p->n++;
+	p->last_pc = addr;
+	p->last_size = size;
+	st->pcs[st->npcs++] = addr;
+	return 1;
 }
 
 static void hook_code(uc_engine *uc, uint64_t addr, uint32_t size, void *user) {
@@ -39,15 +95,34 @@ static void hook_code(uc_engine *uc, uint64_t addr, uint32_t size, void *user) {
 	st->last_size = size;
 	switch (st->observe) {
 	case SFS_OBSERVE_RECORD: {
-		sfs_rec *r = &st->buf[st->nbuf];
 		uint64_t v[4] = {0, 0, 0, 0};
 		void *p[4] = {&v[0], &v[1], &v[2], &v[3]};
 		uc_reg_read_batch(uc, st->regs + 1, p, st->nregs - 1);
+		int merging = st->merge && st->track == SFS_TRACK_LOG;
+		if (merging) {
+			if (st->npcs == st->cappcs)
+				flush(st, 0); // every instruction recorded so far ran
+			if (st->nbuf > 0 && try_merge(st, addr, size, v)) {
+				st->wmark = st->nwlog;
+				break;
+			}
+			if (addr - st->run_lo >= st->run_hi - st->run_lo)
+				merge_interval(st, addr);
+		}
+		sfs_rec *r = &st->buf[st->nbuf];
 		r->pc = addr;
 		r->size = size;
 		r->sp = v[0];
 		r->fp = v[1];
 		r->ra = st->nregs > 3 ? v[2] : 0;
+		r->n = 1;
+		r->last_pc = addr;
+		r->last_size = size;
+		r->pcidx = st->npcs;
+		if (merging) {
+			st->pcs[st->npcs++] = addr;
+			st->wmark = st->nwlog;
+		}
 		if (++st->nbuf == st->cap || (st->nlive > 0 && in_live(st, addr)))
 			flush(st, 1);
 		break;
@@ -171,6 +246,15 @@ uc_err sfs_remove_cache(uc_engine *uc, uint64_t begin, uint64_t end) {
 }
 
 void sfs_free_history(sfs_state *st) {
+	free(st->bounds);
+	free(st->mergeable);
+	free(st->pcs);
+	st->bounds = NULL;
+	st->mergeable = NULL;
+	st->pcs = NULL;
+	st->nbounds = 0;
+	st->npcs = st->cappcs = 0;
+	st->merge = 0;
 	free(st->wlog);
 	free(st->wbytes);
 	free(st->regions);

@@ -18,10 +18,15 @@ enum {
 };
 
 // One executed instruction: where, how long, and the frame registers before
-// it ran (ra is the link register on AArch64, 0 on x86-64).
+// it ran (ra is the link register on AArch64, 0 on x86-64). In merge mode
+// a record stands for n instructions (see sfs_state.merge): the one at pc
+// and n-1 that ran after it, the last at last_pc (last_size bytes); their
+// addresses are pcs[pcidx:pcidx+n] of the state.
 typedef struct {
 	uint64_t pc, sp, fp, ra;
-	uint32_t size, pad;
+	uint32_t size, n;
+	uint64_t last_pc;
+	uint32_t last_size, pcidx;
 } sfs_rec;
 
 // One guest store seen by the write hook (history mode): the bytes it
@@ -77,6 +82,20 @@ typedef struct {
 	uint64_t *code;
 	int32_t ncode;
 	uint64_t clo, chi;
+	// Merge mode (history mode only): an instruction joins the previous
+	// record when it has the same sp, fp and ra, lies in the same merge
+	// interval ([bounds[i], bounds[i+1]) with mergeable[i] set), and the
+	// instructions of the record made no store so far; on AArch64 not
+	// after a branch with link or an indirect branch. Every instruction's
+	// address goes to pcs (flushed when full).
+	int32_t merge, arm64;
+	uint64_t *bounds;
+	uint8_t *mergeable;
+	int32_t nbounds;
+	uint64_t run_lo, run_hi; // the merge interval of the last record (empty: none)
+	uint32_t wmark;          // nwlog when the last instruction started
+	uint64_t *pcs;
+	uint32_t npcs, cappcs;
 	// Last invalid memory access (UC_HOOK_MEM_INVALID).
 	int32_t fault_type;
 	int32_t fault_size;

@@ -158,6 +158,13 @@ type protRange struct {
 type Record struct {
 	PC, SP, FP, RA uint64
 	Size           uint32
+	// N is the number of instructions the record stands for (SetMerge):
+	// the one at PC and N-1 that ran after it with the same SP, FP and
+	// RA, the last at LastPC (LastSize bytes). 0 or 1: only the one at PC.
+	N        uint32
+	LastPC   uint64
+	LastSize uint32
+	pcIdx    uint32 // the record's addresses in the C pcs buffer
 }
 
 // engines maps the slot numbers the C hooks carry to engines; C never holds
@@ -222,6 +229,7 @@ func NewEngine(a *arch.Arch) (*Engine, error) {
 		return nil, fmt.Errorf("installing hooks: %w", err)
 	}
 	if a == arch.ARM64 {
+		e.st.arm64 = 1
 		if err := e.enablePAuth(); err != nil {
 			e.Close()
 			return nil, fmt.Errorf("enabling pointer authentication: %w", err)
@@ -735,6 +743,60 @@ func (e *Engine) SetLiveRanges(ranges [][2]uint64) {
 	e.st.nlive = C.int32_t(len(merged))
 }
 
+// mergePCs is the capacity of the merge mode's address buffer: a batch
+// ends when it is full.
+const mergePCs = 1 << 16
+
+// SetMerge turns merge mode on (bounds not nil) or off. In history mode
+// with stores logged (ObserveHistory with n > 1), a record then stands for
+// a run of instructions (Record.N) that an observer may treat as one: the
+// instruction at its PC and those that ran after it with the same SP, FP
+// and RA (the link register), within the same interval [bounds[i],
+// bounds[i+1]) for which mergeable[i] is set, while none of them but the
+// last stored to memory, never at a live PC (SetLiveRanges), and on
+// AArch64 never past a branch with link or to a register. So every
+// instruction of a run saw the same registers the record has, the same
+// memory, and no call, return or indirect branch but maybe the last.
+// bounds must be sorted and distinct. RunPCs gives the run's addresses.
+func (e *Engine) SetMerge(bounds []uint64, mergeable []bool) {
+	C.free(unsafe.Pointer(e.st.bounds))
+	C.free(unsafe.Pointer(e.st.mergeable))
+	e.st.bounds, e.st.mergeable, e.st.nbounds = nil, nil, 0
+	e.st.run_lo, e.st.run_hi = 0, 0
+	if bounds == nil {
+		e.st.merge = 0
+		return
+	}
+	n := len(bounds)
+	if n > 0 {
+		e.st.bounds = (*C.uint64_t)(C.calloc(C.size_t(n), 8))
+		e.st.mergeable = (*C.uint8_t)(C.calloc(C.size_t(n), 1))
+		b, m := unsafe.Slice(e.st.bounds, n), unsafe.Slice(e.st.mergeable, n)
+		for i, v := range bounds {
+			b[i] = C.uint64_t(v)
+			if i < len(mergeable) && mergeable[i] {
+				m[i] = 1
+			}
+		}
+	}
+	e.st.nbounds = C.int32_t(n)
+	if e.st.pcs == nil {
+		e.st.pcs = (*C.uint64_t)(C.calloc(mergePCs, 8))
+		e.st.cappcs = mergePCs
+	}
+	e.st.merge = 1
+}
+
+// RunPCs returns the addresses of the instructions r stands for, in the
+// order they ran (merge mode; otherwise r.PC alone). Valid only while the
+// observer handles r.
+func (e *Engine) RunPCs(r Record) []uint64 {
+	if r.N <= 1 || e.st.pcs == nil || int(r.pcIdx)+int(r.N) > int(e.st.npcs) {
+		return []uint64{r.PC}
+	}
+	return unsafe.Slice((*uint64)(unsafe.Pointer(e.st.pcs)), int(e.st.npcs))[r.pcIdx : r.pcIdx+r.N]
+}
+
 // Live reports whether the engine's registers are those of the current
 // state: always, except while ObserveHistory replays records that already
 // ran (only the live record of a batch is current).
@@ -768,6 +830,7 @@ func (e *Engine) FlushRecords() {
 	case e.onHistory != nil:
 		e.replay(n, false)
 		e.st.nbuf, e.st.nwlog, e.st.ncodew, e.st.nwbytes = 0, 0, 0, 0
+		e.st.npcs, e.st.run_lo, e.st.run_hi = 0, 0, 0
 	}
 }
 

@@ -46,7 +46,7 @@ func BenchmarkEmulation(b *testing.B) {
 						sh := shadow.New(p.Arch, p.Engine.ReadMem)
 						p.Engine.ObserveRecords(4096, func(rs []emu.Record) {
 							for _, r := range rs {
-								sh.Observe(shadow.Record(r))
+								sh.Observe(shadowRecord(r))
 							}
 							depth += sh.Depth()
 						})

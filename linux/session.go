@@ -34,7 +34,18 @@ type Session struct {
 	stopped  bool
 	batch    bool // records arrive in batches (Batch)
 	cur      shadow.Record
+	rec      emu.Record // the record the observer is handling
 }
+
+// shadowRecord is the shadow stack's view of an engine record.
+func shadowRecord(r emu.Record) shadow.Record {
+	return shadow.Record{PC: r.PC, SP: r.SP, FP: r.FP, RA: r.RA, Size: r.Size, N: r.N, LastPC: r.LastPC, LastSize: r.LastSize}
+}
+
+// RunPCs returns the addresses of the instructions of the record the
+// observer is handling (more than one in merge mode: emu.Engine.SetMerge,
+// shadow.Record.N), in the order they ran.
+func (s *Session) RunPCs() []uint64 { return s.P.Engine.RunPCs(s.rec) }
 
 // NewSession prepares stepping p from its current state (normally its entry
 // point). It takes over p's engine observer.
@@ -125,7 +136,8 @@ func (s *Session) Batch(n int) error {
 func (s *Session) Observe(fn func(r shadow.Record) bool) { s.observer = fn }
 
 func (s *Session) hook(er emu.Record, live bool) {
-	r := shadow.Record(er)
+	r := shadowRecord(er)
+	s.rec = er
 	s.Shadow.Observe(r)
 	if s.stopped {
 		// A batch goes on after a stop (Batch): the shadow stack follows.
@@ -154,7 +166,7 @@ func (s *Session) sync() {
 	if err != nil {
 		return
 	}
-	s.cur = shadow.Record(r)
+	s.cur = shadowRecord(r)
 	s.Shadow.Sync(s.cur)
 }
 

@@ -60,14 +60,14 @@ func TestShadowStackAtExit(t *testing.T) {
 			p.OnSwitch(func(from, to int) {
 				p.Engine.FlushRecords()
 				if r, err := p.Engine.FrameState(); err == nil {
-					sh.Sync(shadow.Record(r))
+					sh.Sync(shadowRecord(r))
 				}
 				sh = stackOf(to)
 			})
 			maxDepth := 0
 			p.Engine.ObserveRecords(4096, func(rs []emu.Record) {
 				for _, r := range rs {
-					sh.Observe(shadow.Record(r))
+					sh.Observe(shadowRecord(r))
 					maxDepth = max(maxDepth, sh.Depth())
 				}
 			})
@@ -77,7 +77,7 @@ func TestShadowStackAtExit(t *testing.T) {
 				t.Fatalf("run: %v, %v", exit, err)
 			}
 			r, _ := p.Engine.FrameState()
-			sh.Sync(shadow.Record(r))
+			sh.Sync(shadowRecord(r))
 			syms := p.Symbols()
 			var names []string
 			for _, f := range sh.Frames() {

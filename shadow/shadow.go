@@ -74,6 +74,13 @@ import (
 type Record struct {
 	PC, SP, FP, RA uint64
 	Size           uint32
+	// N > 1: the record stands for N instructions, the one at PC and N-1
+	// that ran after it with the same SP, FP and RA, none of them a call,
+	// a return or an indirect branch but maybe the last, at LastPC
+	// (LastSize bytes) (emu.Engine.SetMerge). 0 or 1: one instruction.
+	N        uint32
+	LastPC   uint64
+	LastSize uint32
 }
 
 // Frame is one activation on the shadow call stack, recorded by watching
@@ -164,11 +171,19 @@ func New(a *arch.Arch, readCode func(addr uint64, buf []byte) error) *Stack {
 }
 
 // Observe updates the stack for the instruction about to run at r.PC.
+//
+// A record of N > 1 instructions is observed as all of them: none before
+// the last changes the stack, and the last is the previous instruction for
+// the next record.
 func (s *Stack) Observe(r Record) {
 	s.insn++
 	s.settle(r)
 	s.prev, s.havePrev = r, true
-	s.prevFlow = s.flow(r.PC, r.Size)
+	if r.N > 1 {
+		s.insn += uint64(r.N - 1)
+		s.prev.PC, s.prev.Size, s.prev.N = r.LastPC, r.LastSize, 1
+	}
+	s.prevFlow = s.flow(s.prev.PC, s.prev.Size)
 }
 
 // Unobserve takes back the last Observe when that instruction did not run

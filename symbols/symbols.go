@@ -164,6 +164,26 @@ func (s *Table) Lookup(pc uint64) (name string, off uint64, ok bool) {
 	return s.syms[i].name, pc - s.syms[i].addr, true
 }
 
+// Bounds returns, sorted, every address where Lookup's answer may change:
+// the start and end of every symbol and object range and of the span of
+// the file New read. Between two consecutive ones, Lookup names the same
+// symbol (or none).
+func (s *Table) Bounds() []uint64 {
+	out := make([]uint64, 0, 2*len(s.syms)+2*len(s.objs)+2)
+	for _, sym := range s.syms {
+		out = append(out, sym.addr)
+		if sym.size > 0 {
+			out = append(out, sym.addr+sym.size)
+		}
+	}
+	for _, o := range s.objs {
+		out = append(out, o.start, o.end)
+	}
+	out = append(out, s.lo, s.hi)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
 // Addr returns the address of the named function: by its symbol name, or
 // by its C++ name as Demangle prints it, with or without the parameter
 // list ("thrower(int)" or "thrower" for _ZL7throweri); with several

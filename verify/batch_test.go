@@ -4,12 +4,14 @@ package verify
 
 import (
 	"debug/elf"
+	"io"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/sframesim/sframesim/internal/testcorpus"
+	"github.com/sframesim/sframesim/linux"
 	"github.com/sframesim/sframesim/sframe"
 )
 
@@ -17,7 +19,9 @@ import (
 // store log, results and tails reused) reports exactly what handing each
 // instruction to Go before it runs reports, on both architectures, with
 // C++ exceptions, longjmp, realigned (DRAP) frames, FLEX rules on other
-// registers (asm: handed over live) and a fault-injected binary.
+// registers (asm: handed over live), threads, signals, dynamically linked
+// programs and a fault-injected binary. Batched, runs of instructions
+// arrive merged (Target.merge): this is also their equivalence test.
 func TestBatchEqualsExact(t *testing.T) {
 	dir := testcorpus.Dir(t)
 	progs := []string{
@@ -25,6 +29,14 @@ func TestBatchEqualsExact(t *testing.T) {
 		"v3/x86-64/asm-O2-static", "v3/aarch64/asm-O2-static", "v1/x86-64/asm-O0-static",
 		"v3/x86-64/except-O2-static", "v3/aarch64/except-O2-static", "v2/x86-64/setjmp-O2-static",
 		"v3/x86-64/realign-O2-static", "v3/aarch64/vla-O0-static",
+		// Threads, signals (handlers, nested, SIGSEGV left by
+		// siglongjmp, an alternate stack, ITIMER_VIRTUAL), C++ threads
+		// with exceptions, files, dynamically linked programs with
+		// their sysroot's libraries (no SFrame: long NoFDE runs).
+		"v3/x86-64/pthreads-O2-static", "v3/aarch64/pthreads-O0-dynamic",
+		"v3/x86-64/signals-O2-dynamic", "v3/aarch64/signals-O2-static",
+		"v2/x86-64/stdthread-O2-dynamic", "v1/aarch64/files-O2-static",
+		"clang23/x86-64/except-O2-dynamic",
 	}
 	// And v3/x86-64/nolibc-O0 with the CFA offset of every exercised row
 	// of fib off by 8 (fault injection).
@@ -44,7 +56,8 @@ func TestBatchEqualsExact(t *testing.T) {
 					fib := mutateFunction(t, path, f.Section, "fib")
 					t.Logf("mutated %d rows of fib", fib)
 				}
-				rep, err := runSection(path, f.Section, Options{Batch: batch})
+				e := testcorpus.Lookup(t, name)
+				rep, err := runSection(path, f.Section, Options{Batch: batch, Config: linux.Config{Sysroot: testcorpus.Sysroot(t, &e), Stdout: io.Discard, Stderr: io.Discard}})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -170,6 +170,12 @@ func (c *Checker) CheckStack(r shadow.Record, st *shadow.Stack) Result {
 	return res
 }
 
+// Reusable reports whether the last CheckStack's result holds for any PC
+// of the same FRE row with the same registers, shadow stack and memory
+// (the PC of a depth-0 frame aside): the next CheckStack there would
+// reuse it whole.
+func (c *Checker) Reusable() bool { return c.lastOK }
+
 // sync forgets everything computed before a section was added to the
 // unwinder.
 func (c *Checker) sync() {

@@ -70,13 +70,13 @@ func objectSection(o *linux.Object) *sframe.Section {
 
 // addObjects gives u the SFrame section of every shared object p has
 // mapped or will map (the program's own section is already there), calling
-// added after each.
+// added after each object, with a section or not.
 func addObjects(p *linux.Process, u *unwind.Unwinder, added func()) {
 	add := func(o *linux.Object) {
 		if sec := objectSection(o); sec != nil && arch.ForABI(sec.Header.ABI) == u.Arch() {
 			u.Add(sec)
-			added()
 		}
+		added()
 	}
 	for _, o := range p.Objects()[1:] {
 		add(o)

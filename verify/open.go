@@ -29,6 +29,7 @@ type Target struct {
 
 	file    *sframe.File // nil for OpenSection
 	batched bool
+	merging bool // runs of instructions arrive as one record (merge)
 }
 
 // Open reads path's SFrame section and loads the program (cfg.Args is its
@@ -81,9 +82,14 @@ func OpenSection(path string, sec *sframe.Section, cfg linux.Config) (*Target, e
 	tg := &Target{Path: path, Section: sec, Process: p}
 	// A library's FLEX functions must be handed over live too when
 	// checking in batches.
+	// So must merge intervals (Target.merge) know its rows, symbols and
+	// range.
 	tg.Unwinder, err = newUnwinder(p, a, sec, func() {
 		if tg.batched {
 			p.Engine.SetLiveRanges(liveRanges(tg.Unwinder))
+		}
+		if tg.merging {
+			tg.merge()
 		}
 	})
 	if err != nil {
@@ -121,6 +127,10 @@ func (tg *Target) Batch(n int) error {
 		return err
 	}
 	tg.batched = n > 1
+	if !tg.batched && tg.merging {
+		tg.merging = false
+		s.P.Engine.SetMerge(nil, nil)
+	}
 	if n > 1 {
 		s.P.Engine.SetLiveRanges(liveRanges(tg.Unwinder))
 		tg.Checker.Watch = s.P.Engine

@@ -87,11 +87,20 @@ func (tg *Target) run(opt Options) (*Report, error) {
 	// Each thread is checked against its own shadow stack (s.Shadow is the
 	// running thread's).
 	tid, count := s.Thread(), c.thread(s.Thread())
+	// Batched, runs of instructions with the same registers, memory and
+	// shadow stack in one FRE row (and one function and object) arrive as
+	// one record (Target.merge, emu.Engine.SetMerge): each of them has the
+	// result of the first, but for the PC of a depth-0 frame, whenever the
+	// Checker would reuse that result whole at the next PC — or no FDE
+	// covers the run. Otherwise (a problem, which is counted per PC, or a
+	// result that names its PC) each instruction is checked on its own.
+	tg.merge()
+	var ticks uint64
 	s.Observe(func(r shadow.Record) bool {
 		if opt.Interrupt != nil && opt.Interrupt.Load() {
 			return false
 		}
-		if opt.Timeout > 0 && c.insns&0xfff == 0 && time.Since(start) > opt.Timeout {
+		if ticks++; opt.Timeout > 0 && ticks&0xfff == 0 && time.Since(start) > opt.Timeout {
 			c.stop = fmt.Sprintf("timeout: %v of wall-clock time passed", opt.Timeout)
 			return false
 		}
@@ -102,9 +111,26 @@ func (tg *Target) run(opt Options) (*Report, error) {
 		if now := s.Thread(); now != tid {
 			tid, count = now, c.thread(now)
 		}
-		*count++
+		n := uint64(max(r.N, 1))
+		if opt.MaxInsns > 0 {
+			n = min(n, opt.MaxInsns-c.insns)
+		}
+		*count += n
 		res := checker.CheckStack(r, s.Shadow)
 		c.add(r, &res, checker.Same)
+		if n == 1 {
+			return true
+		}
+		if !res.Kind.Problem() && (checker.Reusable() || res.Kind == NoFDE) {
+			c.addRun(n-1, r.PC)
+			return true
+		}
+		r.N, r.Size = 1, 0
+		for _, pc := range s.RunPCs()[1:n] {
+			r.PC = pc
+			res := checker.CheckStack(r, s.Shadow)
+			c.add(r, &res, checker.Same)
+		}
 		return true
 	})
 	exit, stopped, err := s.RunUntil(nil, 0)
@@ -182,6 +208,8 @@ type collector struct {
 		end     *chainEnd // nil: the chain did not end at a frame without data
 		covered bool
 		hits    *uint64 // the topmost row's hits, nil if in another section
+		kind    Kind
+		signals uint64
 	}
 }
 
@@ -258,6 +286,7 @@ func (c *collector) add(r shadow.Record, res *Result, same bool) {
 		return
 	}
 	m.obj, m.end = c.objs.add(r.PC, res)
+	m.kind, m.signals = res.Kind, uint64(res.Signals)
 	fs := c.funcStat(r.PC)
 	fs.Instructions++
 	m.covered = res.Kind != NoFDE
@@ -311,6 +340,31 @@ func (c *collector) add(r shadow.Record, res *Result, same bool) {
 	c.pcs[key][r.PC] = true
 	if res.Kind.Failure() && f.HasRow && f.Section == c.sec {
 		c.rowFail[[2]int{f.Row.FDE, f.Row.FRE}]++
+	}
+}
+
+// addRun counts k more instructions after the one at pc that add just
+// counted, with the same result, in its function and FRE row (a run of a
+// merged record).
+func (c *collector) addRun(k uint64, pc uint64) {
+	m := &c.memo
+	c.insns += k
+	c.kinds[c.memo.kind] += k
+	c.sigs += k * m.signals
+	m.obj.Instructions += k
+	if m.end != nil {
+		m.end.stat.ChainEnds += k
+		m.end.n += k
+	}
+	fs := c.funcStat(pc)
+	fs.Instructions += k
+	if m.covered {
+		m.obj.Covered += k
+		fs.Covered += k
+		c.rep.Covered += k
+	}
+	if m.hits != nil {
+		*m.hits += k
 	}
 }
 
