@@ -11,6 +11,7 @@
 #   make corpus-baseline  rewrite both expectations files from what the corpora show now
 #   make bench-corpus     1 vs 2 corpus workers
 #   make bench-threads    verify throughput: the same work in 1 thread vs 4
+#   make bench-long       a long lua run verified, run plainly and under qemu-user: speed ratios, RSS
 #   make race     every test under the race detector, package by package
 #   make corpus   rebuild the cross-toolchain test corpus (root; see testdata/README.md)
 
@@ -25,7 +26,7 @@ BENCHCOUNT  ?= 5
 
 
 .PHONY: deps env release
-.PHONY: all build test vet staticcheck unit bench bench-libsframe fuzz corpus testdata clean corpus-verify corpus-baseline bench-corpus bench-threads race
+.PHONY: all build test vet staticcheck unit bench bench-libsframe fuzz corpus testdata clean corpus-verify corpus-baseline bench-corpus bench-threads bench-long race
 
 all: build
 
@@ -127,6 +128,14 @@ bench-corpus: testdata
 # medians; issue 13 wants the ratio at 0.8 or more).
 bench-threads: testdata
 	$(GO) test -run '^$$' -bench 'VerifyThreads' -count $(BENCHCOUNT) ./verify
+
+# verify vs run vs qemu-user on one long program per architecture (the
+# real-world lua computing fib(LONGFIB)): verified instructions per CPU
+# second, the CPU-time ratios and each one's peak RSS (needs qemu-user;
+# LONGFIB=31 for ~10^9 instructions).
+LONGFIB ?= 25
+bench-long: testdata
+	$(GO) test -run '^$$' -bench 'Long' -benchtime 1x -count $(BENCHCOUNT) -timeout 3h ./verify -long.fib $(LONGFIB)
 
 # Every test under the race detector, one package at a time, with -short
 # (only cmd/sframesim has it). Slow: on the loaded 2-core machine linux
