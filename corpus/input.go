@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-		"strings"
+	"strings"
 	"unicode"
 
 	"github.com/sframesim/sframesim/internal/hostfile"
