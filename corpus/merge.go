@@ -22,12 +22,16 @@ func ReadReport(path string) (*ShardReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, jsonError(data, err))
+	}
+	if probe["results"] == nil || probe["statuses"] == nil {
+		return nil, fmt.Errorf("%s: not a corpus JSON report (no \"results\" or \"statuses\"): give the --json output of sframesim corpus", path)
+	}
 	r := &ShardReport{Name: path}
 	if err := json.Unmarshal(data, &r.Doc); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, jsonError(data, err))
-	}
-	if r.Doc.Results == nil || r.Doc.Statuses == nil {
-		return nil, fmt.Errorf("%s: not a corpus JSON report (no \"results\" or \"statuses\"): give the --json output of sframesim corpus", path)
 	}
 	if r.Doc.Setup.SelectedSHA256 == "" {
 		return nil, fmt.Errorf("%s: the report has no \"setup\" (written by an older sframesim?): shard reports need it to be merged", path)
