@@ -153,7 +153,8 @@ func setNames(a bool, an string, b bool, bn string) []string {
 // Partition splits jobs into n shards of nearly equal total Cost, by the
 // longest-processing-time rule: jobs in order of decreasing cost (ties by
 // key) each go to the shard with the least cost so far (ties: the one with
-// fewest jobs, then the lowest). The split depends only on the keys and costs, so every machine
+// fewest jobs, then the lowest). The split depends only on the keys and
+// costs, so every machine
 // that computes the same costs computes the same shards; they are
 // disjoint, cover every job, and no shard's total exceeds another's by
 // more than the costliest job. Each shard is sorted by key. With equal
@@ -244,12 +245,15 @@ func ReadCosts(path string) (*Costs, error) {
 }
 
 // SetCosts sets each job's Cost: the instructions recorded for it in
-// costs, else an estimate from its file's size. Without recorded costs the
-// estimate is the size in bytes; with them, the size times the
-// instructions per byte of the jobs that have recorded costs (integer
-// arithmetic: the same on every machine). A file that cannot be read costs
-// 0 (verify reports it). The result depends only on costs and the files,
-// so every shard of a split computes the same costs.
+// costs; for a job without, an estimate: its file's size times the
+// instructions per byte of the jobs with recorded costs (integer
+// arithmetic: the same on every machine; a file that cannot be read
+// costs 0, verify reports it). Without any recorded cost every job costs
+// 1: shards are then balanced by count, dealt round-robin in key order,
+// since file size alone predicts run time worse than that (a static glibc
+// binary is large and quick, a dynamic one small and slow through ld.so;
+// see BenchmarkShardBalance). The result depends only on costs and the
+// files, so every shard of a split computes the same costs.
 func SetCosts(jobs []Job, costs *Costs) {
 	sizes := make([]uint64, len(jobs))
 	for i, j := range jobs {
@@ -258,22 +262,23 @@ func SetCosts(jobs []Job, costs *Costs) {
 		}
 	}
 	var knownInsns, knownBytes uint64
-	if costs != nil {
-		for i, j := range jobs {
-			if n, ok := costs.Insns[j.Key]; ok {
-				knownInsns += n
-				knownBytes += sizes[i]
-			}
+	for i, j := range jobs {
+		if n, ok := costs.lookup(j.Key); ok {
+			knownInsns += n
+			knownBytes += sizes[i]
 		}
 	}
 	for i := range jobs {
 		j := &jobs[i]
-		if n, ok := costs.lookup(j.Key); ok {
+		n, ok := costs.lookup(j.Key)
+		switch {
+		case ok:
 			j.Cost = n
-			continue
-		}
-		j.Cost = sizes[i]
-		if knownInsns > 0 && knownBytes > 0 {
+		case knownInsns == 0:
+			j.Cost = 1
+		case knownBytes == 0:
+			j.Cost = knownInsns // no size to scale by: as costly as all known ones
+		default:
 			hi, lo := bits.Mul64(sizes[i], knownInsns)
 			if hi < knownBytes {
 				j.Cost, _ = bits.Div64(hi, lo, knownBytes)

@@ -46,15 +46,16 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 		"SFRAMESIM_SHARD_INDEX (GitHub Actions: strategy.job-index) or\n"+
 		"JOB_COMPLETION_INDEX (set by a Kubernetes Indexed Job) with\n"+
 		"SFRAMESIM_SHARD_COUNT=n. A variable set but empty, an index without a count\n"+
-		"or the reverse, or two forms at once is a usage error. The selected binaries\n"+
-		"are split by cost, longest first, into n shards of nearly equal total (the\n"+
-		"same split on every machine); the cost is the instructions each checked in\n"+
-		"the --costs report, else an estimate from the file size. Within a run,\n"+
-		"workers also take the costliest binaries first. 'sframesim corpus merge'\n"+
-		"combines the shards' --json reports into the report of the whole run.\n\n")
+		"or the reverse, or two forms at once is a usage error. With --costs, the\n"+
+		"selected binaries are split by cost, longest first, into n shards of nearly\n"+
+		"equal total (the same split on every machine given the same report); the\n"+
+		"cost is the instructions each checked in that report (binaries it lacks:\n"+
+		"estimated from the file size), and workers also start the costliest first.\n"+
+		"Without it the binaries sorted by key are dealt round-robin. 'sframesim\n"+
+		"corpus merge' combines the shards' --json reports into the whole run's.\n\n")
 	workers := cl.Int("j", 0, "verify `N` binaries at once (0: one per CPU)")
 	shard := cl.String("shard", "", "verify only shard `i/n` (1 <= i <= n) of the binaries split by cost (default: from the environment, see above)")
-	costsPath := cl.String("costs", "", "split shards and schedule binaries by the instructions each checked in `REPORT.json`, the --json output of an earlier run (default: by file size)")
+	costsPath := cl.String("costs", "", "split shards and schedule binaries longest first by the instructions each checked in `REPORT.json`, the --json output of an earlier run (default: round-robin, key order)")
 	expectPath := cl.String("expect", "", "expected outcomes `FILE` (binaries not listed must verify clean)")
 	update := cl.Bool("update", false, "write the observed outcomes to the --expect file as the new baseline (reasons are kept)")
 	jsonPath := cl.String("json", "", "write the summary and every report as JSON to `FILE` (- for stdout)")
