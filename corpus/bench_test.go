@@ -165,26 +165,47 @@ func BenchmarkLongestFirst(b *testing.B) {
 // for the split by recorded instruction counts (what --costs gives),
 // round-robin in key order (without --costs), and by file size (not used:
 // it does worse than round-robin on the committed corpus).
-// The figures are deterministic: the instructions of the bench set's
-// binaries, or, when SFRAMESIM_BENCH_COSTS names a corpus JSON report,
-// of that report's binaries (e.g. bin/corpus.json of make corpus-verify).
+// secs-* are the same for the verification times, and workers-* the time
+// n workers of one run take in key order and longest first (each taking
+// the next binary when free) over the bound (all over n, or the longest
+// binary). The figures are computed from the instructions and times of
+// one run: of the bench set's binaries, or, when SFRAMESIM_BENCH_COSTS
+// names a corpus JSON report, of that report's (e.g. bin/corpus.json of
+// make corpus-verify); the instruction figures are deterministic.
 func BenchmarkShardBalance(b *testing.B) {
 	var jobs []Job
 	costs := &Costs{Insns: map[string]uint64{}}
+	secs := map[string]float64{} // each binary's verification time
 	if path := os.Getenv("SFRAMESIM_BENCH_COSTS"); path != "" {
 		var err error
 		if costs, err = ReadCosts(path); err != nil {
 			b.Fatal(err)
 		}
-		dir := testcorpus.Dir(b)
-		for key := range costs.Insns {
-			jobs = append(jobs, Job{Key: key, Path: filepath.Join(dir, key)})
+		report, err := ReadReport(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		root, err := testcorpus.Root()
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, r := range report.Doc.Results {
+			if _, ok := costs.Insns[r.Key]; !ok {
+				continue
+			}
+			secs[r.Key] = r.Seconds
+			path := r.Path // as the run named it: relative to the checkout, or absolute
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(root, path)
+			}
+			jobs = append(jobs, Job{Key: r.Key, Path: path})
 		}
 	} else {
 		var exp *Expectations
 		jobs, exp = benchJobs(b)
 		for _, r := range Run(jobs, exp, Options{Workers: 2}) {
 			costs.Insns[r.Key] = r.Report.Instructions
+			secs[r.Key] = r.Seconds
 		}
 	}
 	sortJobs(jobs)
@@ -226,10 +247,66 @@ func BenchmarkShardBalance(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				a, s = worst(Partition(byInsns, n)), worst(Partition(bySize, n))
 			}
+			// n workers of one run, each taking the next binary when free,
+			// in key order and longest first: the time the recorded
+			// verification times give, over the bound (all over n, or the
+			// longest binary).
+			var total, longest float64
+			for _, j := range jobs {
+				total += secs[j.Key]
+				longest = max(longest, secs[j.Key])
+			}
+			bound := max(total/float64(n), longest)
+			b.ReportMetric(listSchedule(jobs, secs, n)/bound, "workers-keyorder/bound")
+			b.ReportMetric(listSchedule(sortedByCost(byInsns), secs, n)/bound, "workers-longest/bound")
+			// The same for the shards' verification times: do balanced
+			// instructions balance the time?
+			worstSecs := func(shards [][]Job) float64 {
+				var most float64
+				for _, s := range shards {
+					var sum float64
+					for _, j := range s {
+						sum += secs[j.Key]
+					}
+					most = max(most, sum)
+				}
+				return most * float64(n) / total
+			}
+			b.ReportMetric(worstSecs(Partition(byInsns, n)), "secs-max/ideal-costs")
+			b.ReportMetric(worstSecs(roundRobin), "secs-max/ideal-roundrobin")
 			b.ReportMetric(a, "max/ideal-costs")
 			b.ReportMetric(s, "max/ideal-size")
 			b.ReportMetric(worst(roundRobin), "max/ideal-roundrobin")
 			b.ReportMetric(float64(len(jobs)), "binaries")
 		})
 	}
+}
+
+// listSchedule returns when n workers, each taking the next job of jobs
+// when it is free, are done, the jobs taking secs.
+func listSchedule(jobs []Job, secs map[string]float64, n int) float64 {
+	free := make([]float64, n)
+	for _, j := range jobs {
+		w := 0
+		for k := range free {
+			if free[k] < free[w] {
+				w = k
+			}
+		}
+		free[w] += secs[j.Key]
+	}
+	var end float64
+	for _, t := range free {
+		end = max(end, t)
+	}
+	return end
+}
+
+// sortedByCost returns jobs in the order Run starts them.
+func sortedByCost(jobs []Job) []Job {
+	var out []Job
+	for _, i := range byCost(jobs) {
+		out = append(out, jobs[i])
+	}
+	return out
 }
