@@ -139,6 +139,22 @@ func ShardFromEnv(lookup func(string) (string, bool)) (*ShardSpec, error) {
 	return &ShardSpec{I: k + 1, N: n, Source: fmt.Sprintf("%s=%s, %s=%s", name, value, EnvShardCount, count)}, nil
 }
 
+// UnknownShardVars returns the variables of environ (os.Environ) whose
+// names start like the shard variables but are none of them
+// (SFRAMESIM_SHARD_IDX, SFRAMESIM_SHARDS): a misspelt variable would
+// otherwise be ignored, and every job of a matrix run everything.
+func UnknownShardVars(environ []string) []string {
+	var out []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, EnvShard) && name != EnvShard && name != EnvShardIndex && name != EnvShardCount {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 func setNames(a bool, an string, b bool, bn string) []string {
 	var out []string
 	if a {

@@ -90,6 +90,13 @@ func TestShardFromEnv(t *testing.T) {
 	}
 }
 
+func TestUnknownShardVars(t *testing.T) {
+	env := []string{"PATH=/bin", "SFRAMESIM_SHARD=1/2", "SFRAMESIM_SHARD_INDEX=0", "SFRAMESIM_SHARD_COUNT=2", "SFRAMESIM_SHARDS=4", "SFRAMESIM_SHARD_IDX=1", "SFRAMESIM_BENCH_COSTS=x", "JOB_COMPLETION_INDEX=0"}
+	if got, want := UnknownShardVars(env), []string{"SFRAMESIM_SHARDS", "SFRAMESIM_SHARD_IDX"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("UnknownShardVars = %q, want %q", got, want)
+	}
+}
+
 // TestPartition: over many random corpora and every n, the shards are
 // disjoint, cover every job, are sorted by key, do not depend on the
 // input order, and are balanced: no shard's total cost exceeds another's

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -45,14 +46,15 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 		"it is not given the environment: SFRAMESIM_SHARD=i/n, or a 0-based index in\n"+
 		"SFRAMESIM_SHARD_INDEX (GitHub Actions: strategy.job-index) or\n"+
 		"JOB_COMPLETION_INDEX (set by a Kubernetes Indexed Job) with\n"+
-		"SFRAMESIM_SHARD_COUNT=n. A variable set but empty, an index without a count\n"+
-		"or the reverse, or two forms at once is a usage error. With --costs, the\n"+
-		"selected binaries are split by cost, longest first, into n shards of nearly\n"+
-		"equal total (the same split on every machine given the same report); the\n"+
-		"cost is the instructions each checked in that report (binaries it lacks:\n"+
-		"estimated from the file size), and workers also start the costliest first.\n"+
-		"Without it the binaries sorted by key are dealt round-robin. 'sframesim\n"+
-		"corpus merge' combines the shards' --json reports into the whole run's.\n\n")
+		"SFRAMESIM_SHARD_COUNT=n. A variable set but empty, another SFRAMESIM_SHARD*\n"+
+		"variable (misspelt), an index without a count or the reverse, or two forms at\n"+
+		"once is a usage error. With --costs, the selected binaries are split by cost,\n"+
+		"longest first, into n shards of nearly equal total (the same split on every\n"+
+		"machine given the same report); the cost is the instructions each checked in\n"+
+		"that report (binaries it lacks: estimated from the file size), and workers\n"+
+		"also start the costliest first. Without it the binaries sorted by key are\n"+
+		"dealt round-robin. 'sframesim corpus merge' combines the shards' --json\n"+
+		"reports into the whole run's.\n\n")
 	workers := cl.Int("j", 0, "verify `N` binaries at once (0: one per CPU)")
 	shard := cl.String("shard", "", "verify only shard `i/n` (1 <= i <= n) of the binaries split by cost (default: from the environment, see above)")
 	costsPath := cl.String("costs", "", "split shards and schedule binaries longest first by the instructions each checked in `REPORT.json`, the --json output of an earlier run (default: round-robin, key order)")
@@ -133,6 +135,10 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 		}
 		spec = &corpus.ShardSpec{I: i, N: n, Source: "--shard"}
 	} else {
+		if unknown := corpus.UnknownShardVars(os.Environ()); len(unknown) > 0 {
+			return cl.usageError(stderr, "shard from the environment: %s: not a variable sframesim reads (misspelt? it reads %s, or %s or %s with %s)",
+				strings.Join(unknown, ", "), corpus.EnvShard, corpus.EnvShardIndex, corpus.EnvK8sIndex, corpus.EnvShardCount)
+		}
 		var err error
 		if spec, err = corpus.ShardFromEnv(os.LookupEnv); err != nil {
 			return cl.usageError(stderr, "shard from the environment: %v (--shard i/n overrides it)", err)

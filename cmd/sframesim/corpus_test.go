@@ -403,6 +403,7 @@ func TestCorpusShardMerge(t *testing.T) {
 		{map[string]string{"JOB_COMPLETION_INDEX": "1"}, nil, exitUsage, "JOB_COMPLETION_INDEX=1 is set (a Kubernetes Indexed Job), but SFRAMESIM_SHARD_COUNT is not"},
 		{map[string]string{"SFRAMESIM_SHARD_INDEX": "", "SFRAMESIM_SHARD_COUNT": "2"}, nil, exitUsage, "SFRAMESIM_SHARD_INDEX is set but empty"},
 		{map[string]string{"SFRAMESIM_SHARD": "1/2"}, []string{"--update"}, exitUsage, "--update needs the whole corpus, not shard 1/2 (from SFRAMESIM_SHARD=1/2)"},
+		{map[string]string{"SFRAMESIM_SHARD_IDX": "1", "SFRAMESIM_SHARDS_COUNT": "2"}, nil, exitUsage, "shard from the environment: SFRAMESIM_SHARDS_COUNT, SFRAMESIM_SHARD_IDX: not a variable sframesim reads"},
 		{map[string]string{"JOB_COMPLETION_INDEX": "1"}, []string{"--shard", "1/1", "--run", "asm"}, exitOK, "OK: 1 of 1"},
 	} {
 		t.Run(fmt.Sprint(c.env), func(t *testing.T) {
