@@ -8,6 +8,7 @@
 #   make fuzz     each fuzz target for FUZZTIME (default 5m)
 #   make corpus-verify    verify every committed corpus binary against testdata/expect.json,
 #                         and the real-world corpus against testdata/realworld/expect.json
+#   make corpus-merge     merge the reports of corpus-verify shards (CORPUS_SHARDS=DIR)
 #   make corpus-baseline  rewrite both expectations files from what the corpora show now
 #   make bench-corpus     1 vs 2 corpus workers
 #   make bench-threads    verify throughput: the same work in 1 thread vs 4
@@ -26,7 +27,7 @@ BENCHCOUNT  ?= 5
 
 
 .PHONY: deps env release
-.PHONY: all build test vet staticcheck unit bench bench-libsframe fuzz corpus testdata clean corpus-verify corpus-baseline bench-corpus bench-threads bench-long race
+.PHONY: all build test vet staticcheck unit bench bench-libsframe fuzz corpus testdata clean corpus-verify corpus-merge corpus-baseline bench-corpus bench-threads bench-long race
 
 all: build
 
@@ -117,6 +118,19 @@ corpus-verify: build testdata
 	@status=0; \
 	$(BIN) corpus --expect testdata/expect.json --json bin/corpus.json --junit bin/corpus.xml $(CORPUS_SYSROOTS) $(CORPUS_FLAGS) testdata/corpus/manifest.json || status=$$?; \
 	$(BIN) corpus --expect testdata/realworld/expect.json --json bin/realworld.json --junit bin/realworld.xml $(CORPUS_SYSROOTS) $(CORPUS_FLAGS) testdata/realworld/manifest.json || status=$$?; \
+	exit $$status
+
+# Merge the reports of corpus-verify run in shards (--shard i/n in
+# CORPUS_FLAGS, or SFRAMESIM_SHARD_INDEX and SFRAMESIM_SHARD_COUNT in the
+# environment: see docs/ci): CORPUS_SHARDS is a directory with one directory
+# per shard holding its corpus.json and realworld.json. Writes bin/corpus.json,
+# bin/corpus.xml, bin/realworld.json and bin/realworld.xml as an unsharded
+# corpus-verify does; fails as it would, or if a shard is missing.
+CORPUS_SHARDS ?= shards
+corpus-merge: build
+	@status=0; \
+	$(BIN) corpus merge --expect testdata/expect.json --json bin/corpus.json --junit bin/corpus.xml $(CORPUS_SHARDS)/*/corpus.json || status=$$?; \
+	$(BIN) corpus merge --expect testdata/realworld/expect.json --json bin/realworld.json --junit bin/realworld.xml $(CORPUS_SHARDS)/*/realworld.json || status=$$?; \
 	exit $$status
 
 # 1 vs 2 corpus workers: throughput and their ratio (quote medians).

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -15,74 +14,6 @@ import (
 	"github.com/sframesim/sframesim/symbols"
 	"github.com/sframesim/sframesim/verify"
 )
-
-func TestParseShard(t *testing.T) {
-	tests := []struct {
-		in     string
-		i, n   int
-		errSub string
-	}{
-		{in: "1/1", i: 1, n: 1},
-		{in: "3/4", i: 3, n: 4},
-		{in: "0/4", errSub: "1 <= i <= n"},
-		{in: "5/4", errSub: "1 <= i <= n"},
-		{in: "1/0", errSub: "1 <= i <= n"},
-		{in: "2", errSub: "want i/n"},
-		{in: "a/b", errSub: "want i/n"},
-		{in: "-1/2", errSub: "want i/n"},
-	}
-	for _, tt := range tests {
-		i, n, err := ParseShard(tt.in)
-		if tt.errSub != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.errSub) {
-				t.Errorf("ParseShard(%q): err %v, want one containing %q", tt.in, err, tt.errSub)
-			}
-			continue
-		}
-		if err != nil || i != tt.i || n != tt.n {
-			t.Errorf("ParseShard(%q) = %d, %d, %v; want %d, %d", tt.in, i, n, err, tt.i, tt.n)
-		}
-	}
-}
-
-// TestShard: the shards of any split are disjoint, cover every job, are
-// balanced to one job, and do not depend on the input order.
-func TestShard(t *testing.T) {
-	var jobs []Job
-	for _, k := range []string{"v2/b", "v1/a", "v3/c", "v1/b", "v2/a", "v3/a", "v1/c"} {
-		jobs = append(jobs, Job{Key: k})
-	}
-	reversed := make([]Job, len(jobs))
-	for i, j := range jobs {
-		reversed[len(jobs)-1-i] = j
-	}
-	for n := 1; n <= len(jobs)+1; n++ {
-		seen := map[string]int{}
-		for i := 1; i <= n; i++ {
-			shard := Shard(jobs, i, n)
-			if got := Shard(reversed, i, n); !reflect.DeepEqual(got, shard) {
-				t.Errorf("shard %d/%d depends on the input order: %v vs %v", i, n, keys(shard), keys(got))
-			}
-			if len(shard) < len(jobs)/n || len(shard) > len(jobs)/n+1 {
-				t.Errorf("shard %d/%d has %d of %d jobs", i, n, len(shard), len(jobs))
-			}
-			for _, j := range shard {
-				seen[j.Key]++
-			}
-		}
-		for _, j := range jobs {
-			if seen[j.Key] != 1 {
-				t.Errorf("split into %d: %s is in %d shards", n, j.Key, seen[j.Key])
-			}
-		}
-	}
-	if got, want := keys(Shard(jobs, 2, 3)), []string{"v1/b", "v2/b"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("shard 2/3 = %v, want %v", got, want)
-	}
-	if got, want := keys(Filter(jobs, regexp.MustCompile("^v1/"))), []string{"v1/a", "v1/b", "v1/c"}; !reflect.DeepEqual(got, want) {
-		t.Errorf("Filter = %v", got)
-	}
-}
 
 func keys(jobs []Job) []string {
 	var out []string

@@ -23,9 +23,16 @@
 // [Expectations.Update] rewrites the baseline from observed outcomes,
 // keeping the reasons of entries that still hold.
 //
-// Work is split over machines with [Shard]: binaries sorted by their key
-// (the path relative to the input) are dealt round-robin, which gives the
-// same split on every machine.
+// Work is split over machines with [Shard] ([Partition]): by the
+// longest-processing-time rule over each binary's cost ([SetCosts]: the
+// instructions it checked in an earlier report, [ReadCosts]), which with
+// no recorded costs deals the binaries sorted by key round-robin; either
+// way every machine computes the same split. [ShardFromEnv] takes the
+// shard from a CI matrix's or a Kubernetes Indexed Job's environment.
+// [Merge] combines the shards' JSON reports into the whole run's, after
+// checking that they fit together (same [Setup], every shard once, no
+// binary twice, the selection covered exactly). [Run] starts the
+// costliest binaries first.
 //
 // Results are written as a text summary, JSON (everything, including each
 // binary's full verify report) and JUnit XML (one testcase per binary).

@@ -44,6 +44,10 @@ import (
 type Expectations struct {
 	Comment  string             `json:"comment,omitempty"`
 	Binaries map[string]*Expect `json:"binaries"`
+	// SHA256 is the hex SHA-256 of the file's bytes as read ("" when not
+	// read from a file): shard reports judged against different files do
+	// not merge.
+	SHA256 string `json:"-"`
 }
 
 // Expect is one binary's expected outcome: unsupported, or known problems.
@@ -90,6 +94,7 @@ func ReadExpectations(path string) (*Expectations, error) {
 	if e.Binaries == nil {
 		e.Binaries = map[string]*Expect{}
 	}
+	e.SHA256 = sha256Hex(data)
 	for _, key := range e.keys() {
 		if err := e.Binaries[key].check(); err != nil {
 			return nil, fmt.Errorf("%s: binary %s: %w", path, key, err)

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"unicode"
 
@@ -45,6 +44,10 @@ type Job struct {
 	// Sysroot is where a dynamically linked binary's ld.so and libraries
 	// come from ("": Options.Sysroot, else emu's default for the arch).
 	Sysroot string
+	// Cost is what running the binary is expected to cost (see
+	// [SetCosts]): [Partition] balances shards by it and [Run] starts the
+	// costliest binaries first. 0 for all: key order.
+	Cost uint64
 }
 
 // Skipped is a file of an input directory that is not verified.
@@ -61,6 +64,9 @@ type Input struct {
 	// Expect holds the expectations a manifest states inline ("expect"),
 	// nil when it states none.
 	Expect *Expectations
+	// SHA256 is the hex SHA-256 of a manifest's bytes ("" for a
+	// directory): shard reports must come from the same manifest to merge.
+	SHA256 string
 }
 
 // Load reads a corpus: a directory (see [Discover]) or a manifest file (see
@@ -247,7 +253,7 @@ func ReadManifest(path string) (*Input, error) {
 	if len(entries) == 0 {
 		return nil, fmt.Errorf("%s: the manifest lists no binaries", path)
 	}
-	in := &Input{Source: path}
+	in := &Input{Source: path, SHA256: sha256Hex(data)}
 	dir := filepath.Dir(path)
 	seen := map[string]int{}
 	for i, e := range entries {
@@ -380,34 +386,6 @@ func jsonError(data []byte, err error) error {
 
 func sortJobs(jobs []Job) {
 	sort.Slice(jobs, func(i, j int) bool { return jobs[i].Key < jobs[j].Key })
-}
-
-// ParseShard parses "i/n": the i-th of n shards, counted from 1.
-func ParseShard(s string) (i, n int, err error) {
-	a, b, ok := strings.Cut(s, "/")
-	if ok {
-		i, err = strconv.Atoi(a)
-		if err == nil {
-			n, err = strconv.Atoi(b)
-		}
-	}
-	if !ok || err != nil || n < 1 || i < 1 || i > n {
-		return 0, 0, fmt.Errorf("shard %q: want i/n with 1 <= i <= n, e.g. 1/4", s)
-	}
-	return i, n, nil
-}
-
-// Shard returns the jobs of shard i of n (1 <= i <= n): jobs sorted by key,
-// dealt round-robin. The split depends only on the keys, so every machine
-// computes the same one, and the shards together cover every job once.
-func Shard(jobs []Job, i, n int) []Job {
-	sorted := append([]Job(nil), jobs...)
-	sortJobs(sorted)
-	var out []Job
-	for k := i - 1; k < len(sorted); k += n {
-		out = append(out, sorted[k])
-	}
-	return out
 }
 
 // ParseSysrootFor parses "TOOLCHAIN/ARCH=DIR": the sysroot of the binaries

@@ -34,7 +34,10 @@ type Options struct {
 const maxStdout = 1 << 20
 
 // Run verifies jobs on a pool of workers, each with its own emulator, and
-// judges each outcome against exp. The results are in the order of jobs.
+// judges each outcome against exp. Workers take the costliest jobs first
+// (by Job.Cost; ties in the order of jobs), so that a long binary does not
+// start last and keep one worker busy after the others are done. The
+// results are in the order of jobs, whatever the schedule.
 func Run(jobs []Job, exp *Expectations, opt Options) []Result {
 	workers := opt.Workers
 	if workers <= 0 {
@@ -66,7 +69,7 @@ func Run(jobs []Job, exp *Expectations, opt Options) []Result {
 			}
 		}()
 	}
-	for i := range jobs {
+	for _, i := range byCost(jobs) {
 		next <- i
 	}
 	close(next)

@@ -73,6 +73,20 @@ func TestRunParallel(t *testing.T) {
 	if int(done.Load()) != len(jobs) {
 		t.Errorf("progress saw %d of %d", done.Load(), len(jobs))
 	}
+	// Longest first: costs that start the jobs in reverse order change
+	// the schedule, not the results or their order.
+	var started []string
+	costly := append([]Job(nil), jobs...)
+	for i := range costly {
+		costly[i].Cost = uint64(i + 1)
+	}
+	byCost := summary(Run(costly, exp, Options{Workers: 1, Progress: func(n int, r *Result) { started = append(started, r.Key) }}))
+	if !reflect.DeepEqual(serial, byCost) {
+		t.Errorf("key order:\n%q\ncostliest first:\n%q", serial, byCost)
+	}
+	if started[0] != jobs[len(jobs)-1].Key || started[len(started)-1] != jobs[0].Key {
+		t.Errorf("with 1 worker the jobs ran in the order %q, want the costliest first", started)
+	}
 	for _, s := range serial {
 		t.Log(s)
 	}

@@ -14,11 +14,22 @@ import (
 
 // Summary is the corpus-wide outcome of a run.
 type Summary struct {
-	Input       string  `json:"input"`
-	Shard       string  `json:"shard,omitempty"` // "i/n"
-	Workers     int     `json:"workers"`
-	Seconds     float64 `json:"seconds"` // wall-clock time of the whole run
-	Interrupted bool    `json:"interrupted,omitempty"`
+	Input string `json:"input"`
+	// Setup is what the verdicts rest on besides the binaries themselves:
+	// shard reports merge only when theirs are equal.
+	Setup Setup  `json:"setup"`
+	Shard string `json:"shard,omitempty"` // "i/n"
+	// ShardSource says where Shard came from: "--shard", or the
+	// environment variables that gave it.
+	ShardSource string `json:"shard_source,omitempty"`
+	// CostsSHA256 is the SHA-256 of the --costs report the shard was split
+	// by, "" if none.
+	CostsSHA256 string `json:"costs_sha256,omitempty"`
+	// Shards lists, in a merged report, the shard reports combined.
+	Shards      []ShardInfo `json:"shards,omitempty"`
+	Workers     int         `json:"workers"` // merged: all shards' workers
+	Seconds     float64     `json:"seconds"` // wall-clock time of the whole run (merged: of the slowest shard)
+	Interrupted bool        `json:"interrupted,omitempty"`
 
 	Binaries int            `json:"binaries"`
 	Statuses map[Status]int `json:"statuses"`
@@ -44,6 +55,35 @@ type Summary struct {
 	Skipped []Skipped   `json:"skipped,omitempty"`
 	// Stale lists expectations of binaries the input does not have.
 	Stale []string `json:"stale_expectations,omitempty"`
+}
+
+// Setup is what a run's verdicts rest on besides the binaries: the
+// program, the input, the expectations, the options that change outcomes,
+// and the binaries selected (before sharding).
+type Setup struct {
+	Version      string `json:"version"`                 // of sframesim
+	InputSHA256  string `json:"input_sha256,omitempty"`  // the manifest's bytes ("" for a directory)
+	ExpectSHA256 string `json:"expect_sha256,omitempty"` // the --expect file's bytes ("" without one)
+	Run          string `json:"run,omitempty"`           // --run
+	MaxInsns     uint64 `json:"max_insns,omitempty"`
+	Timeout      string `json:"timeout,omitempty"`
+	// Selected and SelectedSHA256 are the number and digest
+	// ([SelectionDigest]) of the binaries selected: all of the input's,
+	// or those --run matched. The shards of a split cover exactly these.
+	Selected       int    `json:"selected"`
+	SelectedSHA256 string `json:"selected_sha256"`
+}
+
+// ShardInfo describes one shard report of a merged report.
+type ShardInfo struct {
+	Report      string  `json:"report"` // the file, as given to merge
+	Shard       string  `json:"shard"`  // "i/n"
+	Source      string  `json:"source,omitempty"`
+	CostsSHA256 string  `json:"costs_sha256,omitempty"`
+	Binaries    int     `json:"binaries"`
+	Workers     int     `json:"workers"`
+	Seconds     float64 `json:"seconds"`
+	Interrupted bool    `json:"interrupted,omitempty"`
 }
 
 // GroupStat sums the binaries of one SFrame version and arch.
@@ -73,8 +113,8 @@ type Document struct {
 // statusOrder is the order of the verdict columns.
 var statusOrder = []Status{StatusClean, StatusKnown, StatusUnsupported, StatusFail, StatusError, StatusInterrupted}
 
-// Summarize adds up results. s's run fields (Input, Shard, Workers,
-// Seconds, Interrupted, Skipped, Stale) are the caller's.
+// Summarize adds up results. s's run fields (Input, Setup, the shard
+// fields, Workers, Seconds, Interrupted, Skipped, Stale) are the caller's.
 func Summarize(s Summary, results []Result) Summary {
 	s.Binaries = len(results)
 	s.Statuses = map[Status]int{}
@@ -148,8 +188,13 @@ func (s *Summary) OK() bool { return s.Unexpected == 0 && len(s.Stale) == 0 && !
 // the verdict line.
 func (s *Summary) WriteText(w io.Writer, results []Result) {
 	fmt.Fprintf(w, "sframesim corpus %s", s.Input)
-	if s.Shard != "" {
+	switch {
+	case s.Shard != "" && s.ShardSource != "":
+		fmt.Fprintf(w, " (shard %s, from %s)", s.Shard, s.ShardSource)
+	case s.Shard != "":
 		fmt.Fprintf(w, " (shard %s)", s.Shard)
+	case len(s.Shards) > 0:
+		fmt.Fprintf(w, " (%d shards merged)", len(s.Shards))
 	}
 	fmt.Fprintf(w, ": %s, %d workers, %.1fs (%.1fs of verification)\n\n", binaries(s.Binaries), s.Workers, s.Seconds, s.VerifySecs)
 

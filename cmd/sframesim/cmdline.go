@@ -15,6 +15,9 @@ import (
 type commandLine struct {
 	*flag.FlagSet
 	doc string // what the command does: printed between the synopsis and the flags
+	// synopsis, when set, is the arguments for a subcommand (corpus
+	// merge), which the command list does not have.
+	synopsis string
 }
 
 // newCommandLine returns an empty command line for the command name
@@ -43,7 +46,11 @@ func (c *commandLine) parse(args []string, stdout, stderr io.Writer) (status int
 
 // printUsage prints the synopsis, the description and the flags.
 func (c *commandLine) printUsage(w io.Writer) {
-	fmt.Fprintf(w, "%s\n\n%s", strings.TrimSuffix("usage: sframesim "+c.Name()+" "+lookup(c.Name()).synopsis, " "), c.doc)
+	synopsis := c.synopsis
+	if synopsis == "" {
+		synopsis = lookup(c.Name()).synopsis
+	}
+	fmt.Fprintf(w, "%s\n\n%s", strings.TrimSuffix("usage: sframesim "+c.Name()+" "+synopsis, " "), c.doc)
 	defer c.SetOutput(io.Discard)
 	c.SetOutput(w)
 	c.PrintDefaults()

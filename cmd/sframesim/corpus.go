@@ -10,15 +10,19 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/debug"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/sframesim/sframesim/cmd/sframesim/internal/interrupt"
 	"github.com/sframesim/sframesim/corpus"
-	"github.com/sframesim/sframesim/internal/atomicfile"
 )
 
 func runCorpus(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "merge" {
+		return runCorpusMerge(args[1:], stdout, stderr)
+	}
 	cl := newCommandLine("corpus", "Verifies many binaries in parallel, each as `sframesim verify` does, and judges\n"+
 		"each outcome against the expectations: known problems (by kind, function and\n"+
 		"FRE row, with a reason) and unsupported binaries pass; a new problem, an\n"+
@@ -37,9 +41,23 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 		"writes to stdout. Ctrl-C stops and still writes what was done.\n\n"+
 		"Exit status: 0 every binary as expected, 1 unexpected outcomes (or stale\n"+
 		"expectations), 2 could not run (usage, input, a binary that could not be\n"+
-		"verified, or interrupted).\n\n")
+		"verified, or interrupted).\n\n"+
+		"Sharding (for a CI matrix or a Kubernetes Indexed Job): --shard i/n, or when\n"+
+		"it is not given the environment: SFRAMESIM_SHARD=i/n, or a 0-based index in\n"+
+		"SFRAMESIM_SHARD_INDEX (GitHub Actions: strategy.job-index) or\n"+
+		"JOB_COMPLETION_INDEX (set by a Kubernetes Indexed Job) with\n"+
+		"SFRAMESIM_SHARD_COUNT=n. A variable set but empty, another SFRAMESIM_SHARD*\n"+
+		"variable (misspelt), an index without a count or the reverse, or two forms at\n"+
+		"once is a usage error. With --costs, the selected binaries are split by cost,\n"+
+		"longest first, into n shards of nearly equal total (the same split on every\n"+
+		"machine given the same report); the cost is the instructions each checked in\n"+
+		"that report (binaries it lacks: estimated from the file size), and workers\n"+
+		"also start the costliest first. Without it the binaries sorted by key are\n"+
+		"dealt round-robin. 'sframesim corpus merge' combines the shards' --json\n"+
+		"reports into the whole run's.\n\n")
 	workers := cl.Int("j", 0, "verify `N` binaries at once (0: one per CPU)")
-	shard := cl.String("shard", "", "verify only shard `i/n` (1 <= i <= n): binaries sorted by path, dealt round-robin")
+	shard := cl.String("shard", "", "verify only shard `i/n` (1 <= i <= n) of the binaries split by cost (default: from the environment, see above)")
+	costsPath := cl.String("costs", "", "split shards and schedule binaries longest first by the instructions each checked in `REPORT.json`, the --json output of an earlier run (default: round-robin, key order)")
 	expectPath := cl.String("expect", "", "expected outcomes `FILE` (binaries not listed must verify clean)")
 	update := cl.Bool("update", false, "write the observed outcomes to the --expect file as the new baseline (reasons are kept)")
 	jsonPath := cl.String("json", "", "write the summary and every report as JSON to `FILE` (- for stdout)")
@@ -109,12 +127,25 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 	default:
 		return cl.usageError(stderr, "--progress %q: want auto, bar, lines or none", *progress)
 	}
-	var shardI, shardN int
+	var spec *corpus.ShardSpec
 	if *shard != "" {
-		var err error
-		if shardI, shardN, err = corpus.ParseShard(*shard); err != nil {
+		i, n, err := corpus.ParseShard(*shard)
+		if err != nil {
 			return cl.usageError(stderr, "%v", err)
 		}
+		spec = &corpus.ShardSpec{I: i, N: n, Source: "--shard"}
+	} else {
+		if unknown := corpus.UnknownShardVars(os.Environ()); len(unknown) > 0 {
+			return cl.usageError(stderr, "shard from the environment: %s: not a variable sframesim reads (misspelt? it reads %s, or %s or %s with %s)",
+				strings.Join(unknown, ", "), corpus.EnvShard, corpus.EnvShardIndex, corpus.EnvK8sIndex, corpus.EnvShardCount)
+		}
+		var err error
+		if spec, err = corpus.ShardFromEnv(os.LookupEnv); err != nil {
+			return cl.usageError(stderr, "shard from the environment: %v (--shard i/n overrides it)", err)
+		}
+	}
+	if spec != nil && *update {
+		return cl.usageError(stderr, "--update needs the whole corpus, not shard %s (from %s)", spec, spec.Source)
 	}
 	var runRE *regexp.Regexp
 	if *runPattern != "" {
@@ -134,18 +165,36 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 		return fail("%v", err)
 	}
 	jobs := in.Jobs
-	sum := corpus.Summary{Input: input, Skipped: in.Skipped}
-	if *shard != "" {
-		jobs = corpus.Shard(jobs, shardI, shardN)
-		sum.Shard = *shard
-	}
 	if runRE != nil {
 		jobs = corpus.Filter(jobs, runRE)
 	}
-	corpus.ApplySysroots(jobs, sysrootFor)
 	if len(jobs) == 0 {
 		return fail("%s: no binary to verify (%d in the input, %d files skipped)", input, len(in.Jobs), len(in.Skipped))
 	}
+	info, _ := debug.ReadBuildInfo()
+	sum := corpus.Summary{Input: input, Skipped: in.Skipped, Setup: corpus.Setup{
+		Version: buildVersion(info), InputSHA256: in.SHA256, Run: *runPattern, MaxInsns: *maxInsns,
+		Selected: len(jobs), SelectedSHA256: corpus.SelectionDigest(jobs),
+	}}
+	if *timeout > 0 {
+		sum.Setup.Timeout = timeout.String()
+	}
+	var costs *corpus.Costs
+	if *costsPath != "" {
+		if costs, err = corpus.ReadCosts(*costsPath); err != nil {
+			return fail("--costs: %v", err)
+		}
+	}
+	corpus.SetCosts(jobs, costs)
+	selected := len(jobs)
+	if spec != nil {
+		jobs = corpus.Shard(jobs, spec.I, spec.N)
+		sum.Shard, sum.ShardSource = spec.String(), spec.Source
+		if costs != nil {
+			sum.CostsSHA256 = costs.SHA256
+		}
+	}
+	corpus.ApplySysroots(jobs, sysrootFor)
 	exp := corpus.NewExpectations()
 	if *expectPath != "" {
 		if *update {
@@ -156,6 +205,7 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail("%v", err)
 		}
+		sum.Setup.ExpectSHA256 = exp.SHA256
 	}
 	// A manifest's inline expectations apply where the file says nothing.
 	exp.Merge(in.Expect)
@@ -190,6 +240,9 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 		opt.Workers = runtime.NumCPU()
 	}
 	sum.Workers = opt.Workers
+	if len(jobs) == 0 {
+		fmt.Fprintf(stderr, "sframesim corpus: shard %s (from %s) has no binaries: the %s selected fill fewer shards\n", spec, spec.Source, plural(selected, "binary", "binaries"))
+	}
 	var prog *corpus.Progress
 	if showBar || showLines {
 		prog = corpus.NewProgress(stderr, len(jobs), showBar)
@@ -205,18 +258,12 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 	sum.Interrupted = interrupted.Load()
 	sum = corpus.Summarize(sum, results)
 
-	// Every requested report is written, whatever happened to the others;
-	// each failure is reported and makes the status 2.
-	writeFailed := false
-	failWrite := func(flag, path string, err error) {
-		printWriteError(stderr, "corpus", flag, path, err)
-		writeFailed = true
-	}
-	status := exitOK
 	if *update {
+		status := exitOK
 		changes, refused := exp.Update(results, in.Jobs)
 		if err := exp.Write(*expectPath); err != nil {
-			failWrite("--expect", *expectPath, err)
+			printWriteError(stderr, "corpus", "--expect", *expectPath, err)
+			status = exitError
 		} else {
 			fmt.Fprintf(summary, "%s: %d binaries changed\n", *expectPath, len(changes))
 			for _, c := range changes {
@@ -232,39 +279,12 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 		if len(refused) > 0 {
 			status = exitError
 		}
-	} else {
-		sum.WriteText(summary, results)
-		switch {
-		case sum.Interrupted || sum.Statuses[corpus.StatusError] > 0:
-			status = exitError
-		case !sum.OK():
-			status = exitProblems
+		if st := writeCorpusReports("corpus", stdout, stderr, sum, results, *jsonPath, *junitPath); st != exitOK {
+			status = st
 		}
+		return status
 	}
-	if *jsonPath != "" {
-		doc := corpus.Document{Summary: sum, Results: results}
-		writeFile := func(path string) error { return corpus.WriteJSON(path, sum, results) }
-		if err := writeJSONReport(stdout, *jsonPath, doc, writeFile); err != nil {
-			failWrite("--json", *jsonPath, err)
-		}
-	}
-	if *junitPath != "" {
-		data, err := corpus.JUnit(sum, results)
-		switch {
-		case err != nil:
-		case *junitPath == "-":
-			_, err = stdout.Write(data)
-		default:
-			err = atomicfile.Write(*junitPath, data)
-		}
-		if err != nil {
-			failWrite("--junit", *junitPath, err)
-		}
-	}
-	if writeFailed {
-		return exitError
-	}
-	return status
+	return corpusOutcome("corpus", stdout, stderr, summary, sum, results, *jsonPath, *junitPath)
 }
 
 // isTerminal reports whether w is a terminal.

@@ -9,9 +9,11 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/sframesim/sframesim/corpus"
 	"github.com/sframesim/sframesim/internal/testcorpus"
 )
 
@@ -232,7 +234,7 @@ func TestCorpusCommand(t *testing.T) {
 		{"stdout", []string{"corpus", "--progress", "none", wrongOut}, exitProblems,
 			[]string{fxClean + `: stdout differs from the manifest's at byte 2 (line 1): got "nolibc: fib(20)=6765`}, ""},
 		{"shard", []string{"corpus", "--progress", "none", "--expect", expect, "--shard", "2/2", manifest}, exitOK,
-			[]string{"(shard 2/2): 2 binaries,", "OK: 2 of 2 binaries as expected (0 clean, 2 with known problems"}, ""},
+			[]string{"(shard 2/2, from --shard): 2 binaries,", "OK: 2 of 2 binaries as expected (0 clean, 2 with known problems"}, ""},
 		{"run filter", []string{"corpus", "--progress", "none", "--expect", expect, "--run", "asm", manifest}, exitOK,
 			[]string{"OK: 1 of 1 binaries as expected (0 clean, 1 with known problems"}, ""},
 		{"budget", []string{"corpus", "--progress", "none", "--expect", expect, "--max-insns", "1000", manifest}, exitOK,
@@ -285,4 +287,173 @@ func TestCorpusCommand(t *testing.T) {
 	if out, _, status := runCmd(t, "", "corpus", "--progress", "none", "--expect", stale, manifest); status != exitOK {
 		t.Errorf("after update: status %d\n%s", status, out)
 	}
+}
+
+// TestCorpusShardMerge: the fixture corpus run whole, and split into n
+// shards (by --shard, by the environment of a Kubernetes Indexed Job or a
+// CI matrix, with and without recorded costs) whose reports corpus merge
+// combines, give the same summary, JSON and JUnit (but for times, worker
+// counts and the shard fields) and the same exit status — here 1: an
+// expected problem that occurs in no shard is reported as gone, as a whole
+// run reports it. Reports that do not fit together are refused.
+func TestCorpusShardMerge(t *testing.T) {
+	fx := corpusFixture(t)
+	dir := fx.dir
+	var exp map[string]any
+	data, err := os.ReadFile(fx.expect)
+	if err == nil {
+		err = json.Unmarshal(data, &exp)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp["binaries"].(map[string]any)[fxClean] = map[string]any{"problems": []map[string]string{{"kind": "fp", "function": "fib", "reason": "was wrong once"}}}
+	expect := writeJSON(t, filepath.Join(dir, "gone.json"), exp)
+	gone := fxClean + ": expected fp problem (fib) did not occur: was wrong once"
+
+	report := func(name string) (jsonPath, junitPath string) {
+		return filepath.Join(dir, name+".json"), filepath.Join(dir, name+".xml")
+	}
+	wholeJSON, wholeJUnit := report("whole")
+	wholeOut, errOut, wholeStatus := runCmd(t, "", "corpus", "--progress", "none", "--expect", expect, "--json", wholeJSON, "--junit", wholeJUnit, fx.manifest)
+	if wholeStatus != exitProblems || !strings.Contains(wholeOut, gone) {
+		t.Fatalf("whole run: status %d\n%s%s", wholeStatus, wholeOut, errOut)
+	}
+	want := normalizedReports(t, wholeOut, wholeJSON, wholeJUnit)
+
+	for _, tt := range []struct {
+		n     int
+		env   string // "": --shard; else the variable holding the index
+		costs bool
+	}{{1, "", false}, {2, "", false}, {3, "JOB_COMPLETION_INDEX", true}, {2, "SFRAMESIM_SHARD_INDEX", true}, {4, "", true}, {5, "", false}} {
+		name := fmt.Sprintf("n=%d,env=%s,costs=%v", tt.n, tt.env, tt.costs)
+		t.Run(name, func(t *testing.T) {
+			var shards []string
+			for i := 1; i <= tt.n; i++ {
+				jsonPath := filepath.Join(t.TempDir(), fmt.Sprintf("shard-%d.json", i))
+				args := []string{"corpus", "--progress", "none", "--expect", expect, "--json", jsonPath}
+				source := "--shard"
+				if tt.env == "" {
+					args = append(args, "--shard", fmt.Sprintf("%d/%d", i, tt.n))
+				} else {
+					t.Setenv(tt.env, fmt.Sprint(i-1))
+					t.Setenv("SFRAMESIM_SHARD_COUNT", fmt.Sprint(tt.n))
+					source = fmt.Sprintf("%s=%d, SFRAMESIM_SHARD_COUNT=%d", tt.env, i-1, tt.n)
+				}
+				if tt.costs {
+					args = append(args, "--costs", wholeJSON)
+				}
+				out, errOut, status := runCmd(t, "", append(args, fx.manifest)...)
+				if status == exitError || !strings.Contains(out, fmt.Sprintf("(shard %d/%d, from %s)", i, tt.n, source)) {
+					t.Fatalf("shard %d/%d: status %d\n%s%s", i, tt.n, status, out, errOut)
+				}
+				if tt.n == 5 && i == 5 && !strings.Contains(errOut, "shard 5/5 (from --shard) has no binaries: the 4 binaries selected fill fewer shards") {
+					t.Errorf("empty shard: stderr %q", errOut)
+				}
+				shards = append(shards, jsonPath)
+			}
+			jsonPath, junitPath := report("merged-" + fmt.Sprint(tt.n))
+			args := append([]string{"corpus", "merge", "--expect", expect, "--json", jsonPath, "--junit", junitPath}, shards...)
+			out, errOut, status := runCmd(t, "", args...)
+			if status != wholeStatus || !strings.Contains(out, fmt.Sprintf("(%d shards merged)", tt.n)) {
+				t.Fatalf("merge: status %d (want %d)\n%s%s", status, wholeStatus, out, errOut)
+			}
+			got := normalizedReports(t, out, jsonPath, junitPath)
+			for k := range want {
+				if got[k] != want[k] {
+					t.Errorf("merged %s differs from the whole run's:\n%s\nwant:\n%s", k, got[k], want[k])
+				}
+			}
+			var doc corpus.Document
+			if data, err := os.ReadFile(jsonPath); err != nil || json.Unmarshal(data, &doc) != nil || len(doc.Shards) != tt.n {
+				t.Errorf("merged JSON: %v, shards %+v", err, doc.Shards)
+			}
+			if tt.n == 2 && tt.env == "" {
+				// Refused: a missing shard, a shard twice, other expectations.
+				for _, c := range []struct {
+					args   []string
+					status int
+					errSub string
+				}{
+					{[]string{shards[1]}, exitError, "missing shard report 1/2: all 2 shards are needed"},
+					{[]string{shards[0], shards[0]}, exitError, "shard 1/2 twice: " + shards[0] + " and " + shards[0]},
+					{[]string{shards[0], wholeJSON}, exitError, shards[0] + " is shard 1/2 but " + wholeJSON + " is shard 1/1"},
+					{[]string{"--expect", fx.expect, shards[0], shards[1]}, exitError, "--expect " + fx.expect + ": not the expectations the shards were judged against"},
+					{[]string{jsonPath}, exitError, jsonPath + " is a merged report (of 2 shards)"},
+					{[]string{fx.expect}, exitError, fx.expect + `: not a corpus JSON report`},
+					{nil, exitUsage, "no REPORT.json given"},
+				} {
+					_, errOut, status := runCmd(t, "", append([]string{"corpus", "merge"}, c.args...)...)
+					if status != c.status || !strings.Contains(errOut, c.errSub) {
+						t.Errorf("merge %q: status %d (want %d), stderr %q (want ⊇ %q)", c.args, status, c.status, errOut, c.errSub)
+					}
+				}
+			}
+		})
+	}
+
+	// A half-set or misspelt environment is a usage error, not a whole or
+	// empty run; --shard overrides the environment.
+	for _, c := range []struct {
+		env    map[string]string
+		args   []string
+		status int
+		errSub string
+	}{
+		{map[string]string{"JOB_COMPLETION_INDEX": "1"}, nil, exitUsage, "JOB_COMPLETION_INDEX=1 is set (a Kubernetes Indexed Job), but SFRAMESIM_SHARD_COUNT is not"},
+		{map[string]string{"SFRAMESIM_SHARD_INDEX": "", "SFRAMESIM_SHARD_COUNT": "2"}, nil, exitUsage, "SFRAMESIM_SHARD_INDEX is set but empty"},
+		{map[string]string{"SFRAMESIM_SHARD": "1/2"}, []string{"--update"}, exitUsage, "--update needs the whole corpus, not shard 1/2 (from SFRAMESIM_SHARD=1/2)"},
+		{map[string]string{"SFRAMESIM_SHARD_IDX": "1", "SFRAMESIM_SHARDS_COUNT": "2"}, nil, exitUsage, "shard from the environment: SFRAMESIM_SHARDS_COUNT, SFRAMESIM_SHARD_IDX: not a variable sframesim reads"},
+		{map[string]string{"JOB_COMPLETION_INDEX": "1"}, []string{"--shard", "1/1", "--run", "asm"}, exitOK, "OK: 1 of 1"},
+	} {
+		t.Run(fmt.Sprint(c.env), func(t *testing.T) {
+			for k, v := range c.env {
+				t.Setenv(k, v)
+			}
+			args := append(append([]string{"corpus", "--progress", "none", "--expect", fx.expect}, c.args...), fx.manifest)
+			out, errOut, status := runCmd(t, "", args...)
+			if status != c.status || !strings.Contains(errOut+out, c.errSub) {
+				t.Errorf("status %d (want %d)\n%s%s\nwant ⊇ %q", status, c.status, out, errOut, c.errSub)
+			}
+		})
+	}
+}
+
+// normalizedReports returns a run's summary text, JSON and JUnit with
+// what differs between a whole run and merged shards removed: times,
+// worker counts, the shard fields, and the slowest binaries (ordered by
+// time).
+func normalizedReports(t *testing.T, text, jsonPath, junitPath string) map[string]string {
+	t.Helper()
+	header := regexp.MustCompile(`(?m)^(sframesim corpus \S+)(?: \([^)]*\))?: (\d+ binar\w+), \d+ workers, [\d.]+s \([\d.]+s of verification\)$`)
+	text = header.ReplaceAllString(text, "$1: $2")
+	text = regexp.MustCompile(`(?m)^slowest:\n(  .*\n)*`).ReplaceAllString(text, "")
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"seconds", "verify_seconds", "workers", "shard", "shard_source", "shards", "costs_sha256", "slowest"} {
+		delete(doc, k)
+	}
+	for _, r := range doc["results"].([]any) {
+		r := r.(map[string]any)
+		delete(r, "seconds")
+		if rep, ok := r["report"].(map[string]any); ok {
+			delete(rep, "seconds")
+		}
+	}
+	js, err := json.MarshalIndent(doc, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	xmlData, err := os.ReadFile(junitPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	junit := regexp.MustCompile(` time="[^"]*"`).ReplaceAllString(string(xmlData), "")
+	return map[string]string{"summary": text, "JSON": string(js), "JUnit": junit}
 }

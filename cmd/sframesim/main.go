@@ -50,8 +50,9 @@ func init() {
 			"write a copy of BINARY with one SFrame row changed (fault injection)", runMutate},
 		{"step", "[--sysroot DIR] [--quantum N] [--max-mem SIZE] [--allow-read PATH]... [--env NAME=VALUE]... [BINARY [-- ARGS]]",
 			"step through a program in a terminal UI: FRE row, CFA/RA/FP, unwound and true stacks", runStep},
-		{"corpus", "[-j N] [--shard i/n] [--expect FILE [--update]] [--json FILE|-] [--junit FILE|-] [--timeout D] [--max-insns N] [--run REGEXP] [--sysroot DIR] [--sysroot-for TOOLCHAIN/ARCH=DIR]... [--progress auto|bar|lines|none] DIR|MANIFEST",
-			"verify many binaries in parallel against expected outcomes, for CI", runCorpus},
+		{"corpus", "[-j N] [--shard i/n] [--costs REPORT.json] [--expect FILE [--update]] [--json FILE|-] [--junit FILE|-] [--timeout D] [--max-insns N] [--run REGEXP] [--sysroot DIR] [--sysroot-for TOOLCHAIN/ARCH=DIR]... [--progress auto|bar|lines|none] DIR|MANIFEST\n" +
+			"       sframesim corpus merge " + corpusMergeSynopsis,
+			"verify many binaries in parallel against expected outcomes, for CI; merge shard reports", runCorpus},
 		{"help", "[COMMAND]",
 			"print the usage of sframesim or of one command", runHelp},
 		{"version", "",
@@ -129,6 +130,11 @@ func runHelp(args []string, stdout, stderr io.Writer) int {
 		usage(stdout)
 		return exitOK
 	case 1:
+	case 2:
+		if cl.Arg(0) == "corpus" && cl.Arg(1) == "merge" {
+			return runCorpusMerge([]string{"-h"}, stdout, stderr)
+		}
+		return cl.usageError(stderr, "too many arguments: want one COMMAND (or corpus merge)")
 	default:
 		return cl.usageError(stderr, "too many arguments: want one COMMAND")
 	}
