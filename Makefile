@@ -9,6 +9,7 @@
 #   make corpus-verify    verify every committed corpus binary against testdata/expect.json,
 #                         and the real-world corpus against testdata/realworld/expect.json
 #   make corpus-merge     merge the reports of corpus-verify shards (CORPUS_SHARDS=DIR)
+#   make corpus-equivalence  corpus-verify, then both corpora again with --exact: the reports must be identical
 #   make corpus-baseline  rewrite both expectations files from what the corpora show now
 #   make bench-corpus     1 vs 2 corpus workers
 #   make bench-threads    verify throughput: the same work in 1 thread vs 4
@@ -27,7 +28,7 @@ BENCHCOUNT  ?= 5
 
 
 .PHONY: deps env release
-.PHONY: all build test vet staticcheck unit bench bench-libsframe fuzz corpus testdata clean corpus-verify corpus-merge corpus-baseline bench-corpus bench-threads bench-long race
+.PHONY: all build test vet staticcheck unit bench bench-libsframe fuzz corpus testdata clean corpus-verify corpus-equivalence corpus-merge corpus-baseline bench-corpus bench-threads bench-long race
 
 all: build
 
@@ -157,6 +158,17 @@ bench-long: testdata
 # fault-injection tests), so not part of .ci/run.
 race: deps testdata
 	@set -e; for p in $$($(GO) list ./...); do $(GO) test -race -short -count=1 -timeout 4h $$p; done
+
+# The batched fast path against --exact (every instruction handed to the
+# checker before it runs) on both whole corpora: every binary's report
+# must be the same but for timings. Several times slower than corpus-verify.
+corpus-equivalence: corpus-verify
+	@status=0; \
+	$(BIN) corpus --exact --progress none --expect testdata/expect.json --json bin/corpus-exact.json $(CORPUS_SYSROOTS) $(CORPUS_FLAGS) testdata/corpus/manifest.json || status=$$?; \
+	$(BIN) corpus --exact --progress none --expect testdata/realworld/expect.json --json bin/realworld-exact.json $(CORPUS_SYSROOTS) $(CORPUS_FLAGS) testdata/realworld/manifest.json || status=$$?; \
+	scripts/compare-corpus-reports.py bin/corpus.json bin/corpus-exact.json || status=1; \
+	scripts/compare-corpus-reports.py bin/realworld.json bin/realworld-exact.json || status=1; \
+	exit $$status
 
 # Record what the corpus shows now as the expected outcomes (reasons of
 # entries that still hold are kept; new entries need one by hand).

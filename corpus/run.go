@@ -27,6 +27,9 @@ type Options struct {
 	// Progress, when set, is called after each binary with the number of
 	// binaries done, from one goroutine at a time.
 	Progress func(done int, r *Result)
+	// Exact hands each instruction to the checker before it runs
+	// (verify --exact) instead of in batches: slower, the same results.
+	Exact bool
 }
 
 // maxStdout bounds the program output kept for the comparison with the
@@ -93,7 +96,12 @@ func runOne(job Job, exp *Expect, opt Options, interrupt *atomic.Bool) Result {
 		cfg.Stdin = strings.NewReader(job.Stdin)
 	}
 	start := time.Now()
+	batch := 0
+	if opt.Exact {
+		batch = 1
+	}
 	rep, err := verify.Run(job.Path, verify.Options{
+		Batch:     batch,
 		Args:      job.Args,
 		Config:    cfg,
 		MaxInsns:  opt.MaxInsns,

@@ -63,6 +63,7 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 	jsonPath := cl.String("json", "", "write the summary and every report as JSON to `FILE` (- for stdout)")
 	junitPath := cl.String("junit", "", "write JUnit XML (one testcase per binary) to `FILE` (- for stdout)")
 	timeout := cl.Duration("timeout", 10*time.Minute, "per-binary wall-clock limit `D` (0: none); a binary that hits it fails")
+	exact := cl.Bool("exact", false, "hand each instruction to the checker before it runs, as verify --exact (several\ntimes slower, the same results: make corpus-equivalence compares the reports)")
 	maxInsns := cl.Uint64("max-insns", 0, "stop each binary after `N` instructions (0: no limit); such runs are judged only for new problems")
 	runPattern := cl.String("run", "", "verify only binaries whose path matches `REGEXP`")
 	sysroot := sysrootFlag(cl.FlagSet)
@@ -235,7 +236,7 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 		}
 	}()
 
-	opt := corpus.Options{Workers: *workers, MaxInsns: *maxInsns, Timeout: *timeout, Interrupt: &interrupted, Sysroot: *sysroot}
+	opt := corpus.Options{Workers: *workers, MaxInsns: *maxInsns, Timeout: *timeout, Interrupt: &interrupted, Sysroot: *sysroot, Exact: *exact}
 	if opt.Workers == 0 {
 		opt.Workers = runtime.NumCPU()
 	}
