@@ -66,7 +66,7 @@ func TestRecordsAMD64(t *testing.T) {
 		{PC: 0x1014, Size: 1, SP: testSP - 16, FP: testSP - 16},
 		{PC: 0x1015, Size: 1, SP: testSP - 8, FP: testFP},
 	}
-	if !slices.Equal(got, want) {
+	if want = single(want); !slices.Equal(got, want) {
 		t.Errorf("records:\n%+v\nwant\n%+v", got, want)
 	}
 	if r, err := e.FrameState(); err != nil || r != (Record{PC: 0x1005, SP: testSP, FP: testFP}) {
@@ -114,11 +114,100 @@ func TestRecordsARM64(t *testing.T) {
 		{PC: 0x1020, Size: 4, SP: testSP, FP: testFP, RA: signed},
 		{PC: 0x1024, Size: 4, SP: testSP, FP: testFP, RA: 0x1004},
 	}
-	if !slices.Equal(got, want) {
+	if want = single(want); !slices.Equal(got, want) {
 		t.Errorf("records:\n%+v\nwant\n%+v", got, want)
 	}
 	if r, err := e.FrameState(); err != nil || r != (Record{PC: 0x1004, SP: testSP, FP: testFP, RA: 0x1004}) {
 		t.Errorf("FrameState = %+v, %v", r, err)
+	}
+}
+
+// single fills in what the C hook puts in a record of one instruction.
+func single(rs []Record) []Record {
+	for i := range rs {
+		rs[i].N, rs[i].LastPC, rs[i].LastSize = 1, rs[i].PC, rs[i].Size
+	}
+	return rs
+}
+
+// TestMergeRecords: in merge mode an instruction joins the previous record
+// only with the same SP, FP and RA, in the same merge interval, after
+// instructions that stored nothing; RunPCs lists the run's addresses.
+func TestMergeRecords(t *testing.T) {
+	code := make([]byte, 0x40)
+	copy(code[0x00:], []byte{0x90})                   // 1000: nop
+	copy(code[0x01:], []byte{0xb8, 1, 0, 0, 0})       // 1001: mov $1,%eax
+	copy(code[0x06:], []byte{0x01, 0xc0})             // 1006: add %eax,%eax
+	copy(code[0x08:], []byte{0x89, 0x44, 0x24, 0xf8}) // 1008: mov %eax,-8(%rsp): a store
+	copy(code[0x0c:], []byte{0x90})                   // 100c: nop (after a store: a new record)
+	copy(code[0x0d:], []byte{0x90})                   // 100d: nop
+	copy(code[0x0e:], []byte{0x90})                   // 100e: nop (a bound: a new record)
+	copy(code[0x0f:], []byte{0x50})                   // 100f: push %rax (SP changes after it)
+	copy(code[0x10:], []byte{0x90})                   // 1010: nop
+	copy(code[0x11:], []byte{0xf4})                   // 1011: hlt
+	e := newTestEngine(t, arch.AMD64, code)
+	var got []Record
+	var runs [][]uint64
+	if err := e.ObserveHistory(64, func(r Record, live bool) {
+		got = append(got, r)
+		runs = append(runs, slices.Clone(e.RunPCs(r)))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e.SetMerge([]uint64{0x1000, 0x100e, 0x2000}, []bool{true, true, false})
+	if err := e.Start(testText, 0x1011, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	want := []Record{
+		{PC: 0x1000, Size: 1, SP: testSP, FP: testFP, N: 4, LastPC: 0x1008, LastSize: 4},
+		{PC: 0x100c, Size: 1, SP: testSP, FP: testFP, N: 2, LastPC: 0x100d, LastSize: 1},
+		{PC: 0x100e, Size: 1, SP: testSP, FP: testFP, N: 2, LastPC: 0x100f, LastSize: 1},
+		{PC: 0x1010, Size: 1, SP: testSP - 8, FP: testFP, N: 1, LastPC: 0x1010, LastSize: 1},
+	}
+	for i := range got {
+		got[i].pcIdx = 0
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("records:\n%+v\nwant\n%+v", got, want)
+	}
+	wantRuns := [][]uint64{{0x1000, 0x1001, 0x1006, 0x1008}, {0x100c, 0x100d}, {0x100e, 0x100f}, {0x1010}}
+	if !slices.EqualFunc(runs, wantRuns, slices.Equal) {
+		t.Errorf("runs %#x, want %#x", runs, wantRuns)
+	}
+	if e.Executed() != 9 {
+		t.Errorf("%d instructions executed, want 9", e.Executed())
+	}
+}
+
+// TestMergeRecordsARM64: on AArch64 a run ends after a branch to a
+// register even where SP, FP and LR stay the same.
+func TestMergeRecordsARM64(t *testing.T) {
+	code := make([]byte, 0x40)
+	le := binary.LittleEndian
+	le.PutUint32(code[0x00:], 0xd2800201) // 1000: mov x1, #0x10
+	le.PutUint32(code[0x04:], 0x8b010021) // 1004: add x1, x1, x1 (0x20)
+	le.PutUint32(code[0x08:], 0x91400422) // 1008: add x2, x1, #1, lsl #12 (0x1020)
+	le.PutUint32(code[0x0c:], 0xd61f0040) // 100c: br x2
+	le.PutUint32(code[0x20:], 0xd503201f) // 1020: nop
+	le.PutUint32(code[0x24:], 0xd503201f) // 1024: nop
+	e := newTestEngine(t, arch.ARM64, code)
+	var got []Record
+	if err := e.ObserveHistory(64, func(r Record, live bool) { got = append(got, r) }); err != nil {
+		t.Fatal(err)
+	}
+	e.SetMerge([]uint64{0x1000, 0x2000}, []bool{true, false})
+	if err := e.Start(testText, 0x1028, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	want := []Record{
+		{PC: 0x1000, Size: 4, SP: testSP, FP: testFP, N: 4, LastPC: 0x100c, LastSize: 4},
+		{PC: 0x1020, Size: 4, SP: testSP, FP: testFP, N: 2, LastPC: 0x1024, LastSize: 4},
+	}
+	for i := range got {
+		got[i].pcIdx = 0
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("records:\n%+v\nwant\n%+v", got, want)
 	}
 }
 

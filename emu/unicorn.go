@@ -493,9 +493,30 @@ func (e *Engine) ZeroMem(addr, size uint64) {
 		}
 		off := addr - r.addr
 		n := min(uint64(len(r.mem))-off, end-addr)
-		clear(r.mem[off : off+n])
+		zero(r.mem[off : off+n])
 		addr += n
 	}
+}
+
+// zero clears b, a part of a region's anonymous host mapping: whole pages
+// are handed back to the host kernel (MADV_DONTNEED), which reads them as
+// zeros from then on without touching them (a munmap'd thread stack of
+// several MiB costs nothing, and the host's memory is freed); the rest is
+// cleared by hand.
+func zero(b []byte) {
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	lo := (p + PageSize - 1) &^ (PageSize - 1)
+	hi := (p + uintptr(len(b))) &^ (PageSize - 1)
+	if hi <= lo || hi-lo < 16*PageSize {
+		clear(b)
+		return
+	}
+	a, z := int(lo-p), int(hi-p)
+	if err := syscall.Madvise(b[a:z], syscall.MADV_DONTNEED); err != nil {
+		clear(b[a:z])
+	}
+	clear(b[:a])
+	clear(b[z:])
 }
 
 // Read64 reads a little-endian 64-bit word of guest memory.

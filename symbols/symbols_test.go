@@ -3,6 +3,7 @@ package symbols
 import (
 	"debug/elf"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"golang.org/x/arch/x86/x86asm"
@@ -217,5 +218,36 @@ func TestAddrDemangled(t *testing.T) {
 	}
 	if a, ok := s.Addr("thrower(int)"); ok {
 		t.Errorf("Addr(thrower(int)) = %#x: no such overload", a)
+	}
+}
+
+// TestBounds: between two consecutive Bounds, Lookup names the same symbol
+// (or none), checked at every address of a static program's text and of a
+// shared object added to it, and at addresses outside both.
+func TestBounds(t *testing.T) {
+	s := New(open(t, "v3/x86-64/recurse-O0-static"), 0)
+	const base = 0x7f0000000000
+	s.AddObject("/lib/librecurse.so", open(t, "v3/x86-64/recurse-O0-dynamic"), base, base, base+0x5000)
+	b := s.Bounds()
+	if !slices.IsSorted(b) || len(slices.Compact(slices.Clone(b))) != len(b) {
+		t.Fatal("bounds not sorted and distinct")
+	}
+	name := func(pc uint64) string { n, _, _ := s.Lookup(pc); return n }
+	checked := 0
+	for i := 0; i+1 < len(b); i++ {
+		lo, hi := b[i], b[i+1]
+		if hi-lo > 1<<20 {
+			hi = lo + 1<<20 // the gap between the program and the object
+		}
+		want := name(lo)
+		for pc := lo; pc < hi; pc++ {
+			if got := name(pc); got != want {
+				t.Fatalf("Lookup(%#x) = %q but Lookup(%#x) = %q with no bound between them", pc, got, lo, want)
+			}
+			checked++
+		}
+	}
+	if checked < 100000 {
+		t.Errorf("only %d addresses checked", checked)
 	}
 }
