@@ -87,7 +87,40 @@ typedef struct {
 	uint64_t last_pc;
 	uint32_t last_size;
 	uc_hook code_hook, sys_hook, mem_hook, write_hook, in_hook, out_hook, intr_hook;
+	// Block counting (sfs_block_counting): no per-instruction hook; a
+	// block hook adds a translated block's instruction count when it
+	// starts, and stops before a block that would pass limit.
+	int32_t blocks;      // block counting is on
+	int32_t arm64;       // fixed-size instructions: a block has size/4
+	int32_t stopping;    // a stop was asked for: blocks no longer count
+	int32_t stopped_before; // the last stop was before block stop_addr
+	uint64_t limit;      // count a run may reach (UINT64_MAX: none)
+	uint64_t stop_addr;
+	uint32_t stop_size;
+	int32_t last_valid;  // last_pc/last_size are set (else: the block's last)
+	// The block that started last: where, its size and instruction
+	// count, and the count before it.
+	uint64_t blk_addr, blk_count0;
+	uint32_t blk_size, blk_n;
+	// Per-instruction counting of the blocks inside [slow_lo, slow_hi):
+	// a code hook bounded to it; cur_slow says whether the running block
+	// is counted so.
+	uc_hook slow_hook;
+	uint64_t slow_lo, slow_hi;
+	int32_t cur_slow;
+	// Instruction counts of blocks seen: open addressing on (addr, size);
+	// n 0 means "run per instruction". Blocks in writable and executable
+	// memory keep a copy of their bytes, compared at every start.
+	struct sfs_block *btab;
+	uint32_t bcap, bused;
+	uc_hook block_hook;
 } sfs_state;
+
+struct sfs_block {
+	uint64_t addr;
+	uint32_t size, n;
+	uint8_t *bytes; // a copy of the code (writable code only)
+};
 
 // sfs_hooks_install adds the code, system-call/interrupt and invalid-memory
 // hooks for arch (UC_ARCH_X86 or UC_ARCH_ARM64).
@@ -115,6 +148,18 @@ uc_err sfs_set_cpu_model(uc_engine *uc, int model);
 
 // sfs_code_hook_del removes the per-instruction hook (for baselines).
 uc_err sfs_code_hook_del(sfs_state *st);
+
+// sfs_block_counting switches between the per-instruction code hook (on
+// 0) and block counting (on 1), dropping every translation.
+uc_err sfs_block_counting(sfs_state *st, int on);
+
+// sfs_blocks_forget drops the remembered instruction counts (code changed).
+void sfs_blocks_forget(sfs_state *st);
+
+// sfs_slow_begin has the blocks inside [lo, hi) counted per instruction,
+// sfs_slow_end goes back to block counting there.
+uc_err sfs_slow_begin(sfs_state *st, uint64_t lo, uint64_t hi);
+uc_err sfs_slow_end(sfs_state *st);
 
 // sfs_arm64_sysreg reads or writes an AArch64 system register by encoding.
 uc_err sfs_arm64_sysreg(uc_engine *uc, int write, uint32_t op0, uint32_t op1, uint32_t crn, uint32_t crm, uint32_t op2, uint64_t *val);

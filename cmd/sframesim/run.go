@@ -71,6 +71,8 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 		Timeout:   *timeout,
 		MaxMem:    mem,
 		Quantum:   *quantum,
+		// No observer: count per block, as fast as Unicorn runs.
+		CountBlocks: true,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "sframesim run: %v\n", err)

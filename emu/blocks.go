@@ -1,0 +1,201 @@
+//go:build cgo
+
+package emu
+
+/*
+#include "hook.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"time"
+
+	"golang.org/x/arch/x86/x86asm"
+
+	"github.com/sframesim/sframesim/arch"
+)
+
+// CountBlocks switches the engine between counting instructions with a
+// hook on every instruction (off, the default: what observers, StopBefore
+// and the stepping session need) and counting them per translated block
+// (on: several times faster, for plain runs). Counting per block gives the
+// same Executed, LastInsn, LastFault and stops as the per-instruction hook
+// at every point Go can see: at the count given to Start, at every system
+// call, interrupt and fault, and at the end of a Start. Each block's
+// instruction count is taken once, by decoding it, and again when its code
+// changes; a block that would pass Start's count, whose instructions
+// cannot be decoded or that holds an x86 in or out runs with a code hook
+// on that block only. Observers switch it off. Every translation is
+// dropped on a switch.
+func (e *Engine) CountBlocks(on bool) error {
+	if on == e.blocks {
+		return nil
+	}
+	v := 0
+	if on {
+		v = 1
+	}
+	if err := check(C.sfs_block_counting(e.st, C.int(v))); err != nil {
+		return fmt.Errorf("switching instruction counting: %w", err)
+	}
+	e.blocks = on
+	return nil
+}
+
+// CountingBlocks reports whether instructions are counted per block.
+func (e *Engine) CountingBlocks() bool { return e.blocks }
+
+// startBlocks is Start when counting per block: count is enforced by the
+// block hook (it stops before a block that would pass it), and the block
+// that would pass it runs with a code hook on it alone.
+func (e *Engine) startBlocks(begin, until uint64, timeout time.Duration, count uint64) error {
+	st := e.st
+	st.limit = C.uint64_t(^uint64(0))
+	if count > 0 {
+		st.limit = st.count + C.uint64_t(count)
+	}
+	pc := begin
+	var err error
+	for {
+		st.stopping, st.stopped_before = 0, 0
+		err = check(C.uc_emu_start(e.uc, C.uint64_t(pc), C.uint64_t(until), C.uint64_t(timeout/time.Microsecond), 0))
+		if serr := check(C.sfs_slow_end(st)); serr != nil && err == nil {
+			err = serr
+		}
+		if err != nil || st.stopped_before == 0 || st.count >= st.limit {
+			break
+		}
+		// The block at stop_addr would pass the limit, or must be seen
+		// instruction by instruction.
+		pc = uint64(st.stop_addr)
+		if serr := check(C.sfs_slow_begin(st, st.stop_addr, st.stop_addr+C.uint64_t(st.stop_size))); serr != nil {
+			err = serr
+			break
+		}
+	}
+	st.stopping = 0
+	st.limit = C.uint64_t(^uint64(0))
+	if e.st.track < 0 {
+		return fmt.Errorf("recording guest stores: out of memory")
+	}
+	return err
+}
+
+// settle makes Executed and LastInsn exact inside a block counted whole,
+// when a system call, an interrupt or port I/O stops it at an instruction
+// the PC names: the instructions after that one did not run.
+func (e *Engine) settle() {
+	st := e.st
+	if !e.blocks || st.cur_slow != 0 || st.blk_size == 0 {
+		return
+	}
+	pc, err := e.PC()
+	if err != nil {
+		return
+	}
+	lo, end := uint64(st.blk_addr), uint64(st.blk_addr)+uint64(st.blk_size)
+	if pc < lo || pc > end {
+		return
+	}
+	var k, at, size int
+	if e.arch == arch.ARM64 {
+		if pc == end {
+			k = int(st.blk_n) - 1
+		} else {
+			k = int(pc-lo) / 4
+		}
+		at, size = 4*k, 4
+	} else {
+		offs := e.blockOffsets(lo, uint32(st.blk_size))
+		if len(offs) != int(st.blk_n)+1 {
+			return
+		}
+		k = len(offs) - 2 // the block's last instruction, when pc is its end
+		if pc != end {
+			for i := 0; i+1 < len(offs); i++ {
+				if lo+uint64(offs[i]) == pc {
+					k = i
+					break
+				}
+			}
+		}
+		at, size = int(offs[k]), int(offs[k+1]-offs[k])
+	}
+	st.count = st.blk_count0 + C.uint64_t(k+1)
+	st.last_pc, st.last_size, st.last_valid = C.uint64_t(lo+uint64(at)), C.uint32_t(size), 1
+	st.blk_size = 0 // settled: the rest of the block did not run
+}
+
+// settleLast sets LastInsn to the last instruction of the block counted
+// last (the run went through it).
+func (e *Engine) settleLast() {
+	st := e.st
+	st.last_valid = 1
+	if st.blk_size == 0 {
+		return
+	}
+	lo := uint64(st.blk_addr)
+	if e.arch == arch.ARM64 {
+		st.last_pc, st.last_size = C.uint64_t(lo+uint64(st.blk_size)-4), 4
+		return
+	}
+	offs := e.blockOffsets(lo, uint32(st.blk_size))
+	if n := len(offs); n >= 2 {
+		st.last_pc, st.last_size = C.uint64_t(lo+uint64(offs[n-2])), C.uint32_t(offs[n-1]-offs[n-2])
+	}
+}
+
+// blockOffsets decodes the x86-64 block [addr, addr+size) into the
+// offsets of its instructions and its end; nil if it cannot be decoded
+// exactly.
+func (e *Engine) blockOffsets(addr uint64, size uint32) []uint32 {
+	code := make([]byte, size)
+	if e.ReadMem(addr, code) != nil {
+		return nil
+	}
+	offs := make([]uint32, 0, 16)
+	for off := 0; off < len(code); {
+		inst, err := x86asm.Decode(code[off:], 64)
+		if err != nil || inst.Len <= 0 {
+			return nil
+		}
+		offs = append(offs, uint32(off))
+		off += inst.Len
+		if off > len(code) {
+			return nil
+		}
+	}
+	return append(offs, size)
+}
+
+// portIO reports whether op reads or writes an x86 I/O port: Unicorn
+// reports it from inside a block, which would run on after it.
+func portIO(op x86asm.Op) bool {
+	switch op {
+	case x86asm.IN, x86asm.OUT, x86asm.INSB, x86asm.INSW, x86asm.INSD, x86asm.OUTSB, x86asm.OUTSW, x86asm.OUTSD:
+		return true
+	}
+	return false
+}
+
+//export sfsGoBlock
+func sfsGoBlock(slot C.int32_t, addr C.uint64_t, size C.uint32_t) C.uint32_t {
+	e := lookupEngine(slot)
+	code := make([]byte, size)
+	if e.ReadMem(uint64(addr), code) != nil {
+		return 0
+	}
+	n := 0
+	for off := 0; off < len(code); n++ {
+		inst, err := x86asm.Decode(code[off:], 64)
+		if err != nil || inst.Len <= 0 || portIO(inst.Op) {
+			return 0
+		}
+		off += inst.Len
+		if off > len(code) {
+			return 0
+		}
+	}
+	return C.uint32_t(n)
+}
