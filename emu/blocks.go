@@ -32,11 +32,14 @@ func (e *Engine) CountBlocks(on bool) error {
 	if on == e.blocks {
 		return nil
 	}
-	v := 0
+	v, flush := 0, 0
 	if on {
 		v = 1
 	}
-	if err := check(C.sfs_block_counting(e.st, C.int(v))); err != nil {
+	if e.started {
+		flush = 1
+	}
+	if err := check(C.sfs_block_counting(e.st, C.int(v), C.int(flush))); err != nil {
 		return fmt.Errorf("switching instruction counting: %w", err)
 	}
 	e.blocks = on
@@ -51,6 +54,7 @@ func (e *Engine) CountingBlocks() bool { return e.blocks }
 // that would pass it runs with a code hook on it alone.
 func (e *Engine) startBlocks(begin, until uint64, timeout time.Duration, count uint64) error {
 	st := e.st
+	e.started = true
 	st.limit = C.uint64_t(^uint64(0))
 	if count > 0 {
 		st.limit = st.count + C.uint64_t(count)
@@ -60,6 +64,13 @@ func (e *Engine) startBlocks(begin, until uint64, timeout time.Duration, count u
 	for {
 		st.stopping, st.stopped_before = 0, 0
 		err = check(C.uc_emu_start(e.uc, C.uint64_t(pc), C.uint64_t(until), C.uint64_t(timeout/time.Microsecond), 0))
+		if st.stopped_before != 0 && err == nil {
+			// The block at stop_addr did not run; Unicorn may have put
+			// the PC back to the start of the block before it.
+			if perr := e.SetReg(e.RegID(e.arch.PC), uint64(st.stop_addr)); perr != nil {
+				err = perr
+			}
+		}
 		if serr := check(C.sfs_slow_end(st)); serr != nil && err == nil {
 			err = serr
 		}

@@ -326,6 +326,58 @@ void sfs_blocks_forget(sfs_state *st) {
 	free(st->btab);
 	st->btab = NULL;
 	st->bcap = st->bused = 0;
+	for (uint32_t i = 0; i < st->pcap; i++)
+		free(st->ptab[i].ent);
+	free(st->ptab);
+	st->ptab = st->lastpage = NULL;
+	st->pcap = st->pused = 0;
+}
+
+// code_page returns the entries of the page holding addr, making them if
+// make is set (NULL if out of memory or not made).
+static inline uint32_t *code_page(sfs_state *st, uint64_t addr, int make) {
+	uint64_t key = (addr >> 12) + 1;
+	if (st->lastpage && st->lastpage->page == key)
+		return st->lastpage->ent;
+	if (st->pcap > 0) {
+		uint32_t j = bhash(key, 0, st->pcap - 1);
+		while (st->ptab[j].page != 0) {
+			if (st->ptab[j].page == key) {
+				st->lastpage = &st->ptab[j];
+				return st->ptab[j].ent;
+			}
+			j = (j + 1) & (st->pcap - 1);
+		}
+	}
+	if (!make)
+		return NULL;
+	if (2 * (st->pused + 1) > st->pcap) {
+		uint32_t cap = st->pcap ? 2 * st->pcap : 256;
+		struct sfs_cpage *t = calloc(cap, sizeof *t);
+		if (!t)
+			return NULL;
+		for (uint32_t i = 0; i < st->pcap; i++) {
+			if (st->ptab[i].page == 0)
+				continue;
+			uint32_t j = bhash(st->ptab[i].page, 0, cap - 1);
+			while (t[j].page != 0)
+				j = (j + 1) & (cap - 1);
+			t[j] = st->ptab[i];
+		}
+		free(st->ptab);
+		st->ptab = t;
+		st->pcap = cap;
+	}
+	uint32_t *ent = calloc(4096, sizeof *ent);
+	if (!ent)
+		return NULL;
+	uint32_t j = bhash(key, 0, st->pcap - 1);
+	while (st->ptab[j].page != 0)
+		j = (j + 1) & (st->pcap - 1);
+	st->ptab[j] = (struct sfs_cpage){.page = key, .ent = ent};
+	st->pused++;
+	st->lastpage = &st->ptab[j];
+	return ent;
 }
 
 // bput remembers block (addr, size) with n instructions; bytes (may be
@@ -366,12 +418,9 @@ static void bput(sfs_state *st, uint64_t addr, uint32_t size, uint32_t n, uint8_
 	st->bused++;
 }
 
-// block_insns returns the instruction count of the block (addr, size), 0
-// if it must run per instruction.
-static uint32_t block_insns(sfs_state *st, uint64_t addr, uint32_t size) {
-	int wx = st->ncode > 0 && in_ranges(st->code, st->ncode, addr, addr + size);
-	if (st->arm64 && !wx)
-		return size / 4;
+// wx_block_insns is block_insns for a block in writable and executable
+// memory: its bytes are compared with those it was counted with.
+static __attribute__((noinline)) uint32_t wx_block_insns(sfs_state *st, uint64_t addr, uint32_t size) {
 	if (st->bcap > 0) {
 		uint32_t j = bhash(addr, size, st->bcap - 1);
 		for (;;) {
@@ -379,10 +428,8 @@ static uint32_t block_insns(sfs_state *st, uint64_t addr, uint32_t size) {
 			if (b->size == 0)
 				break;
 			if (b->addr == addr && b->size == size) {
-				if (!b->bytes)
-					return b->n;
 				uint8_t buf[4096];
-				if (size <= sizeof buf && guest_bytes(st, addr, buf, size) && memcmp(buf, b->bytes, size) == 0)
+				if (b->bytes && size <= sizeof buf && guest_bytes(st, addr, buf, size) && memcmp(buf, b->bytes, size) == 0)
 					return b->n;
 				break; // the code changed
 			}
@@ -390,16 +437,37 @@ static uint32_t block_insns(sfs_state *st, uint64_t addr, uint32_t size) {
 		}
 	}
 	uint32_t n = st->arm64 ? size / 4 : sfsGoBlock(st->slot, addr, size);
-	uint8_t *bytes = NULL;
-	if (wx) {
-		bytes = malloc(size);
-		if (!bytes || size > 4096 || !guest_bytes(st, addr, bytes, size)) {
-			free(bytes);
-			return 0; // not comparable later: run it per instruction
-		}
+	uint8_t *bytes = size <= 4096 ? malloc(size) : NULL;
+	if (!bytes || !guest_bytes(st, addr, bytes, size)) {
+		free(bytes);
+		return 0; // cannot be compared later: run it per instruction
 	}
 	bput(st, addr, size, n, bytes);
 	return n;
+}
+
+// new_block_insns counts the instructions of a block of read-only code
+// seen for the first time (or with another size).
+static __attribute__((noinline)) uint32_t new_block_insns(sfs_state *st, uint64_t addr, uint32_t size) {
+	uint32_t n = sfsGoBlock(st->slot, addr, size);
+	uint32_t *ent = code_page(st, addr, 1);
+	if (ent && size < (1u << 20) && n < 4096)
+		ent[addr & 4095] = size << 12 | n;
+	return n;
+}
+
+// block_insns returns the instruction count of the block (addr, size), 0
+// if it must run per instruction.
+static inline uint32_t block_insns(sfs_state *st, uint64_t addr, uint32_t size) {
+	if (st->ncode > 0 && in_ranges(st->code, st->ncode, addr, addr + size))
+		return wx_block_insns(st, addr, size);
+	if (st->arm64)
+		return size / 4;
+	uint32_t *ent = code_page(st, addr, 0);
+	uint32_t v = ent ? ent[addr & 4095] : 0;
+	if (v != 0 && v >> 12 == size)
+		return v & 4095;
+	return new_block_insns(st, addr, size);
 }
 
 static void hook_block(uc_engine *uc, uint64_t addr, uint32_t size, void *user) {
@@ -467,7 +535,7 @@ uc_err sfs_slow_end(sfs_state *st) {
 	return uc_ctl_remove_cache(st->uc, lo, hi);
 }
 
-uc_err sfs_block_counting(sfs_state *st, int on) {
+uc_err sfs_block_counting(sfs_state *st, int on, int flush) {
 	uc_err err = UC_ERR_OK;
 	if (on && !st->block_hook) {
 		if (st->code_hook) {
@@ -489,5 +557,7 @@ uc_err sfs_block_counting(sfs_state *st, int on) {
 		return err;
 	st->blocks = on;
 	st->last_valid = 1;
-	return uc_ctl_flush_tb(st->uc);
+	// Translations made for the other way of counting must go (a flush
+	// costs: it clears the whole translation buffer).
+	return flush ? uc_ctl_flush_tb(st->uc) : UC_ERR_OK;
 }

@@ -113,8 +113,17 @@ typedef struct {
 	// memory keep a copy of their bytes, compared at every start.
 	struct sfs_block *btab;
 	uint32_t bcap, bused;
+	// The same for read-only code, by page: ent[addr % 4096] is the block
+	// starting there, size << 12 | n (0: not known).
+	struct sfs_cpage *ptab, *lastpage;
+	uint32_t pcap, pused;
 	uc_hook block_hook;
 } sfs_state;
+
+struct sfs_cpage {
+	uint64_t page; // addr >> 12, +1 (0: empty slot)
+	uint32_t *ent;
+};
 
 struct sfs_block {
 	uint64_t addr;
@@ -150,8 +159,8 @@ uc_err sfs_set_cpu_model(uc_engine *uc, int model);
 uc_err sfs_code_hook_del(sfs_state *st);
 
 // sfs_block_counting switches between the per-instruction code hook (on
-// 0) and block counting (on 1), dropping every translation.
-uc_err sfs_block_counting(sfs_state *st, int on);
+// 0) and block counting (on 1), dropping every translation if flush.
+uc_err sfs_block_counting(sfs_state *st, int on, int flush);
 
 // sfs_blocks_forget drops the remembered instruction counts (code changed).
 void sfs_blocks_forget(sfs_state *st);

@@ -145,8 +145,9 @@ type Engine struct {
 	onCode func(addr, size uint64)
 	histN  int
 
-	// blocks: instructions are counted per translated block (CountBlocks).
-	blocks bool
+	// blocks: instructions are counted per translated block (CountBlocks);
+	// started: Start ran (there may be translations).
+	blocks, started bool
 }
 
 // protRange is guest memory [lo, hi) with one protection.
@@ -609,6 +610,7 @@ func (e *Engine) Start(begin, until uint64, timeout time.Duration, count uint64)
 	if e.blocks {
 		return e.startBlocks(begin, until, timeout, count)
 	}
+	e.started = true
 	err := check(C.uc_emu_start(e.uc, C.uint64_t(begin), C.uint64_t(until), C.uint64_t(timeout/time.Microsecond), C.size_t(count)))
 	if e.onHistory != nil {
 		e.FlushRecords()
