@@ -59,6 +59,7 @@ func (e *Engine) startBlocks(begin, until uint64, timeout time.Duration, count u
 	if count > 0 {
 		st.limit = st.count + C.uint64_t(count)
 	}
+	st.fault_type, st.fault_addr = 0, 0
 	pc := begin
 	var err error
 	for {
@@ -87,11 +88,36 @@ func (e *Engine) startBlocks(begin, until uint64, timeout time.Duration, count u
 	}
 	st.stopping = 0
 	st.limit = C.uint64_t(^uint64(0))
+	if err != nil && st.cur_slow == 0 && st.blk_size != 0 {
+		// A fault inside a block counted whole: which instruction
+		// faulted is not known (Unicorn leaves the PC at an earlier
+		// one, and x86 flags may be pending), unless it was fetching
+		// the next block, which then never started.
+		if f, ok := e.LastFault(); !ok || f.Kind != "fetch" {
+			err = &InexactError{Insns: uint64(st.blk_count0), Err: err}
+		}
+	}
 	if e.st.track < 0 {
 		return fmt.Errorf("recording guest stores: out of memory")
 	}
 	return err
 }
+
+// InexactError is the error Start returns, when counting per block, for
+// a fault inside a block it counted whole: the instruction count, the PC
+// and (x86) the flags are those of some instruction of the block, not
+// necessarily the faulting one. Running again, counting per instruction
+// from Insns on (the count before that block), gives the exact fault.
+type InexactError struct {
+	Insns uint64
+	Err   error // Unicorn's error
+}
+
+func (e *InexactError) Error() string {
+	return fmt.Sprintf("fault inside a block counted whole (after %d instructions): %v", e.Insns, e.Err)
+}
+
+func (e *InexactError) Unwrap() error { return e.Err }
 
 // settle makes Executed and LastInsn exact inside a block counted whole,
 // when a system call, an interrupt or port I/O stops it at an instruction

@@ -59,7 +59,9 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 		return cl.usageError(stderr, "--max-mem %q: %v", *maxMem, err)
 	}
 	binary, guestArgs := programArgs(cl.FlagSet)
-	p, err := linux.Load(binary, linux.Config{
+	// No observer: count per block, as fast as Unicorn runs (RunFast
+	// runs again, exactly, a program that faults inside a block).
+	p, x, err := linux.RunFast(binary, linux.Config{
 		Args:      append([]string{binary}, guestArgs...),
 		Env:       env,
 		Stdin:     os.Stdin,
@@ -71,15 +73,12 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 		Timeout:   *timeout,
 		MaxMem:    mem,
 		Quantum:   *quantum,
-		// No observer: count per block, as fast as Unicorn runs.
-		CountBlocks: true,
 	})
-	if err != nil {
+	if p == nil {
 		fmt.Fprintf(stderr, "sframesim run: %v\n", err)
 		return exitError
 	}
 	defer p.Close()
-	x, err := p.Run()
 	if err != nil {
 		fmt.Fprintf(stderr, "sframesim run: %s: %v\n", binary, err)
 		return exitError
