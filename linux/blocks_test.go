@@ -114,23 +114,27 @@ func blockCases(t *testing.T) []blockCase {
 			cs = append(cs, blockCase{fmt.Sprintf("threads-%s/q%d", a, q), threadsProgram(a), Config{Quantum: q, MaxInsns: 50_000_000}, nil})
 		}
 		for _, q := range []uint64{0, 4_093} {
-			cs = append(cs, blockCase{fmt.Sprintf("threadwork-%s/q%d", a, q), filepath.Join("testdata", "threadwork-"+a), Config{Args: []string{"threadwork", "3"}, Quantum: q, MaxInsns: 100_000_000}, nil})
+			for _, budget := range []uint64{100_000_000, 1_234_567} {
+				cs = append(cs, blockCase{fmt.Sprintf("threadwork-%s/q%d/budget%d", a, q, budget), filepath.Join("testdata", "threadwork-"+a), Config{Args: []string{"threadwork", "3"}, Quantum: q, MaxInsns: budget}, nil})
+			}
 		}
 	}
 	dir := testcorpus.Dir(t)
 	for _, a := range []string{"x86-64", "aarch64"} {
-		for _, prog := range []string{"except-O2-static", "setjmp-O0-static", "pthreads-O2-static", "signals-O2-static", "many-O0-dynamic", "vla-O2-dynamic"} {
+		for _, prog := range []string{"except-O2-static", "setjmp-O0-static", "pthreads-O2-static", "signals-O2-static", "many-O2-static", "stdthread-O2-dynamic", "vla-O2-dynamic"} {
 			for _, budget := range []uint64{0, 1, 7, 1_000_003, 3_333_331} {
 				cs = append(cs, blockCase{fmt.Sprintf("%s/%s/budget%d", a, prog, budget), filepath.Join(dir, "v3", a, prog), Config{Args: []string{prog}, MaxInsns: budget}, nil})
 			}
 		}
 		lua := filepath.Join(dir, "..", "realworld", "v3", a, "lua-static")
-		in, err := os.ReadFile(filepath.Join(dir, "..", "realworld", "inputs", "strings.lua"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := os.Stat(lua); err == nil {
-			cs = append(cs, blockCase{a + "/lua-static/strings", lua, Config{Args: []string{"lua", "-"}, MaxInsns: 40_000_000}, in})
+		for _, input := range []string{"strings", "recursion", "coroutines"} {
+			in, err := os.ReadFile(filepath.Join(dir, "..", "realworld", "inputs", input+".lua"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, budget := range []uint64{40_000_000, 2_345_677} {
+				cs = append(cs, blockCase{fmt.Sprintf("%s/lua-static/%s/budget%d", a, input, budget), lua, Config{Args: []string{"lua", "-"}, MaxInsns: budget}, in})
+			}
 		}
 	}
 	return cs
@@ -152,6 +156,7 @@ func TestCountBlocksSame(t *testing.T) {
 			fast := runCounted(t, c.path, c.cfg, true, c.stdin)
 			reruns += fast.reruns
 			equalRuns(t, c.name, exact, fast)
+			t.Logf("%d system calls, %d reruns, %s after %d instructions", len(fast.calls), fast.reruns, fast.exit.String(), fast.exit.Insns)
 		})
 	}
 	t.Logf("%d runs needed counting per instruction from a fault on", reruns)
