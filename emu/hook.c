@@ -331,6 +331,8 @@ void sfs_blocks_forget(sfs_state *st) {
 	free(st->ptab);
 	st->ptab = st->lastpage = NULL;
 	st->pcap = st->pused = 0;
+	free(st->dcache);
+	st->dcache = NULL;
 }
 
 // code_page returns the entries of the page holding addr, making them if
@@ -456,6 +458,28 @@ static __attribute__((noinline)) uint32_t new_block_insns(sfs_state *st, uint64_
 	return n;
 }
 
+// seen_block_insns is block_insns past the direct-mapped cache, which it
+// fills (entry d).
+static __attribute__((noinline)) uint32_t seen_block_insns(sfs_state *st, uint64_t addr, uint32_t size, struct sfs_dent *d) {
+	uint32_t *ent = code_page(st, addr, 0);
+	uint32_t v = ent ? ent[addr & 4095] : 0;
+	uint32_t n;
+	if (v != 0 && v >> 12 == size)
+		n = v & 4095;
+	else
+		n = new_block_insns(st, addr, size);
+	if (!st->dcache) {
+		st->dcache = calloc(SFS_DCACHE, sizeof *st->dcache);
+		if (st->dcache)
+			d = &st->dcache[(uint32_t)((addr * 0x9e3779b97f4a7c15ull) >> 40) & (SFS_DCACHE - 1)];
+	}
+	if (d && size < (1u << 20) && n < 4096) {
+		d->addr = addr;
+		d->v = size << 12 | n;
+	}
+	return n;
+}
+
 // block_insns returns the instruction count of the block (addr, size), 0
 // if it must run per instruction.
 static inline uint32_t block_insns(sfs_state *st, uint64_t addr, uint32_t size) {
@@ -463,11 +487,13 @@ static inline uint32_t block_insns(sfs_state *st, uint64_t addr, uint32_t size) 
 		return wx_block_insns(st, addr, size);
 	if (st->arm64)
 		return size / 4;
-	uint32_t *ent = code_page(st, addr, 0);
-	uint32_t v = ent ? ent[addr & 4095] : 0;
-	if (v != 0 && v >> 12 == size)
-		return v & 4095;
-	return new_block_insns(st, addr, size);
+	struct sfs_dent *d = NULL;
+	if (st->dcache) {
+		d = &st->dcache[(uint32_t)((addr * 0x9e3779b97f4a7c15ull) >> 40) & (SFS_DCACHE - 1)];
+		if (d->addr == addr && d->v >> 12 == size)
+			return d->v & 4095;
+	}
+	return seen_block_insns(st, addr, size, d);
 }
 
 static void hook_block(uc_engine *uc, uint64_t addr, uint32_t size, void *user) {

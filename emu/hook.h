@@ -117,8 +117,19 @@ typedef struct {
 	// starting there, size << 12 | n (0: not known).
 	struct sfs_cpage *ptab, *lastpage;
 	uint32_t pcap, pused;
+	// In front of it, a direct-mapped cache of the blocks seen lately.
+	struct sfs_dent *dcache;
 	uc_hook block_hook;
 } sfs_state;
+
+struct sfs_dent {
+	uint64_t addr;
+	uint32_t v; // size << 12 | n, 0: empty
+	uint32_t pad;
+};
+
+// SFS_DCACHE entries: 128 KiB, most of a run's hot blocks.
+#define SFS_DCACHE 8192
 
 struct sfs_cpage {
 	uint64_t page; // addr >> 12, +1 (0: empty slot)
