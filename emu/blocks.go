@@ -26,21 +26,28 @@ import (
 // instruction count is taken once, by decoding it, and again when its code
 // changes; a block that would pass Start's count, whose instructions
 // cannot be decoded or that holds an x86 in or out runs with a code hook
-// on that block only. Observers switch it off. Every translation is
-// dropped on a switch.
+// on that block only. Observers switch it off. The translations of
+// executable memory are dropped on a switch.
 func (e *Engine) CountBlocks(on bool) error {
 	if on == e.blocks {
 		return nil
 	}
-	v, flush := 0, 0
+	v := 0
 	if on {
 		v = 1
 	}
-	if e.started {
-		flush = 1
-	}
-	if err := check(C.sfs_block_counting(e.st, C.int(v), C.int(flush))); err != nil {
+	if err := check(C.sfs_block_counting(e.st, C.int(v))); err != nil {
 		return fmt.Errorf("switching instruction counting: %w", err)
+	}
+	if e.started {
+		// Translations made for the other way of counting must go: those
+		// of every executable range (a flush would clear the whole
+		// translation buffer, a second or two).
+		for _, r := range e.prots {
+			if r.prot&ProtExec != 0 {
+				C.sfs_remove_cache(e.uc, C.uint64_t(r.lo), C.uint64_t(r.hi))
+			}
+		}
 	}
 	e.blocks = on
 	return nil

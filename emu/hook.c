@@ -561,7 +561,7 @@ uc_err sfs_slow_end(sfs_state *st) {
 	return uc_ctl_remove_cache(st->uc, lo, hi);
 }
 
-uc_err sfs_block_counting(sfs_state *st, int on, int flush) {
+uc_err sfs_block_counting(sfs_state *st, int on) {
 	uc_err err = UC_ERR_OK;
 	if (on && !st->block_hook) {
 		if (st->code_hook) {
@@ -583,7 +583,5 @@ uc_err sfs_block_counting(sfs_state *st, int on, int flush) {
 		return err;
 	st->blocks = on;
 	st->last_valid = 1;
-	// Translations made for the other way of counting must go (a flush
-	// costs: it clears the whole translation buffer).
-	return flush ? uc_ctl_flush_tb(st->uc) : UC_ERR_OK;
+	return UC_ERR_OK;
 }

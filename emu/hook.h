@@ -170,8 +170,9 @@ uc_err sfs_set_cpu_model(uc_engine *uc, int model);
 uc_err sfs_code_hook_del(sfs_state *st);
 
 // sfs_block_counting switches between the per-instruction code hook (on
-// 0) and block counting (on 1), dropping every translation if flush.
-uc_err sfs_block_counting(sfs_state *st, int on, int flush);
+// 0) and block counting (on 1); the caller drops the translations made
+// the other way.
+uc_err sfs_block_counting(sfs_state *st, int on);
 
 // sfs_blocks_forget drops the remembered instruction counts (code changed).
 void sfs_blocks_forget(sfs_state *st);
