@@ -101,7 +101,7 @@ func (e *Engine) startBlocks(begin, until uint64, timeout time.Duration, count u
 		// one, and x86 flags may be pending), unless it was fetching
 		// the next block, which then never started.
 		if f, ok := e.LastFault(); !ok || f.Kind != "fetch" {
-			err = &InexactError{Insns: uint64(st.blk_count0), Err: err}
+			err = &InexactError{Insns: uint64(st.count) - uint64(len(e.lastBlock())), Err: err}
 		}
 	}
 	if e.st.track < 0 {
@@ -126,6 +126,27 @@ func (e *InexactError) Error() string {
 
 func (e *InexactError) Unwrap() error { return e.Err }
 
+// lastBlock returns the offsets of the instructions of the block counted
+// last (as many as it counted).
+func (e *Engine) lastBlock() []uint32 {
+	st := e.st
+	if st.blk_size == 0 {
+		return nil
+	}
+	if e.arch == arch.ARM64 {
+		offs := make([]uint32, st.blk_size/4)
+		for i := range offs {
+			offs[i] = uint32(4 * i)
+		}
+		return offs
+	}
+	offs := e.blockOffsets(uint64(st.blk_addr), uint32(st.blk_size))
+	if len(offs) == 0 {
+		return nil
+	}
+	return offs[:len(offs)-1]
+}
+
 // settle makes Executed and LastInsn exact inside a block counted whole,
 // when a system call, an interrupt or port I/O stops it at an instruction
 // the PC names: the instructions after that one did not run.
@@ -142,32 +163,32 @@ func (e *Engine) settle() {
 	if pc < lo || pc > end {
 		return
 	}
-	var k, at, size int
-	if e.arch == arch.ARM64 {
-		if pc == end {
-			k = int(st.blk_n) - 1
-		} else {
-			k = int(pc-lo) / 4
-		}
-		at, size = 4*k, 4
-	} else {
-		offs := e.blockOffsets(lo, uint32(st.blk_size))
-		if len(offs) != int(st.blk_n)+1 {
-			return
-		}
-		k = len(offs) - 2 // the block's last instruction, when pc is its end
-		if pc != end {
-			for i := 0; i+1 < len(offs); i++ {
-				if lo+uint64(offs[i]) == pc {
-					k = i
-					break
-				}
+	var offs []uint32
+	if e.arch == arch.AMD64 && pc+2 == end {
+		// A system call, the last instruction of its block: nothing to
+		// settle but LastInsn (without decoding the block).
+		st.last_pc, st.last_size, st.last_at = C.uint64_t(pc), 2, st.count
+		st.blk_size = 0
+		return
+	}
+	if offs = e.lastBlock(); len(offs) == 0 {
+		return
+	}
+	k := len(offs) - 1 // the block's last instruction, when pc is its end
+	if pc != end {
+		for i, o := range offs {
+			if lo+uint64(o) == pc {
+				k = i
+				break
 			}
 		}
-		at, size = int(offs[k]), int(offs[k+1]-offs[k])
 	}
-	st.count = st.blk_count0 + C.uint64_t(k+1)
-	st.last_pc, st.last_size, st.last_valid = C.uint64_t(lo+uint64(at)), C.uint32_t(size), 1
+	size := st.blk_size - C.uint32_t(offs[k])
+	if k+1 < len(offs) {
+		size = C.uint32_t(offs[k+1] - offs[k])
+	}
+	st.count -= C.uint64_t(len(offs) - 1 - k)
+	st.last_pc, st.last_size, st.last_at = C.uint64_t(lo+uint64(offs[k])), size, st.count
 	st.blk_size = 0 // settled: the rest of the block did not run
 }
 
@@ -175,19 +196,13 @@ func (e *Engine) settle() {
 // last (the run went through it).
 func (e *Engine) settleLast() {
 	st := e.st
-	st.last_valid = 1
-	if st.blk_size == 0 {
+	st.last_at = st.count
+	offs := e.lastBlock()
+	if len(offs) == 0 {
 		return
 	}
-	lo := uint64(st.blk_addr)
-	if e.arch == arch.ARM64 {
-		st.last_pc, st.last_size = C.uint64_t(lo+uint64(st.blk_size)-4), 4
-		return
-	}
-	offs := e.blockOffsets(lo, uint32(st.blk_size))
-	if n := len(offs); n >= 2 {
-		st.last_pc, st.last_size = C.uint64_t(lo+uint64(offs[n-2])), C.uint32_t(offs[n-1]-offs[n-2])
-	}
+	last := offs[len(offs)-1]
+	st.last_pc, st.last_size = st.blk_addr+C.uint64_t(last), st.blk_size-C.uint32_t(last)
 }
 
 // blockOffsets decodes the x86-64 block [addr, addr+size) into the

@@ -37,6 +37,7 @@ static void hook_code(uc_engine *uc, uint64_t addr, uint32_t size, void *user) {
 	st->count++;
 	st->last_pc = addr;
 	st->last_size = size;
+	st->last_at = st->count;
 	switch (st->observe) {
 	case SFS_OBSERVE_RECORD: {
 		sfs_rec *r = &st->buf[st->nbuf];
@@ -500,11 +501,13 @@ static void hook_block(uc_engine *uc, uint64_t addr, uint32_t size, void *user) 
 	sfs_state *st = user;
 	if (st->stopping)
 		return;
-	if (st->slow_hi != 0 && addr >= st->slow_lo && addr + size <= st->slow_hi) {
-		st->cur_slow = 1; // its code hooks count
-		return;
+	if (st->slow_hi != 0) {
+		if (addr >= st->slow_lo && addr + size <= st->slow_hi) {
+			st->cur_slow = 1; // its code hooks count
+			return;
+		}
+		st->cur_slow = 0;
 	}
-	st->cur_slow = 0;
 	uint32_t n = block_insns(st, addr, size);
 	if (n == 0 || st->count + n > st->limit) {
 		st->stopping = 1;
@@ -516,10 +519,7 @@ static void hook_block(uc_engine *uc, uint64_t addr, uint32_t size, void *user) 
 	}
 	st->blk_addr = addr;
 	st->blk_size = size;
-	st->blk_n = n;
-	st->blk_count0 = st->count;
 	st->count += n;
-	st->last_valid = 0;
 }
 
 // hook_slow counts the instructions of a block run per instruction, and
@@ -536,7 +536,7 @@ static void hook_slow(uc_engine *uc, uint64_t addr, uint32_t size, void *user) {
 	st->count++;
 	st->last_pc = addr;
 	st->last_size = size;
-	st->last_valid = 1;
+	st->last_at = st->count;
 }
 
 uc_err sfs_slow_begin(sfs_state *st, uint64_t lo, uint64_t hi) {
@@ -582,6 +582,6 @@ uc_err sfs_block_counting(sfs_state *st, int on) {
 	if (err != UC_ERR_OK)
 		return err;
 	st->blocks = on;
-	st->last_valid = 1;
+	st->last_at = st->count;
 	return UC_ERR_OK;
 }

@@ -97,11 +97,12 @@ typedef struct {
 	uint64_t limit;      // count a run may reach (UINT64_MAX: none)
 	uint64_t stop_addr;
 	uint32_t stop_size;
-	int32_t last_valid;  // last_pc/last_size are set (else: the block's last)
-	// The block that started last: where, its size and instruction
-	// count, and the count before it.
-	uint64_t blk_addr, blk_count0;
-	uint32_t blk_size, blk_n;
+	// last_pc/last_size are the last instruction when count is last_at;
+	// otherwise it is the last one of the block counted last.
+	uint64_t last_at;
+	// The block counted last: where and its size.
+	uint64_t blk_addr;
+	uint32_t blk_size;
 	// Per-instruction counting of the blocks inside [slow_lo, slow_hi):
 	// a code hook bounded to it; cur_slow says whether the running block
 	// is counted so.

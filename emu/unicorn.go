@@ -221,7 +221,6 @@ func NewEngine(a *arch.Arch) (*Engine, error) {
 	}
 	e.st.slot = C.int32_t(e.slot)
 	e.st.limit = C.uint64_t(^uint64(0))
-	e.st.last_valid = 1
 	if a == arch.ARM64 {
 		e.st.arm64 = 1
 	}
@@ -685,7 +684,7 @@ func (e *Engine) OnPortIO(fn func()) { e.onPortIO = fn }
 // LastInsn returns the address and size of the instruction that started
 // executing last.
 func (e *Engine) LastInsn() (pc uint64, size int) {
-	if e.st.last_valid == 0 {
+	if e.blocks && e.st.last_at != e.st.count {
 		e.settleLast()
 	}
 	return uint64(e.st.last_pc), int(e.st.last_size)
