@@ -105,10 +105,14 @@ func blockCases(t *testing.T) []blockCase {
 			if sc.x86Only && a != "x86_64" {
 				continue
 			}
-			cs = append(cs, blockCase{"signals-" + a + "/" + sc.name, signalsProgram(a), Config{Args: []string{"signals", sc.name}, MaxInsns: 20_000_000}, nil})
+			for _, q := range []uint64{0, 3_001} {
+				cs = append(cs, blockCase{fmt.Sprintf("signals-%s/%s/q%d", a, sc.name, q), signalsProgram(a), Config{Args: []string{"signals", sc.name}, MaxInsns: 20_000_000, Quantum: q}, nil})
+			}
 		}
 		for _, sc := range timerScenarios {
-			cs = append(cs, blockCase{"timers-" + a + "/" + sc.name, filepath.Join("testdata", "timers-"+a), Config{Args: []string{"timers", sc.name}, MaxInsns: 200_000_000}, nil})
+			for _, q := range []uint64{0, 7_777} {
+				cs = append(cs, blockCase{fmt.Sprintf("timers-%s/%s/q%d", a, sc.name, q), filepath.Join("testdata", "timers-"+a), Config{Args: []string{"timers", sc.name}, MaxInsns: 200_000_000, Quantum: q}, nil})
+			}
 		}
 		for _, q := range []uint64{0, 997, 12_345} {
 			cs = append(cs, blockCase{fmt.Sprintf("threads-%s/q%d", a, q), threadsProgram(a), Config{Quantum: q, MaxInsns: 50_000_000}, nil})
