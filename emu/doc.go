@@ -25,6 +25,23 @@
 // rolled forward store by store, so the observer sees each instruction
 // with its own registers and exactly the memory it saw.
 //
+// # Counting per block
+//
+// By default the C code hook runs before every instruction, to count it
+// (and, for observers, record it). [Engine.CountBlocks] replaces it by a
+// block hook: each translated block adds its instruction count when it
+// starts (decoded once per place and size, with x86asm on x86-64, and
+// again when its code changes; size/4 on AArch64). Start's count stops
+// before the block that would pass it, and that block then runs with a
+// code hook on it alone, so stops are exact. A system call or interrupt
+// inside a block settles the count at the instruction the PC names; a
+// fault inside a block cannot be placed (Unicorn leaves the PC at an
+// earlier instruction and x86 flags pending) and is reported as
+// [InexactError], for the caller to run again counting per instruction
+// from that block (linux.RunFast). The result is the same Executed,
+// LastInsn, registers and stops as with the code hook, for about the cost
+// of one C call per block.
+//
 // # Snapshots
 //
 // [Engine.Snapshot] and [Engine.Restore] save and restore the CPU context

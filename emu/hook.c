@@ -93,6 +93,7 @@ static void hook_code(uc_engine *uc, uint64_t addr, uint32_t size, void *user) {
 	st->count++;
 	st->last_pc = addr;
 	st->last_size = size;
+	st->last_at = st->count;
 	switch (st->observe) {
 	case SFS_OBSERVE_RECORD: {
 		uint64_t v[4] = {0, 0, 0, 0};
@@ -378,4 +379,293 @@ uc_err sfs_code_hook_del(sfs_state *st) {
 	uc_err err = uc_hook_del(st->uc, st->code_hook);
 	st->code_hook = 0;
 	return err;
+}
+
+// ---- Block counting ----
+
+// guest_bytes copies guest [addr, addr+size) into buf through the region
+// table; 0 if some byte is not host-backed.
+static int guest_bytes(sfs_state *st, uint64_t addr, uint8_t *buf, uint32_t size) {
+	while (size > 0) {
+		sfs_region *r = find_region(st, addr);
+		if (!r)
+			return 0;
+		uint64_t off = addr - r->addr;
+		uint32_t n = (uint64_t)size <= r->size - off ? size : (uint32_t)(r->size - off);
+		memcpy(buf, r->host + off, n);
+		buf += n;
+		addr += n;
+		size -= n;
+	}
+	return 1;
+}
+
+static uint32_t bhash(uint64_t addr, uint32_t size, uint32_t mask) {
+	uint64_t h = (addr ^ ((uint64_t)size << 48)) * 0x9e3779b97f4a7c15ull;
+	return (uint32_t)(h >> 32) & mask;
+}
+
+void sfs_blocks_forget(sfs_state *st) {
+	for (uint32_t i = 0; i < st->bcap; i++)
+		free(st->btab[i].bytes);
+	free(st->btab);
+	st->btab = NULL;
+	st->bcap = st->bused = 0;
+	for (uint32_t i = 0; i < st->pcap; i++)
+		free(st->ptab[i].ent);
+	free(st->ptab);
+	st->ptab = st->lastpage = NULL;
+	st->pcap = st->pused = 0;
+	free(st->dcache);
+	st->dcache = NULL;
+}
+
+// code_page returns the entries of the page holding addr, making them if
+// make is set (NULL if out of memory or not made).
+static inline uint32_t *code_page(sfs_state *st, uint64_t addr, int make) {
+	uint64_t key = (addr >> 12) + 1;
+	if (st->lastpage && st->lastpage->page == key)
+		return st->lastpage->ent;
+	if (st->pcap > 0) {
+		uint32_t j = bhash(key, 0, st->pcap - 1);
+		while (st->ptab[j].page != 0) {
+			if (st->ptab[j].page == key) {
+				st->lastpage = &st->ptab[j];
+				return st->ptab[j].ent;
+			}
+			j = (j + 1) & (st->pcap - 1);
+		}
+	}
+	if (!make)
+		return NULL;
+	if (2 * (st->pused + 1) > st->pcap) {
+		uint32_t cap = st->pcap ? 2 * st->pcap : 256;
+		struct sfs_cpage *t = calloc(cap, sizeof *t);
+		if (!t)
+			return NULL;
+		for (uint32_t i = 0; i < st->pcap; i++) {
+			if (st->ptab[i].page == 0)
+				continue;
+			uint32_t j = bhash(st->ptab[i].page, 0, cap - 1);
+			while (t[j].page != 0)
+				j = (j + 1) & (cap - 1);
+			t[j] = st->ptab[i];
+		}
+		free(st->ptab);
+		st->ptab = t;
+		st->pcap = cap;
+	}
+	uint32_t *ent = calloc(4096, sizeof *ent);
+	if (!ent)
+		return NULL;
+	uint32_t j = bhash(key, 0, st->pcap - 1);
+	while (st->ptab[j].page != 0)
+		j = (j + 1) & (st->pcap - 1);
+	st->ptab[j] = (struct sfs_cpage){.page = key, .ent = ent};
+	st->pused++;
+	st->lastpage = &st->ptab[j];
+	return ent;
+}
+
+// bput remembers block (addr, size) with n instructions; bytes (may be
+// NULL) becomes the table's.
+static void bput(sfs_state *st, uint64_t addr, uint32_t size, uint32_t n, uint8_t *bytes) {
+	if (2 * (st->bused + 1) > st->bcap) {
+		uint32_t cap = st->bcap ? 2 * st->bcap : 1 << 14;
+		struct sfs_block *t = calloc(cap, sizeof *t);
+		if (!t) {
+			free(bytes);
+			return; // not remembered: asked again next time
+		}
+		for (uint32_t i = 0; i < st->bcap; i++) {
+			struct sfs_block *b = &st->btab[i];
+			if (b->size == 0)
+				continue;
+			uint32_t j = bhash(b->addr, b->size, cap - 1);
+			while (t[j].size != 0)
+				j = (j + 1) & (cap - 1);
+			t[j] = *b;
+		}
+		free(st->btab);
+		st->btab = t;
+		st->bcap = cap;
+	}
+	uint32_t j = bhash(addr, size, st->bcap - 1);
+	while (st->btab[j].size != 0) {
+		struct sfs_block *b = &st->btab[j];
+		if (b->addr == addr && b->size == size) { // code changed: replace
+			free(b->bytes);
+			b->n = n;
+			b->bytes = bytes;
+			return;
+		}
+		j = (j + 1) & (st->bcap - 1);
+	}
+	st->btab[j] = (struct sfs_block){.addr = addr, .size = size, .n = n, .bytes = bytes};
+	st->bused++;
+}
+
+// wx_block_insns is block_insns for a block in writable and executable
+// memory: its bytes are compared with those it was counted with.
+static __attribute__((noinline)) uint32_t wx_block_insns(sfs_state *st, uint64_t addr, uint32_t size) {
+	if (st->bcap > 0) {
+		uint32_t j = bhash(addr, size, st->bcap - 1);
+		for (;;) {
+			struct sfs_block *b = &st->btab[j];
+			if (b->size == 0)
+				break;
+			if (b->addr == addr && b->size == size) {
+				uint8_t buf[4096];
+				if (b->bytes && size <= sizeof buf && guest_bytes(st, addr, buf, size) && memcmp(buf, b->bytes, size) == 0)
+					return b->n;
+				break; // the code changed
+			}
+			j = (j + 1) & (st->bcap - 1);
+		}
+	}
+	uint32_t n = st->arm64 ? size / 4 : sfsGoBlock(st->slot, addr, size);
+	uint8_t *bytes = size <= 4096 ? malloc(size) : NULL;
+	if (!bytes || !guest_bytes(st, addr, bytes, size)) {
+		free(bytes);
+		return 0; // cannot be compared later: run it per instruction
+	}
+	bput(st, addr, size, n, bytes);
+	return n;
+}
+
+// new_block_insns counts the instructions of a block of read-only code
+// seen for the first time (or with another size).
+static __attribute__((noinline)) uint32_t new_block_insns(sfs_state *st, uint64_t addr, uint32_t size) {
+	uint32_t n = sfsGoBlock(st->slot, addr, size);
+	uint32_t *ent = code_page(st, addr, 1);
+	if (ent && size < (1u << 20) && n < 4096)
+		ent[addr & 4095] = size << 12 | n;
+	return n;
+}
+
+// seen_block_insns is block_insns past the direct-mapped cache, which it
+// fills (entry d).
+static __attribute__((noinline)) uint32_t seen_block_insns(sfs_state *st, uint64_t addr, uint32_t size, struct sfs_dent *d) {
+	uint32_t *ent = code_page(st, addr, 0);
+	uint32_t v = ent ? ent[addr & 4095] : 0;
+	uint32_t n;
+	if (v != 0 && v >> 12 == size)
+		n = v & 4095;
+	else
+		n = new_block_insns(st, addr, size);
+	if (!st->dcache) {
+		st->dcache = calloc(SFS_DCACHE, sizeof *st->dcache);
+		if (st->dcache)
+			d = &st->dcache[(uint32_t)((addr * 0x9e3779b97f4a7c15ull) >> 40) & (SFS_DCACHE - 1)];
+	}
+	if (d && size < (1u << 20) && n < 4096) {
+		d->addr = addr;
+		d->v = size << 12 | n;
+	}
+	return n;
+}
+
+// block_insns returns the instruction count of the block (addr, size), 0
+// if it must run per instruction.
+static inline uint32_t block_insns(sfs_state *st, uint64_t addr, uint32_t size) {
+	if (st->ncode > 0 && in_ranges(st->code, st->ncode, addr, addr + size))
+		return wx_block_insns(st, addr, size);
+	if (st->arm64)
+		return size / 4;
+	struct sfs_dent *d = NULL;
+	if (st->dcache) {
+		d = &st->dcache[(uint32_t)((addr * 0x9e3779b97f4a7c15ull) >> 40) & (SFS_DCACHE - 1)];
+		if (d->addr == addr && d->v >> 12 == size)
+			return d->v & 4095;
+	}
+	return seen_block_insns(st, addr, size, d);
+}
+
+static void hook_block(uc_engine *uc, uint64_t addr, uint32_t size, void *user) {
+	sfs_state *st = user;
+	if (st->stopping)
+		return;
+	if (st->slow_hi != 0) {
+		if (addr >= st->slow_lo && addr + size <= st->slow_hi) {
+			st->cur_slow = 1; // its code hooks count
+			return;
+		}
+		st->cur_slow = 0;
+	}
+	uint32_t n = block_insns(st, addr, size);
+	if (n == 0 || st->count + n > st->limit) {
+		st->stopping = 1;
+		st->stopped_before = 1;
+		st->stop_addr = addr;
+		st->stop_size = size;
+		uc_emu_stop(uc);
+		return;
+	}
+	st->blk_addr = addr;
+	st->blk_size = size;
+	st->count += n;
+}
+
+// hook_slow counts the instructions of a block run per instruction, and
+// stops before the one that would pass the limit.
+static void hook_slow(uc_engine *uc, uint64_t addr, uint32_t size, void *user) {
+	sfs_state *st = user;
+	if (!st->cur_slow || st->stopping)
+		return;
+	if (st->count >= st->limit) {
+		st->stopping = 1;
+		uc_emu_stop(uc);
+		return;
+	}
+	st->count++;
+	st->last_pc = addr;
+	st->last_size = size;
+	st->last_at = st->count;
+}
+
+uc_err sfs_slow_begin(sfs_state *st, uint64_t lo, uint64_t hi) {
+	uc_err err = uc_hook_add(st->uc, &st->slow_hook, UC_HOOK_CODE, hook_slow, st, lo, hi - 1);
+	if (err != UC_ERR_OK)
+		return err;
+	st->slow_lo = lo;
+	st->slow_hi = hi;
+	return uc_ctl_remove_cache(st->uc, lo, hi);
+}
+
+uc_err sfs_slow_end(sfs_state *st) {
+	if (st->slow_hi == 0)
+		return UC_ERR_OK;
+	uint64_t lo = st->slow_lo, hi = st->slow_hi;
+	st->slow_lo = st->slow_hi = 0;
+	st->cur_slow = 0;
+	uc_err err = uc_hook_del(st->uc, st->slow_hook);
+	st->slow_hook = 0;
+	if (err != UC_ERR_OK)
+		return err;
+	return uc_ctl_remove_cache(st->uc, lo, hi);
+}
+
+uc_err sfs_block_counting(sfs_state *st, int on) {
+	uc_err err = UC_ERR_OK;
+	if (on && !st->block_hook) {
+		if (st->code_hook) {
+			err = uc_hook_del(st->uc, st->code_hook);
+			st->code_hook = 0;
+		}
+		if (err == UC_ERR_OK)
+			err = uc_hook_add(st->uc, &st->block_hook, UC_HOOK_BLOCK, hook_block, st, 1, 0);
+	}
+	if (!on && st->block_hook) {
+		err = sfs_slow_end(st);
+		if (err == UC_ERR_OK)
+			err = uc_hook_del(st->uc, st->block_hook);
+		st->block_hook = 0;
+		if (err == UC_ERR_OK)
+			err = uc_hook_add(st->uc, &st->code_hook, UC_HOOK_CODE, hook_code, st, 1, 0);
+	}
+	if (err != UC_ERR_OK)
+		return err;
+	st->blocks = on;
+	st->last_at = st->count;
+	return UC_ERR_OK;
 }

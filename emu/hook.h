@@ -88,7 +88,7 @@ typedef struct {
 	// instructions of the record made no store so far; on AArch64 not
 	// after a branch with link or an indirect branch. Every instruction's
 	// address goes to pcs (flushed when full).
-	int32_t merge, arm64;
+	int32_t merge;
 	uint64_t *bounds;
 	uint8_t *mergeable;
 	int32_t nbounds;
@@ -106,7 +106,61 @@ typedef struct {
 	uint64_t last_pc;
 	uint32_t last_size;
 	uc_hook code_hook, sys_hook, mem_hook, write_hook, in_hook, out_hook, intr_hook;
+	// Block counting (sfs_block_counting): no per-instruction hook; a
+	// block hook adds a translated block's instruction count when it
+	// starts, and stops before a block that would pass limit.
+	int32_t blocks;      // block counting is on
+	int32_t arm64;       // fixed-size instructions: a block has size/4
+	int32_t stopping;    // a stop was asked for: blocks no longer count
+	int32_t stopped_before; // the last stop was before block stop_addr
+	uint64_t limit;      // count a run may reach (UINT64_MAX: none)
+	uint64_t stop_addr;
+	uint32_t stop_size;
+	// last_pc/last_size are the last instruction when count is last_at;
+	// otherwise it is the last one of the block counted last.
+	uint64_t last_at;
+	// The block counted last: where and its size.
+	uint64_t blk_addr;
+	uint32_t blk_size;
+	// Per-instruction counting of the blocks inside [slow_lo, slow_hi):
+	// a code hook bounded to it; cur_slow says whether the running block
+	// is counted so.
+	uc_hook slow_hook;
+	uint64_t slow_lo, slow_hi;
+	int32_t cur_slow;
+	// Instruction counts of blocks seen: open addressing on (addr, size);
+	// n 0 means "run per instruction". Blocks in writable and executable
+	// memory keep a copy of their bytes, compared at every start.
+	struct sfs_block *btab;
+	uint32_t bcap, bused;
+	// The same for read-only code, by page: ent[addr % 4096] is the block
+	// starting there, size << 12 | n (0: not known).
+	struct sfs_cpage *ptab, *lastpage;
+	uint32_t pcap, pused;
+	// In front of it, a direct-mapped cache of the blocks seen lately.
+	struct sfs_dent *dcache;
+	uc_hook block_hook;
 } sfs_state;
+
+struct sfs_dent {
+	uint64_t addr;
+	uint32_t v; // size << 12 | n, 0: empty
+	uint32_t pad;
+};
+
+// SFS_DCACHE entries: 128 KiB, most of a run's hot blocks.
+#define SFS_DCACHE 8192
+
+struct sfs_cpage {
+	uint64_t page; // addr >> 12, +1 (0: empty slot)
+	uint32_t *ent;
+};
+
+struct sfs_block {
+	uint64_t addr;
+	uint32_t size, n;
+	uint8_t *bytes; // a copy of the code (writable code only)
+};
 
 // sfs_hooks_install adds the code, system-call/interrupt and invalid-memory
 // hooks for arch (UC_ARCH_X86 or UC_ARCH_ARM64).
@@ -134,6 +188,19 @@ uc_err sfs_set_cpu_model(uc_engine *uc, int model);
 
 // sfs_code_hook_del removes the per-instruction hook (for baselines).
 uc_err sfs_code_hook_del(sfs_state *st);
+
+// sfs_block_counting switches between the per-instruction code hook (on
+// 0) and block counting (on 1); the caller drops the translations made
+// the other way.
+uc_err sfs_block_counting(sfs_state *st, int on);
+
+// sfs_blocks_forget drops the remembered instruction counts (code changed).
+void sfs_blocks_forget(sfs_state *st);
+
+// sfs_slow_begin has the blocks inside [lo, hi) counted per instruction,
+// sfs_slow_end goes back to block counting there.
+uc_err sfs_slow_begin(sfs_state *st, uint64_t lo, uint64_t hi);
+uc_err sfs_slow_end(sfs_state *st);
 
 // sfs_arm64_sysreg reads or writes an AArch64 system register by encoding.
 uc_err sfs_arm64_sysreg(uc_engine *uc, int write, uint32_t op0, uint32_t op1, uint32_t crn, uint32_t crm, uint32_t op2, uint64_t *val);

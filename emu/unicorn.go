@@ -144,6 +144,10 @@ type Engine struct {
 	// ObserveHistory's batch size (0: off).
 	onCode func(addr, size uint64)
 	histN  int
+
+	// blocks: instructions are counted per translated block (CountBlocks);
+	// started: Start ran (there may be translations).
+	blocks, started bool
 }
 
 // protRange is guest memory [lo, hi) with one protection.
@@ -223,13 +227,16 @@ func NewEngine(a *arch.Arch) (*Engine, error) {
 		return nil, fmt.Errorf("more than %d engines open at once", maxEngines)
 	}
 	e.st.slot = C.int32_t(e.slot)
+	e.st.limit = C.uint64_t(^uint64(0))
+	if a == arch.ARM64 {
+		e.st.arm64 = 1
+	}
 
 	if err := check(C.sfs_hooks_install(e.st, C.int(uca.arch))); err != nil {
 		e.Close()
 		return nil, fmt.Errorf("installing hooks: %w", err)
 	}
 	if a == arch.ARM64 {
-		e.st.arm64 = 1
 		if err := e.enablePAuth(); err != nil {
 			e.Close()
 			return nil, fmt.Errorf("enabling pointer authentication: %w", err)
@@ -252,6 +259,7 @@ func (e *Engine) Close() error {
 			C.free(unsafe.Pointer(e.st.buf))
 		}
 		C.sfs_free_history(e.st)
+		C.sfs_blocks_forget(e.st)
 		C.free(unsafe.Pointer(e.st))
 		C.free(unsafe.Pointer(e.regIDs))
 		C.free(unsafe.Pointer(e.regVals))
@@ -343,6 +351,7 @@ func (e *Engine) setProt(lo, hi uint64, prot Prot) {
 	e.prots = out
 	if prot&ProtExec != 0 {
 		C.sfs_remove_cache(e.uc, C.uint64_t(lo), C.uint64_t(hi))
+		C.sfs_blocks_forget(e.st)
 	}
 	if e.onCode != nil {
 		e.onCode(lo, hi-lo)
@@ -422,6 +431,7 @@ func (e *Engine) hostWrote(addr, size uint64) {
 		return
 	}
 	C.sfs_remove_cache(e.uc, C.uint64_t(addr), C.uint64_t(addr+size))
+	C.sfs_blocks_forget(e.st)
 	if e.onCode != nil {
 		e.onCode(addr, size)
 	}
@@ -624,6 +634,10 @@ func (e *Engine) WriteRegs(ids []RegID, vals []uint64) error {
 // limit), count instructions have run (0: no limit), a hook calls Stop, or
 // an error occurs.
 func (e *Engine) Start(begin, until uint64, timeout time.Duration, count uint64) error {
+	if e.blocks {
+		return e.startBlocks(begin, until, timeout, count)
+	}
+	e.started = true
 	err := check(C.uc_emu_start(e.uc, C.uint64_t(begin), C.uint64_t(until), C.uint64_t(timeout/time.Microsecond), C.size_t(count)))
 	if e.onHistory != nil {
 		e.FlushRecords()
@@ -638,7 +652,12 @@ func (e *Engine) Start(begin, until uint64, timeout time.Duration, count uint64)
 // an observer, the instruction being observed does not execute: Start
 // returns with the PC at it. Use StopBefore there, which also keeps
 // Executed exact.
-func (e *Engine) Stop() error { return check(C.uc_emu_stop(e.uc)) }
+func (e *Engine) Stop() error {
+	if st := e.st; st != nil {
+		st.stopping = 1
+	}
+	return check(C.uc_emu_stop(e.uc))
+}
 
 // StopBefore stops a running Start from an observer, before the observed
 // instruction executes; Executed does not count it.
@@ -693,6 +712,9 @@ func (e *Engine) OnPortIO(fn func()) { e.onPortIO = fn }
 // LastInsn returns the address and size of the instruction that started
 // executing last.
 func (e *Engine) LastInsn() (pc uint64, size int) {
+	if e.blocks && e.st.last_at != e.st.count {
+		e.settleLast()
+	}
 	return uint64(e.st.last_pc), int(e.st.last_size)
 }
 
@@ -702,6 +724,9 @@ func (e *Engine) LastInsn() (pc uint64, size int) {
 // describe registers only; memory is read by fn when it runs, after the
 // whole batch executed.
 func (e *Engine) ObserveRecords(n int, fn func([]Record)) {
+	if fn != nil && e.blocks {
+		e.CountBlocks(false)
+	}
 	e.onRecords, e.onHistory = fn, nil
 	if fn != nil {
 		e.allocRecords(n)
@@ -723,6 +748,11 @@ func (e *Engine) ObserveRecords(n int, fn func([]Record)) {
 // were passed to fn. nil turns it off.
 func (e *Engine) ObserveHistory(n int, fn func(r Record, live bool)) error {
 	e.ObserveRecords(0, nil)
+	if fn != nil && e.blocks {
+		if err := e.CountBlocks(false); err != nil {
+			return err
+		}
+	}
 	e.onHistory, e.histN = fn, n
 	if err := e.syncWriteHook(); err != nil {
 		return err
@@ -950,6 +980,7 @@ func sfsGoFlush(slot C.int32_t, live C.int) {
 //export sfsGoSyscall
 func sfsGoSyscall(slot C.int32_t) {
 	e := lookupEngine(slot)
+	e.settle()
 	if e.onSyscall != nil {
 		e.onSyscall()
 	}
@@ -958,6 +989,7 @@ func sfsGoSyscall(slot C.int32_t) {
 //export sfsGoPortIO
 func sfsGoPortIO(slot C.int32_t) {
 	e := lookupEngine(slot)
+	e.settle()
 	if e.onPortIO != nil {
 		e.onPortIO()
 	}
@@ -966,6 +998,7 @@ func sfsGoPortIO(slot C.int32_t) {
 //export sfsGoInterrupt
 func sfsGoInterrupt(slot C.int32_t, intno C.uint32_t) {
 	e := lookupEngine(slot)
+	e.settle()
 	if e.onInterrupt != nil {
 		e.onInterrupt(uint32(intno))
 	}

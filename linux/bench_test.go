@@ -3,7 +3,14 @@
 package linux
 
 import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,8 +23,10 @@ import (
 var benchPrograms = []string{"v3/x86-64/except-O2-static", "v3/aarch64/except-O2-static", "v3/x86-64/many-O2-static"}
 
 // BenchmarkEmulation runs corpus programs to completion with increasing
-// observation: no hook at all (Unicorn's own speed), only the C counting
-// hook ("plain", what `sframesim run` does), the shadow
+// observation: counting per translated block ("blocks", what `sframesim
+// run` does), our C code hook removed ("no-hook": Unicorn still counts
+// with its own code hook, for the count Start is given), only the C
+// counting hook ("plain"), the shadow
 // stack fed from C-filled record batches, a session in batches with every
 // store logged and memory replayed per instruction (what `verify` does,
 // without the checking), and a per-instruction Go observer (one cgo
@@ -27,12 +36,12 @@ func BenchmarkEmulation(b *testing.B) {
 	dir := testcorpus.Dir(b)
 	insnsOf := map[string]uint64{} // no-hook runs cannot count: take a counted run's figure
 	for _, prog := range benchPrograms {
-		for _, mode := range []string{"plain", "no-hook", "shadow-batched", "history-batched", "observer-exact"} {
+		for _, mode := range []string{"blocks", "plain", "no-hook", "shadow-batched", "history-batched", "observer-exact"} {
 			b.Run(prog+"/"+mode, func(b *testing.B) {
 				var insns uint64
 				for b.Loop() {
 					b.StopTimer()
-					p, err := Load(filepath.Join(dir, prog), Config{Args: []string{filepath.Base(prog)}})
+					p, err := Load(filepath.Join(dir, prog), Config{Args: []string{filepath.Base(prog)}, CountBlocks: mode == "blocks"})
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -125,4 +134,102 @@ func BenchmarkObserverOverhead(b *testing.B) {
 			b.ReportMetric(obsTime.Seconds()/plainTime.Seconds(), "x-overhead")
 		})
 	}
+}
+
+// runVsQemuWork are long runs of real-world programs (Debian sources,
+// testdata/realworld) with their input, for BenchmarkRunVsQemu.
+var runVsQemuWork = []struct {
+	name, prog, input string
+	args              []string
+}{
+	{"lua-fib-sort", "lua-static", "testdata/bench/fib-sort.lua", []string{"-"}},
+	{"sqlite-cte", "sqlite3-static", "testdata/bench/cte.sql", nil},
+}
+
+// BenchmarkRunVsQemu runs the same static binaries with the same input,
+// in the same benchmark, as `sframesim run` does (Process with
+// CountBlocks, through RunFast) and under qemu-user (/usr/bin/qemu-x86_64,
+// /usr/bin/qemu-aarch64), and reports, as medians over the iterations,
+// emulated instructions per CPU-second of each (the instruction count is
+// sframesim's: the same program and input) and the ratio of their CPU
+// times. CPU time is user+system: this process's for run (GC included),
+// the child's for qemu. Use -benchtime=5x or more for medians.
+func BenchmarkRunVsQemu(b *testing.B) {
+	realworld := filepath.Join(testcorpus.Dir(b), "..", "realworld", "v3")
+	for _, a := range []struct{ dir, qemu string }{{"x86-64", "/usr/bin/qemu-x86_64"}, {"aarch64", "/usr/bin/qemu-aarch64"}} {
+		for _, w := range runVsQemuWork {
+			b.Run(a.dir+"/"+w.name, func(b *testing.B) {
+				if _, err := os.Stat(a.qemu); err != nil {
+					b.Skipf("no qemu-user to compare with: %v", err)
+				}
+				prog := filepath.Join(realworld, a.dir, w.prog)
+				in, err := os.ReadFile(w.input)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var runCPU, qemuCPU []float64
+				var insns uint64
+				var runOut, qemuOut bytes.Buffer
+				for b.Loop() {
+					runOut.Reset()
+					qemuOut.Reset()
+					c0 := selfCPU()
+					p, x, err := RunFast(prog, Config{Args: append([]string{w.prog}, w.args...), Stdin: bytes.NewReader(in), Stdout: &runOut, Stderr: io.Discard})
+					runCPU = append(runCPU, (selfCPU() - c0).Seconds())
+					if err != nil || x.Reason != StopExited {
+						b.Fatalf("run: %v %v", x, err)
+					}
+					insns = x.Insns
+					p.Close()
+					cmd := exec.Command(a.qemu, append([]string{prog}, w.args...)...)
+					cmd.Stdin, cmd.Stdout = bytes.NewReader(in), &qemuOut
+					if err := cmd.Run(); err != nil {
+						b.Fatalf("%s: %v", a.qemu, err)
+					}
+					qemuCPU = append(qemuCPU, (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds())
+					if runOut.String() != qemuOut.String() {
+						b.Fatalf("outputs differ:\n%s\nrun, and\n%s\nqemu", runOut.String(), qemuOut.String())
+					}
+				}
+				r, q := median(runCPU), median(qemuCPU)
+				b.ReportMetric(float64(insns)/r/1e6, "Minsns/cpu-s-run")
+				b.ReportMetric(float64(insns)/q/1e6, "Minsns/cpu-s-qemu")
+				b.ReportMetric(r/q, "x-qemu-cpu")
+				b.ReportMetric(float64(insns), "insns/run")
+				b.Logf("%s %s: %d instructions; CPU s run %s, qemu %s (median %.3f / %.3f = %.2fx)", a.dir, w.name, insns, fmtSecs(runCPU), fmtSecs(qemuCPU), r, q, r/q)
+			})
+		}
+	}
+}
+
+// selfCPU is this process's user+system CPU time so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func fmtSecs(v []float64) string {
+	var b bytes.Buffer
+	for i, x := range v {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%.3f", x)
+	}
+	return b.String()
 }

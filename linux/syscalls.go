@@ -297,6 +297,9 @@ func (p *Process) syscall() {
 	// (x86-64's x32 calls, with bit 30 set, included: x32 is not enabled),
 	// is ENOSYS.
 	nr, args := uint64(uint32(v[0])), [6]uint64(v[1:])
+	if p.traceSyscall != nil {
+		p.traceSyscall(nr, args)
+	}
 	name := p.abi.name(nr)
 	h := handlers[name]
 	if p.abi.clobber != nil {

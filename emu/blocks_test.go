@@ -1,0 +1,151 @@
+//go:build cgo
+
+package emu
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/sframesim/sframesim/arch"
+)
+
+// blockProgram is code for the block-counting tests: where it ends and
+// the registers compared.
+type blockProgram struct {
+	a    *arch.Arch
+	code []byte
+	end  uint64 // the run stops when the PC gets there
+	regs []RegID
+}
+
+func blockPrograms() []blockProgram {
+	x86 := []byte{
+		0xb9, 0x32, 0, 0, 0, // 1000: mov ecx, 50
+		0xff, 0xc0, // 1005: inc eax
+		0x48, 0x01, 0xc3, // 1007: add rbx, rax
+		0x51,       // 100a: push rcx
+		0x5a,       // 100b: pop rdx
+		0xff, 0xc9, // 100c: dec ecx
+		0x75, 0xf5, // 100e: jnz 1005
+		0xbe, 0x02, 0, 0, 0, // 1010: mov esi, 2
+		0xe8, 0x16, 0, 0, 0, // 1015: call 1030
+		0xc6, 0x04, 0x25, 0x30, 0x10, 0, 0, 0x90, // 101a: mov byte [0x1030], 0x90
+		0xff, 0xce, // 1022: dec esi
+		0x75, 0xef, // 1024: jnz 1015
+		0xf4, // 1026: hlt
+	}
+	x86 = append(x86, make([]byte, 0x1030-0x1027)...)
+	// 1030: inc rbx; ret, then (the store) nop; inc ebx; ret: a block of
+	// the same place and size with another instruction count.
+	x86 = append(x86, 0x48, 0xff, 0xc3, 0xc3)
+	var a64 []byte
+	for _, w := range []uint32{
+		0xd2800281, // 1000: movz x1, #20
+		0x91000400, // 1004: add x0, x0, #1
+		0x8b000042, // 1008: add x2, x2, x0
+		0xf1000421, // 100c: subs x1, x1, #1
+		0x54ffffa1, // 1010: b.ne 1004
+		0xd503201f, // 1014: nop
+	} {
+		a64 = binary.LittleEndian.AppendUint32(a64, w)
+	}
+	return []blockProgram{
+		{arch.AMD64, x86, 0x1026, []RegID{X86RAX, X86RBX, X86RCX, X86RDX, X86RSI, X86RSP}},
+		{arch.ARM64, a64, 0x1014, []RegID{ARM64X(0), ARM64X(1), ARM64X(2)}},
+	}
+}
+
+// runChunks runs the program in Starts of chunk instructions and says
+// where each one ended.
+func runChunks(t *testing.T, bp blockProgram, blocks bool, chunk uint64) []string {
+	t.Helper()
+	e, err := NewEngine(bp.a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	// Writable code: the x86 program rewrites its own instructions.
+	text, err := e.Map(testText, PageSize, ProtAll, "text")
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(text, bp.code)
+	if _, err := e.Map(testStack, PageSize, ProtRead|ProtWrite, "stack"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.SetReg(e.RegID(bp.a.SP), testSP); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.CountBlocks(blocks); err != nil {
+		t.Fatal(err)
+	}
+	var trace []string
+	pc := uint64(testText)
+	for i := 0; pc != bp.end; i++ {
+		if i > 1000 {
+			t.Fatalf("no end: %v", trace)
+		}
+		if err := e.Start(pc, bp.end, 0, chunk); err != nil {
+			t.Fatalf("Start: %v", err)
+		}
+		if pc, err = e.PC(); err != nil {
+			t.Fatal(err)
+		}
+		vals := make([]uint64, len(bp.regs))
+		if err := e.ReadRegs(bp.regs, vals); err != nil {
+			t.Fatal(err)
+		}
+		last, size := e.LastInsn()
+		trace = append(trace, fmt.Sprintf("pc %#x insns %d last %#x/%d regs %x", pc, e.Executed(), last, size, vals))
+	}
+	return trace
+}
+
+// TestCountBlocksChunks: counting per block stops where the per-instruction
+// hook does, whatever the count given to Start, with the same registers,
+// Executed and LastInsn; also when the program rewrites a block with
+// another of the same place and size.
+func TestCountBlocksChunks(t *testing.T) {
+	for _, bp := range blockPrograms() {
+		for _, chunk := range []uint64{0, 1, 2, 3, 5, 7, 11, 64, 173} {
+			exact := runChunks(t, bp, false, chunk)
+			fast := runChunks(t, bp, true, chunk)
+			if !slices.Equal(exact, fast) {
+				t.Errorf("%s, chunks of %d:\nper instruction %q\nper block       %q", bp.a.Name, chunk, exact, fast)
+			}
+		}
+	}
+}
+
+// TestCountBlocksFault: a fault inside a block counted whole is reported
+// as InexactError with the count before that block; per instruction it is
+// exact.
+func TestCountBlocksFault(t *testing.T) {
+	code := []byte{
+		0xb8, 0x05, 0, 0, 0, // 1000: mov eax, 5
+		0x48, 0x8b, 0x14, 0x25, 0x10, 0, 0, 0, // 1005: mov rdx, [0x10]
+		0xf4, // 100d: hlt
+	}
+	for _, blocks := range []bool{false, true} {
+		e := newTestEngine(t, arch.AMD64, code)
+		if err := e.CountBlocks(blocks); err != nil {
+			t.Fatal(err)
+		}
+		err := e.Start(testText, 0x100d, 0, 0)
+		var ie *InexactError
+		switch {
+		case blocks && (!asInexact(err, &ie) || ie.Insns != 0):
+			t.Errorf("per block: %v, want InexactError after 0 instructions", err)
+		case !blocks && (err == nil || asInexact(err, &ie) || e.Executed() != 2):
+			t.Errorf("per instruction: %v after %d instructions, want a fault after 2", err, e.Executed())
+		}
+	}
+}
+
+func asInexact(err error, ie **InexactError) bool {
+	e, ok := err.(*InexactError)
+	*ie = e
+	return ok
+}
