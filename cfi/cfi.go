@@ -147,14 +147,54 @@ func (f *FDE) RowAt(pc uint64) int {
 		return -1
 	}
 	f.eval()
-	i := sort.Search(len(f.rows), func(i int) bool { return f.rows[i].Addr > pc }) - 1
+	return rowAt(f.rows, f.err, f.errAt, pc)
+}
+
+func rowAt(rows []Row, err error, errAt, pc uint64) int {
+	i := sort.Search(len(rows), func(i int) bool { return rows[i].Addr > pc }) - 1
 	if i < 0 {
 		return -1
 	}
-	if f.err != nil && i == len(f.rows)-1 && f.errAt <= pc {
+	if err != nil && i == len(rows)-1 && errAt <= pc {
 		return -1
 	}
 	return i
+}
+
+// Evaluated is an FDE's CFA program evaluated by Table.Eval into a
+// buffer of the caller's: the FDE keeps nothing.
+type Evaluated struct {
+	FDE  *FDE
+	Rows []Row
+	// Err is why the program could not be evaluated past the last row
+	// (FDE.Err).
+	Err   error
+	errAt uint64
+}
+
+// RowAt returns the index of the row that holds at pc, or -1, as
+// FDE.RowAt does.
+func (e *Evaluated) RowAt(pc uint64) int {
+	if e.FDE == nil || !e.FDE.Contains(pc) {
+		return -1
+	}
+	return rowAt(e.Rows, e.Err, e.errAt, pc)
+}
+
+// Eval evaluates f's CFA program into *buf (its contents replaced; it
+// may grow), without keeping the rows in f: the rows FDE.Rows would
+// return, for a caller that looks at each FDE once and reuses one
+// buffer. Rows an earlier FDE.Rows kept are used as they are.
+func (t *Table) Eval(f *FDE, buf *[]Row) Evaluated {
+	e := Evaluated{FDE: f}
+	switch {
+	case f.done:
+		e.Rows, e.Err, e.errAt = f.rows, f.err, f.errAt
+	case f.cie != nil:
+		*buf, e.errAt, e.Err = t.evalInto(f.cie, f, f.prog, (*buf)[:0])
+		e.Rows = *buf
+	}
+	return e
 }
 
 // A Table is the CFI of one ELF file: every FDE with its rows, sorted by
@@ -259,7 +299,11 @@ func (r *Rules) Outermost() bool {
 
 // Rules converts row i of f into rules at pc.
 func (t *Table) Rules(f *FDE, i int, pc uint64) Rules {
-	row := &f.Rows()[i]
+	return t.RowRules(&f.Rows()[i], pc)
+}
+
+// RowRules converts row into rules at pc (a PC the row holds at).
+func (t *Table) RowRules(row *Row, pc uint64) Rules {
 	r := Rules{SignedRA: row.SignedRA}
 	switch row.CFA.Kind {
 	case ColCFAReg:

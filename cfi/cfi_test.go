@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/sframesim/sframesim/arch"
@@ -154,6 +155,50 @@ func TestTruncated(t *testing.T) {
 		garbage := Parse(c, s.Addr, EHFrame, arch.ARM64, binary.LittleEndian)
 		for i := range garbage.FDEs {
 			garbage.FDEs[i].Rows() // evaluated on first use
+		}
+	}
+}
+
+// TestEvalSameAsRows evaluates every FDE of every corpus binary twice:
+// into one reused buffer (Table.Eval, which keeps nothing) and kept
+// (FDE.Rows on a second table); the rows, errors and RowAt answers at
+// every row's address, one byte before it and at the FDE's last byte
+// must be the same.
+func TestEvalSameAsRows(t *testing.T) {
+	dir := testcorpus.Dir(t)
+	for _, e := range testcorpus.Entries(t) {
+		ef, err := elf.Open(filepath.Join(dir, e.Path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		streamed, err1 := Load(ef)
+		kept, err2 := Load(ef)
+		ef.Close()
+		if err1 != nil || err2 != nil {
+			t.Fatalf("%s: %v, %v", e.Path, err1, err2)
+		}
+		var buf []Row
+		for i := range streamed.FDEs {
+			f, g := &streamed.FDEs[i], &kept.FDEs[i]
+			ev := streamed.Eval(f, &buf)
+			if !reflect.DeepEqual(ev.Rows, g.Rows()) && (len(ev.Rows) > 0 || len(g.Rows()) > 0) {
+				t.Fatalf("%s: FDE at %#x: Eval's rows %+v, Rows' %+v", e.Path, f.Start, ev.Rows, g.Rows())
+			}
+			if (ev.Err == nil) != (g.Err() == nil) || ev.Err != nil && ev.Err.Error() != g.Err().Error() {
+				t.Fatalf("%s: FDE at %#x: Eval's error %v, Err's %v", e.Path, f.Start, ev.Err, g.Err())
+			}
+			pcs := []uint64{f.Start - 1, f.End - 1, f.End}
+			for _, r := range ev.Rows {
+				pcs = append(pcs, r.Addr-1, r.Addr)
+			}
+			for _, pc := range pcs {
+				if a, b := ev.RowAt(pc), g.RowAt(pc); a != b {
+					t.Fatalf("%s: FDE at %#x: RowAt(%#x) %d after Eval, %d after Rows", e.Path, f.Start, pc, a, b)
+				}
+			}
+			if f.done {
+				t.Fatalf("%s: FDE at %#x: Eval kept its rows", e.Path, f.Start)
+			}
 		}
 	}
 }

@@ -262,31 +262,44 @@ type progError struct {
 func (e *progError) Error() string { return fmt.Sprintf("CFA program stops at %#x: %v", e.loc, e.err) }
 func (e *progError) Unwrap() error { return e.err }
 
-// rows evaluates an FDE's program into its rows; when the program stops
+// rows evaluates an FDE's program into its rows, kept in t.rowBuf (the
+// rows of many small FDEs share one allocation); when the program stops
 // early, errAt is where (the last row holds only up to it).
 func (t *Table) rows(c *cie, f *FDE, prog []byte) (rows []Row, errAt uint64, err error) {
+	if cap(t.rowBuf)-len(t.rowBuf) < 16 {
+		t.rowBuf = make([]Row, 0, 256) // the FDEs evaluated so far keep the old one
+	}
 	start := len(t.rowBuf)
+	buf, errAt, err := t.evalInto(c, f, prog, t.rowBuf)
+	if cap(buf) != cap(t.rowBuf) {
+		// The rows outgrew the buffer: append moved them (and the rows
+		// before them, which keep their old copies) to a new one.
+		buf = buf[start:]
+		t.rowBuf = buf[len(buf):]
+		return buf[:len(buf):len(buf)], errAt, err
+	}
+	t.rowBuf = buf
+	n := len(buf)
+	return buf[start:n:n], errAt, err
+}
+
+// evalInto evaluates an FDE's program, appending its rows to buf.
+func (t *Table) evalInto(c *cie, f *FDE, prog []byte, buf []Row) (rows []Row, errAt uint64, err error) {
+	start := len(buf)
 	emit := func(loc uint64, st *state) {
 		if loc >= f.End {
 			return
 		}
 		row := Row{Addr: loc, CFA: st.cfa, RA: st.ra, FP: st.fp, SignedRA: st.signed}
-		if n := len(t.rowBuf); n > start && t.rowBuf[n-1].Addr == loc {
-			t.rowBuf[n-1] = row // several advances of 0, or an empty advance
+		if n := len(buf); n > start && buf[n-1].Addr == loc {
+			buf[n-1] = row // several advances of 0, or an empty advance
 			return
 		}
-		if len(t.rowBuf) == cap(t.rowBuf) {
-			// A new buffer; the rows of this FDE so far move along.
-			buf := make([]Row, len(t.rowBuf)-start, max(256, 2*(len(t.rowBuf)-start)))
-			copy(buf, t.rowBuf[start:])
-			t.rowBuf, start = buf, 0
-		}
-		t.rowBuf = append(t.rowBuf, row)
+		buf = append(buf, row)
 	}
 	_, err = t.run(c, f, prog, emit)
 	if pe, ok := err.(*progError); ok {
 		errAt = pe.loc
 	}
-	n := len(t.rowBuf)
-	return t.rowBuf[start:n:n], errAt, err
+	return buf, errAt, err
 }

@@ -135,17 +135,20 @@ func cfiSections(ef *elf.File) string {
 
 // A checker holds one check's state.
 type checker struct {
-	name  string
-	ef    *elf.File
-	sec   *sframe.Section
-	a     *arch.Arch
-	opt   Options
-	cfi   *cfi.Table
-	syms  *symbols.Table // read on first use (symtab)
-	lines *symbols.Lines // read on the first problem
-	code  []codeRange
-	funcs []funcRange // FUNC symbols in executable sections, by address
-	plt   [][2]uint64 // the PLT sections' ranges
+	name string
+	ef   *elf.File
+	sec  *sframe.Section
+	a    *arch.Arch
+	opt  Options
+	cfi  *cfi.Table
+	// cfiRows is the buffer the CFI's FDEs are evaluated into, one at a
+	// time (cfi.Table.Eval): rows are not kept.
+	cfiRows []cfi.Row
+	syms    *symbols.Table // read on first use (symtab)
+	lines   *symbols.Lines // read on the first problem
+	code    []codeRange
+	funcs   []funcRange // FUNC symbols in executable sections, by address
+	plt     [][2]uint64 // the PLT sections' ranges
 	// noReturnSyms are the addresses of symbols that name functions that
 	// never return (noReturnNames).
 	noReturnSyms map[uint64]bool

@@ -67,6 +67,7 @@ type fdeState struct {
 	row   sframe.Row
 	rowOK bool
 	cf    *cfi.FDE
+	ev    cfi.Evaluated // cf's rows, in the checker's buffer
 	code  *fdeCode
 	k     int // index in code.insns of the instruction checked
 	pad   bool
@@ -252,6 +253,9 @@ func (c *checker) checkPC(st *fdeState, pc uint64) {
 	}
 	if st.cf == nil || !st.cf.Contains(pc) {
 		st.cf = c.cfi.Find(pc)
+		if st.cf != nil && st.ev.FDE != st.cf {
+			st.ev = c.cfi.Eval(st.cf, &c.cfiRows)
+		}
 	}
 	key := pcKey{j: j, cf: st.cf, ri: -1}
 	reuse := true
@@ -260,7 +264,7 @@ func (c *checker) checkPC(st *fdeState, pc uint64) {
 			st.pad = true
 			c.wholeProblem(KindPadding, st.i, j, pc, fmt.Sprintf("the FDE covers %#x, which is in no function symbol and has no CFI: padding", pc))
 		}
-	} else if key.ri = st.cf.RowAt(pc); key.ri >= 0 && !st.cf.Rows()[key.ri].PCInvariant() {
+	} else if key.ri = st.ev.RowAt(pc); key.ri >= 0 && !st.ev.Rows[key.ri].PCInvariant() {
 		reuse = false
 	}
 	in := &st.code.insns[st.k]
@@ -301,11 +305,11 @@ func (c *checker) evaluate(st *fdeState, pc uint64, ri int, in *codeflow.Insn) o
 		cf.why = "no CFI covers the PC"
 	case ri < 0:
 		cf.why = "the CFI has no row here"
-		if st.cf.Err() != nil {
+		if st.ev.Err != nil {
 			cf.why = "the CFI's program stops before the PC"
 		}
 	default:
-		r := c.cfi.Rules(st.cf, ri, pc)
+		r := c.cfi.RowRules(&st.ev.Rows[ri], pc)
 		cf = opinion{present: true, cfa: r.CFA, ra: r.RA, fp: r.FP, signed: r.SignedRA, hasSigned: c.a.PACMask != 0, cf: st.cf}
 	}
 	cfVals := [3]*cfi.Value{&cf.cfa, &cf.ra, &cf.fp}
