@@ -184,7 +184,7 @@ func (c *checker) analyzeCode(order []int) {
 		k := sort.Search(len(exits), func(k int) bool { return exits[k].Target >= f.Start })
 		var entries []codeflow.Entry
 		for ; k < len(exits) && exits[k].Target < f.End(); k++ {
-			entries = append(entries, codeflow.Entry{Addr: exits[k].Target, Row: exits[k].Row})
+			entries = append(entries, exits[k].Entry())
 		}
 		name, _ := c.funcAt(f.Start)
 		if cs.called[f.Start] && !strings.Contains(name, ".cold") {

@@ -47,6 +47,11 @@ type Func struct {
 type Entry struct {
 	Addr uint64
 	Row  Row
+	// alt, when set, is every rule known at Addr (an Exit's, see
+	// Exit.Entry): the saved copies of the FP and RA the preferred Row
+	// does not name (a slot that still holds the caller's FP after the
+	// register was restored) enter too.
+	alt *alternatives
 }
 
 // A LandingPad is one call site of an LSDA with a landing pad.
@@ -143,6 +148,14 @@ type Exit struct {
 	// (a jump: those at the jump; a landing pad: those after the call).
 	Known bool
 	Row   Row
+	alt   *alternatives // every rule known at the exit (Known)
+}
+
+// Entry returns the entry into another range that exit e is: its
+// target, with every rule known there (the preferred Row and the
+// others: slots that still hold the caller's values).
+func (e *Exit) Entry() Entry {
+	return Entry{Addr: e.Target, Row: e.Row, alt: e.alt}
 }
 
 // Analyze derives the rules at every instruction of fn from its machine

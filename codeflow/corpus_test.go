@@ -119,7 +119,7 @@ func (b *corpusBinary) noReturn(target uint64) bool {
 // partition is entered where its hot part's exits jump, with their rules.
 func (b *corpusBinary) funcs() (fns []Func, fdes []int) {
 	s := b.f.Section
-	exits := map[uint64]Row{}
+	exits := map[uint64]Entry{}
 	var cold []int
 	for i := range s.FDEs {
 		fde := &s.FDEs[i]
@@ -149,7 +149,7 @@ func (b *corpusBinary) funcs() (fns []Func, fdes []int) {
 	for _, fn := range fns {
 		for _, e := range Analyze(b.a, fn).Exits {
 			if e.Known {
-				exits[e.Target] = e.Row
+				exits[e.Target] = e.Entry()
 			}
 		}
 	}
@@ -157,9 +157,9 @@ func (b *corpusBinary) funcs() (fns []Func, fdes []int) {
 		fde := &s.FDEs[i]
 		name, _, _ := b.syms.Lookup(fde.Start)
 		fn := Func{Name: name, Start: fde.Start, Code: b.code(fde.Start, int(fde.Size)), NoReturn: b.noReturn, EntriesOnly: true, LandingPads: b.pads[fde.Start], Mem: b.mem}
-		for t, row := range exits {
+		for t, e := range exits {
 			if fde.Contains(t) {
-				fn.Entries = append(fn.Entries, Entry{Addr: t, Row: row})
+				fn.Entries = append(fn.Entries, e)
 			}
 		}
 		sort.Slice(fn.Entries, func(i, j int) bool { return fn.Entries[i].Addr < fn.Entries[j].Addr })

@@ -218,6 +218,9 @@ func (an *analysis) propagate() {
 	for _, e := range an.fn.Entries {
 		if i := an.index(e.Addr); i >= 0 {
 			an.entryState(&st, &e.Row)
+			if e.alt != nil {
+				an.entryAlternatives(&st, e.alt)
+			}
 			enter(an.blockOf[i], &st, i)
 		}
 	}
@@ -338,6 +341,52 @@ func (an *analysis) entryState(st *state, row *Row) {
 	an.entryRule(st, row.FP, value{kind: vEntry, reg: m.fp}, m.fp)
 }
 
+// entryAlternatives adds to an entry state st what the other rules
+// known at the entry say (alt, from an Exit): further slots holding the
+// caller's FP or RA, and the registers holding them or a CFA-relative
+// address. They are facts at the jump, which changes none of them.
+func (an *analysis) entryAlternatives(st *state, alt *alternatives) {
+	m := an.m
+	for _, r := range alt.cfa[:alt.ncfa] {
+		if r.Kind == sframe.RuleExpr && !r.Deref && r.Reg >= 0 && r.Reg < sframe.Reg(m.nGPR) && st.r[r.Reg].kind == vUnknown {
+			st.r[r.Reg] = value{kind: vCFA, off: -int64(r.Offset)}
+		}
+	}
+	add := func(r sframe.Rule, v value, reg int8) {
+		switch {
+		case r.Kind == sframe.RuleSame && reg >= 0:
+			st.r[reg] = v
+		case r.Kind == sframe.RuleExpr && r.Reg == sframe.RegCFA && r.Deref:
+			s := slot{addr: value{kind: vCFA, off: int64(r.Offset)}, size: 8, v: v}
+			if st.findSlot(s) < 0 {
+				st.addSlot(s)
+			}
+		case r.Kind == sframe.RuleExpr && !r.Deref && r.Offset == 0 && r.Reg >= 0 && r.Reg < sframe.Reg(m.nGPR) && int8(r.Reg) != m.sp:
+			if st.r[r.Reg].kind == vUnknown {
+				st.r[r.Reg] = v
+			}
+		}
+	}
+	for _, x := range alt.ra[:alt.nra] {
+		if x.r.Kind == sframe.RuleUndefined {
+			continue // the outermost frame: the entry row says so
+		}
+		pac := uint8(0)
+		if x.mangled {
+			pac = 1
+			if x.keyB {
+				pac = 2
+			}
+		}
+		add(x.r, value{kind: vEntry, reg: m.raID, pac: pac}, m.lr)
+	}
+	for _, r := range alt.fp[:alt.nfp] {
+		if r.Kind != sframe.RuleUndefined {
+			add(r, value{kind: vEntry, reg: m.fp}, m.fp)
+		}
+	}
+}
+
 // entryRule records where an entry rule says value v lives.
 func (an *analysis) entryRule(st *state, r sframe.Rule, v value, reg int8) {
 	switch {
@@ -392,7 +441,8 @@ func (an *analysis) emit() Result {
 					// after the call.
 					var x Insn
 					an.fill(&x, &st, i)
-					res.Exits = append(res.Exits, Exit{Insn: i, Target: pad, Pad: true, Known: x.Known, Row: x.Row})
+					alt := an.scratch
+					res.Exits = append(res.Exits, Exit{Insn: i, Target: pad, Pad: true, Known: x.Known, Row: x.Row, alt: &alt})
 					padExits = true
 				}
 			}
@@ -408,7 +458,7 @@ func (an *analysis) emit() Result {
 	}
 	for k := range res.Exits {
 		if e := &res.Exits[k]; !e.Pad {
-			e.Known, e.Row = res.Insns[e.Insn].Known, res.Insns[e.Insn].Row
+			e.Known, e.Row, e.alt = res.Insns[e.Insn].Known, res.Insns[e.Insn].Row, res.Insns[e.Insn].alt
 		}
 	}
 	if padExits {
