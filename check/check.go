@@ -97,7 +97,7 @@ func Section(name string, ef *elf.File, sec *sframe.Section, opt Options) (*Repo
 		problems: map[problemKey]*Problem{},
 		rep: &Report{
 			Binary: name, Arch: a.Name, SFrameVersion: int(sec.Header.Version),
-			Problems: []Problem{}, CFIWrong: []Problem{}, Unknown: map[string]uint64{}, Notes: []Note{},
+			Problems: []Problem{}, CFIWrong: []Problem{}, RuleDiffers: []Problem{}, Unknown: map[string]uint64{}, Notes: []Note{},
 			rows: make([][]RowVerdict, len(sec.FDEs)),
 		},
 	}

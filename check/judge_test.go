@@ -25,3 +25,41 @@ func TestCodeCannotRefuteUnplacedSlot(t *testing.T) {
 		t.Fatal("no PCs checked")
 	}
 }
+
+// TestRuleDiffersColdPart: gas 2.47.50 ignores GCC's DW_CFA_restore of
+// rbp in the .cold parts of sqlite3's shell_exec (its SFrame keeps `fp
+// *(cfa-48)` where the CFI says rbp is restored). Where the cold part has
+// just stored rbp into that slot again (`mov %rbp,0x80(%rsp)`), both
+// rules recover the caller's FP: a "rule differs" finding, not a
+// problem. Before the store, the code shows no slot holds the caller's
+// FP on the path from shell_exec's entry that never saved rbp (`jne` at
+// 0x562a2f, before `mov %rbp,0x80(%rsp)` at 0x562a35): SFrame reads a
+// stale slot there, a problem.
+func TestRuleDiffersColdPart(t *testing.T) {
+	rep, err := File("../testdata/realworld/v3/x86-64/sqlite3-static", Options{})
+	if err != nil {
+		t.Fatalf("%v (the real-world corpus is unpacked by make testdata)", err)
+	}
+	find := func(list []Problem, kind string, pc uint64) *Problem {
+		for i := range list {
+			if list[i].Kind == kind && list[i].PC == pc {
+				return &list[i]
+			}
+		}
+		return nil
+	}
+	d := find(rep.RuleDiffers, "fp", 0x401dae)
+	if d == nil || d.PCs != 2 || !strings.Contains(d.Detail, "still holds the caller's FP") || !strings.Contains(d.Code, "*(cfa-48)") || !strings.Contains(d.Code, "same") {
+		t.Errorf("shell_exec.cold+0x3a: rule-differs finding %+v; want fp at 2 PCs, the slot still holding the caller's FP", d)
+	}
+	if p := find(rep.Problems, "fp", 0x401dae); p != nil {
+		t.Errorf("shell_exec.cold+0x3a reported as a problem too: %+v", p)
+	}
+	p := find(rep.Problems, "fp", 0x401d93)
+	if p == nil || p.PCs != 4 || !strings.HasSuffix(p.Code, "fp same") || !strings.HasPrefix(p.Detail, "the code is right") {
+		t.Errorf("shell_exec.cold+0x1f: problem %+v; want fp at 4 PCs, the code knowing only `fp same`", p)
+	}
+	if rep.RuleDiffersPCs == 0 || rep.Clean() {
+		t.Errorf("%d rule-differs PCs, clean %v", rep.RuleDiffersPCs, rep.Clean())
+	}
+}
