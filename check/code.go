@@ -62,6 +62,7 @@ type codeState struct {
 	cur      int32              // the FDE being analysed (-1: do not record calls)
 	ro       []roSection        // read-only sections, for jump tables
 	results  []codeflow.Result
+	az       codeflow.Analyzer // the work space of every analysis
 }
 
 type roSection struct {
@@ -234,7 +235,7 @@ func (c *checker) analyzeFDE(i int, entries []codeflow.Entry, record bool) {
 	if record {
 		cs.cur = int32(i)
 	}
-	cs.results[i] = codeflow.Analyze(c.a, fn)
+	cs.results[i] = cs.az.Analyze(c.a, fn)
 	cs.cur = -1
 }
 
@@ -254,7 +255,7 @@ func (c *checker) analyzeStubs(i int) {
 	}
 	var insns []codeflow.Insn
 	for off := uint64(0); off < uint64(len(code)); off += rs {
-		res := codeflow.Analyze(c.a, codeflow.Func{Start: f.Start + off, Code: code[off:min(off+rs, uint64(len(code)))], Mem: c.readOnly})
+		res := c.cs.az.Analyze(c.a, codeflow.Func{Start: f.Start + off, Code: code[off:min(off+rs, uint64(len(code)))], Mem: c.readOnly})
 		insns = append(insns, res.Insns...)
 	}
 	c.cs.fdes[i].insns = insns
@@ -268,7 +269,7 @@ func (c *checker) decodeOnly(i int) {
 	if uint64(len(code)) < uint64(f.Size) {
 		return
 	}
-	c.cs.results[i] = codeflow.Analyze(c.a, codeflow.Func{Start: f.Start, Code: code, EntriesOnly: true})
+	c.cs.fdes[i].insns = c.cs.az.Decode(c.a, codeflow.Func{Start: f.Start, Code: code})
 }
 
 // isNoReturn reports whether a call to target does not return; it

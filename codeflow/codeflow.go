@@ -170,12 +170,75 @@ func Analyze(a *arch.Arch, fn Func) Result {
 		return res
 	}
 	an := newAnalysis(m, &fn)
+	res := an.run()
+	an.release()
+	return res
+}
+
+func (an *analysis) run() Result {
 	an.decode()
 	an.propagate()
 	an.resolveTables()
-	res := an.emit()
-	an.release()
+	return an.emit()
+}
+
+// An Analyzer analyses functions one after another with the same work
+// space: for a caller that analyses many (a whole binary), whose buffers
+// Analyze would otherwise take from a pool the garbage collector empties.
+// The zero value is ready to use; it is not safe for concurrent use.
+type Analyzer struct {
+	an analysis
+}
+
+// Analyze is Analyze with z's work space.
+func (z *Analyzer) Analyze(a *arch.Arch, fn Func) Result {
+	m := machineFor(a)
+	if m == nil {
+		return Analyze(a, fn)
+	}
+	an := &z.an
+	an.reset(m, &fn)
+	res := an.run()
+	an.fn, an.tables, an.padOf = nil, nil, nil
+	if cap(an.insns) > maxPooled {
+		z.an = analysis{} // a huge function's buffers are not kept
+	}
 	return res
+}
+
+// Decode finds the instructions of fn without analysing them: the Insns
+// Analyze gives for a range nothing enters (fn.EntriesOnly without
+// Entries, LandingPads and NoReturn), each unknown with its reason
+// (undecodable, padding, no known entry), for a fraction of the cost.
+// Only fn.Start and fn.Code are used.
+func (z *Analyzer) Decode(a *arch.Arch, fn Func) []Insn {
+	m := machineFor(a)
+	if m == nil {
+		return Analyze(a, fn).Insns
+	}
+	fn = Func{Start: fn.Start, Code: fn.Code, EntriesOnly: true}
+	an := &z.an
+	an.reset(m, &fn)
+	an.decode()
+	insns := make([]Insn, len(an.insns))
+	for i := range an.insns {
+		d := &an.insns[i]
+		in := &insns[i]
+		in.Addr, in.Len = fn.Start+uint64(d.off), int(d.len)
+		switch {
+		case d.flow == flowBad:
+			in.Reason = ReasonUndecodable
+		case m.padding(fn.Code[d.off:]):
+			in.Reason = reasonPaddingUnreached
+		default:
+			in.Reason = reasonNoEntry
+		}
+	}
+	an.fn = nil
+	if cap(an.insns) > maxPooled {
+		z.an = analysis{}
+	}
+	return insns
 }
 
 // SameRules reports whether in and o have the same rules and reason:

@@ -59,6 +59,12 @@ var pool = sync.Pool{New: func() any { return new(analysis) }}
 // analysis; release returns it.
 func newAnalysis(m *machine, fn *Func) *analysis {
 	an := pool.Get().(*analysis)
+	an.reset(m, fn)
+	return an
+}
+
+// reset prepares an for fn, keeping its buffers.
+func (an *analysis) reset(m *machine, fn *Func) {
 	*an = analysis{
 		m: m, fn: fn,
 		insns: an.insns[:0], ops: an.ops[:0], joins: an.joins[:0],
@@ -67,7 +73,6 @@ func newAnalysis(m *machine, fn *Func) *analysis {
 		exits: an.exits[:0], altBuf: an.altBuf[:0], altOf: an.altOf[:0],
 	}
 	an.outermost = !fn.EntriesOnly && fn.Entry != nil && fn.Entry.RA.Kind == sframe.RuleUndefined
-	return an
 }
 
 // maxPooled: buffers of functions larger than this many instructions are
@@ -548,6 +553,12 @@ func (an *analysis) fill(in *Insn, st *state, i int) int32 {
 	return k
 }
 
+// Reasons of instructions no path reaches (see unreached).
+const (
+	reasonPaddingUnreached = "padding not reached from the entry"
+	reasonNoEntry          = "no known entry (a partition nothing jumps to)"
+)
+
 // unreached says why no path from an entry reaches instruction i.
 func (an *analysis) unreached(i int) string {
 	d := &an.insns[i]
@@ -555,7 +566,7 @@ func (an *analysis) unreached(i int) string {
 		return ReasonUndecodable
 	}
 	if an.m.padding(an.fn.Code[d.off:]) {
-		return "padding not reached from the entry"
+		return reasonPaddingUnreached
 	}
 	addr := an.fn.Start + uint64(d.off)
 	for _, lp := range an.fn.LandingPads {
@@ -569,7 +580,7 @@ func (an *analysis) unreached(i int) string {
 		}
 	}
 	if an.fn.EntriesOnly && len(an.fn.Entries) == 0 {
-		return "no known entry (a partition nothing jumps to)"
+		return reasonNoEntry
 	}
 	if an.unresolved > 0 {
 		return "not reached from the entry (the function has an indirect jump without a recognised table: " + an.whyNot + ")"
