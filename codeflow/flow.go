@@ -91,23 +91,27 @@ func (an *analysis) release() {
 // function, and a compiler puts no data between its instructions.
 func (an *analysis) decode() {
 	code := an.fn.Code
+	// The buffers grow to twice what they were at least: an Analyzer's
+	// serve a whole binary's functions, growing a few times.
 	if n := len(code)/4 + 1; cap(an.insns) < n {
-		an.insns = make([]dinsn, 0, n)
+		an.insns = make([]dinsn, 0, max(n, 2*cap(an.insns)))
 	}
 	if n := len(code)/3 + 4; cap(an.ops) < n {
-		an.ops = make([]op, 0, n)
+		an.ops = make([]op, 0, max(n, 2*cap(an.ops)))
 	}
 	for off := 0; off < len(code); {
-		d := dinsn{off: uint32(off), op0: uint32(len(an.ops))}
-		an.m.decode(an, code[off:], an.fn.Start+uint64(off), &d)
+		// Decoded in place: a dinsn passed to the machine's decoder
+		// from a local would escape to the heap.
+		an.insns = append(an.insns, dinsn{off: uint32(off), op0: uint32(len(an.ops))})
+		d := &an.insns[len(an.insns)-1]
+		an.m.decode(an, code[off:], an.fn.Start+uint64(off), d)
 		if d.len == 0 || off+int(d.len) > len(code) {
 			an.ops = an.ops[:d.op0]
-			d = dinsn{off: uint32(off), op0: d.op0, len: uint8(min(len(code)-off, max(int(d.len), 1))), flow: flowBad}
+			*d = dinsn{off: uint32(off), op0: d.op0, len: uint8(min(len(code)-off, max(int(d.len), 1))), flow: flowBad}
 		}
 		if d.flow == flowCall && d.target != 0 && an.fn.NoReturn != nil && an.fn.NoReturn(d.target) {
 			d.flow = flowCallNoReturn
 		}
-		an.insns = append(an.insns, d)
 		off += int(d.len)
 	}
 }
