@@ -89,52 +89,62 @@ func (k ColKind) expr() bool { return k == ColExpression || k == ColValExpressio
 // evaluated rows.
 type FDE struct {
 	Section Section
-	Off     int64 // offset of the FDE in its section
-	CIEOff  int64 // offset of its CIE
-	// Start and End bound the code the FDE covers: [Start, End).
-	Start, End   uint64
-	Augmentation string
 	// Signal: the CIE's augmentation has 'S' (a signal trampoline).
 	Signal bool
 	// RAReg is the CIE's return-address column.
-	RAReg sframe.Reg
-
-	// The CFA program, evaluated on first use (Rows, Err, RowAt).
-	t     *Table
-	cie   *cie
-	prog  []byte
-	done  bool
-	rows  []Row
-	err   error
-	errAt uint64 // where the program stopped when err is set: the last row holds only up to it
-
+	RAReg  sframe.Reg
+	Off    int64 // offset of the FDE in its section
+	CIEOff int64 // offset of its CIE
+	// Start and End bound the code the FDE covers: [Start, End).
+	Start, End uint64
 	// LSDA is the address of the FDE's language-specific data area (the
 	// CIE's 'L' augmentation: C++'s .gcc_except_table), 0 when it has
 	// none.
 	LSDA uint64
+
+	// The CFA program, evaluated on first use (Rows, Err, RowAt) and
+	// kept (Table.Eval evaluates it without keeping it). A Table holds
+	// many FDEs: the fields are few.
+	t    *Table
+	cie  *cie
+	prog []byte
+	kept *keptRows
+}
+
+// keptRows are an FDE's evaluated rows.
+type keptRows struct {
+	rows  []Row
+	err   error
+	errAt uint64 // where the program stopped when err is set: the last row holds only up to it
+}
+
+// Augmentation is the augmentation string of the FDE's CIE.
+func (f *FDE) Augmentation() string {
+	if f.cie == nil {
+		return ""
+	}
+	return f.cie.augmentation
 }
 
 // Rows returns the FDE's rows, evaluating its CFA program on first use.
 func (f *FDE) Rows() []Row {
-	f.eval()
-	return f.rows
+	return f.eval().rows
 }
 
 // Err is why the CFA program could not be evaluated past the last row
 // (nil when it could be to its end): PCs after that row have no row.
 func (f *FDE) Err() error {
-	f.eval()
-	return f.err
+	return f.eval().err
 }
 
-func (f *FDE) eval() {
-	if f.done {
-		return
+func (f *FDE) eval() *keptRows {
+	if f.kept == nil {
+		f.kept = &keptRows{}
+		if f.t != nil && f.cie != nil {
+			f.kept.rows, f.kept.errAt, f.kept.err = f.t.rows(f.cie, f, f.prog)
+		}
 	}
-	f.done = true
-	if f.t != nil && f.cie != nil {
-		f.rows, f.errAt, f.err = f.t.rows(f.cie, f, f.prog)
-	}
+	return f.kept
 }
 
 // Contains reports whether pc lies in the FDE's range.
@@ -146,8 +156,8 @@ func (f *FDE) RowAt(pc uint64) int {
 	if !f.Contains(pc) {
 		return -1
 	}
-	f.eval()
-	return rowAt(f.rows, f.err, f.errAt, pc)
+	k := f.eval()
+	return rowAt(k.rows, k.err, k.errAt, pc)
 }
 
 func rowAt(rows []Row, err error, errAt, pc uint64) int {
@@ -188,8 +198,8 @@ func (e *Evaluated) RowAt(pc uint64) int {
 func (t *Table) Eval(f *FDE, buf *[]Row) Evaluated {
 	e := Evaluated{FDE: f}
 	switch {
-	case f.done:
-		e.Rows, e.Err, e.errAt = f.rows, f.err, f.errAt
+	case f.kept != nil:
+		e.Rows, e.Err, e.errAt = f.kept.rows, f.kept.err, f.kept.errAt
 	case f.cie != nil:
 		*buf, e.errAt, e.Err = t.evalInto(f.cie, f, f.prog, (*buf)[:0])
 		e.Rows = *buf
@@ -253,11 +263,24 @@ func (t *Table) index() {
 			perm[i] = int32(i)
 		}
 		slices.SortStableFunc(perm, func(i, j int32) int { return less(&t.FDEs[i], &t.FDEs[j]) })
-		sorted := make([]FDE, len(t.FDEs))
-		for i, j := range perm {
-			sorted[i] = t.FDEs[j]
+		// In place, cycle by cycle: position j gets the FDE at perm[j].
+		for i := range perm {
+			if perm[i] == int32(i) {
+				continue
+			}
+			tmp := t.FDEs[i]
+			j := int32(i)
+			for {
+				k := perm[j]
+				perm[j] = j
+				if k == int32(i) {
+					t.FDEs[j] = tmp
+					break
+				}
+				t.FDEs[j] = t.FDEs[k]
+				j = k
+			}
 		}
-		t.FDEs = sorted
 	}
 	t.ends = make([]uint64, len(t.FDEs))
 	var end uint64

@@ -1,10 +1,13 @@
 package cfi
 
 import (
+	"cmp"
 	"debug/elf"
 	"encoding/binary"
+	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/sframesim/sframesim/arch"
@@ -109,8 +112,9 @@ func TestProgram(t *testing.T) {
 		}
 	}
 	// An unknown opcode keeps the rows before it.
-	f.rows, f.errAt, f.err = a64.rows(c, f, []byte{0x0e, 16, 0x42, 0x3a})
-	f.done = true
+	k := &keptRows{}
+	k.rows, k.errAt, k.err = a64.rows(c, f, []byte{0x0e, 16, 0x42, 0x3a})
+	f.kept = k
 	if f.Err() == nil || len(f.Rows()) != 1 || f.RowAt(0x1004) != 0 || f.RowAt(0x1008) != -1 {
 		t.Errorf("program with an unknown opcode: rows %+v, err %v, RowAt(0x1008) %d", f.Rows(), f.Err(), f.RowAt(0x1008))
 	}
@@ -196,9 +200,46 @@ func TestEvalSameAsRows(t *testing.T) {
 					t.Fatalf("%s: FDE at %#x: RowAt(%#x) %d after Eval, %d after Rows", e.Path, f.Start, pc, a, b)
 				}
 			}
-			if f.done {
+			if f.kept != nil {
 				t.Fatalf("%s: FDE at %#x: Eval kept its rows", e.Path, f.Start)
 			}
+		}
+	}
+}
+
+// TestIndexSorts shuffles the FDEs of a real .eh_frame (with a
+// .debug_frame twin of some) and indexes them: the order must be the
+// stable sort by start, .eh_frame first, that index promises.
+func TestIndexSorts(t *testing.T) {
+	ef, err := elf.Open(filepath.Join(testcorpus.Dir(t), "v3/x86-64/many-O2-static"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ef.Close()
+	tab, err := Load(ef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fdes := append([]FDE(nil), tab.FDEs...)
+	for i := 0; i < len(fdes); i += 3 {
+		twin := fdes[i]
+		twin.Section = DebugFrame
+		fdes = append(fdes, twin)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for round := 0; round < 5; round++ {
+		rng.Shuffle(len(fdes), func(i, j int) { fdes[i], fdes[j] = fdes[j], fdes[i] })
+		want := append([]FDE(nil), fdes...)
+		slices.SortStableFunc(want, func(a, b FDE) int {
+			if a.Start != b.Start {
+				return cmp.Compare(a.Start, b.Start)
+			}
+			return cmp.Compare(a.Section, b.Section)
+		})
+		got := &Table{FDEs: append([]FDE(nil), fdes...)}
+		got.index()
+		if !reflect.DeepEqual(got.FDEs, want) {
+			t.Fatalf("round %d: index's order differs from a stable sort", round)
 		}
 	}
 }
