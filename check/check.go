@@ -145,6 +145,9 @@ type checker struct {
 	// time (cfi.Table.Eval): rows are not kept.
 	cfiRows []cfi.Row
 	syms    *symbols.Table // read on first use (symtab)
+	// elfSyms is the file's symbol table as loadFuncs read it, for
+	// symtab: not read twice.
+	elfSyms []elf.Symbol
 	lines   *symbols.Lines // read on the first problem
 	code    []codeRange
 	funcs   []funcRange // FUNC symbols in executable sections, by address
@@ -192,7 +195,8 @@ func (c *checker) loadCode() {
 // without problems needs only its function ranges (loadFuncs).
 func (c *checker) symtab() *symbols.Table {
 	if c.syms == nil {
-		c.syms = symbols.New(c.ef, 0)
+		c.syms = symbols.NewFromSymbols(c.ef, c.elfSyms, 0)
+		c.elfSyms = nil
 	}
 	return c.syms
 }
@@ -252,6 +256,7 @@ func (c *checker) codeAt(pc, end uint64) []byte {
 
 func (c *checker) loadFuncs() {
 	syms, _ := c.ef.Symbols()
+	c.elfSyms = syms
 	c.noReturnSyms = map[uint64]bool{}
 	for _, s := range syms {
 		if t := elf.ST_TYPE(s.Info); (t == elf.STT_FUNC || t == elf.STT_NOTYPE) && s.Section != elf.SHN_UNDEF && s.Value != 0 && isNoReturnName(s.Name) {
