@@ -567,7 +567,7 @@ func (c *checker) codeText(st *fdeState, in *codeflow.Insn) string {
 			rs = append(rs, r.Format(abi))
 		}
 		s := name + " " + strings.Join(rs, " or ")
-		if v == 1 && c.a.PACMask != 0 && in.Row.MangledRA {
+		if v == 1 && c.a.PACMask != 0 && in.Row().MangledRA {
 			s += " (signed)"
 		}
 		parts = append(parts, s)

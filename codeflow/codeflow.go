@@ -103,11 +103,32 @@ type Insn struct {
 	// and Row holds only what was derived (see Rules).
 	Known  bool
 	Reason string
-	// Row holds the preferred rules (see Rules for the others).
-	Row Row
-	// alt: every rule found (shared by instructions with the same rules);
-	// nil: none.
+	// alt: every rule found (shared by instructions with the same rules),
+	// the preferred ones (Row) first; nil: none. An Insn is kept per
+	// instruction of a whole binary: its fields are few.
 	alt *alternatives
+}
+
+// Row returns the preferred rules (see Rules for the others); a value
+// not derived has the zero Rule.
+func (in *Insn) Row() Row {
+	return in.alts().row()
+}
+
+// row returns the preferred rules of a.
+func (a *alternatives) row() Row {
+	var r Row
+	if a.ncfa > 0 {
+		r.CFA = a.cfa[0]
+	}
+	if a.nra > 0 {
+		r.RA = a.ra[0].r
+		r.MangledRA, r.KeyB = a.ra[0].mangled, a.ra[0].keyB
+	}
+	if a.nfp > 0 {
+		r.FP = a.fp[0]
+	}
+	return r
 }
 
 var noAlternatives alternatives
@@ -244,7 +265,7 @@ func (z *Analyzer) Decode(a *arch.Arch, fn Func) []Insn {
 // SameRules reports whether in and o have the same rules and reason:
 // Rules, Accepts and KnownValue answer alike for both.
 func (in *Insn) SameRules(o *Insn) bool {
-	return in.alt == o.alt && in.Known == o.Known && in.Row == o.Row && in.Reason == o.Reason
+	return in.alt == o.alt && in.Known == o.Known && in.Reason == o.Reason
 }
 
 // Rules returns every rule that recovers value v at this PC, the

@@ -402,7 +402,7 @@ func fmtRules(a *arch.Arch, rs []sframe.Rule) string {
 
 func fmtAlt(a *arch.Arch, in *Insn) string {
 	m := ""
-	if in.Row.MangledRA {
+	if in.Row().MangledRA {
 		m = " mangled"
 	}
 	return fmt.Sprintf("CFA %s RA %s%s FP %s", fmtRules(a, in.Rules(CFA)), fmtRules(a, in.Rules(RA)), m, fmtRules(a, in.Rules(FP)))
@@ -470,7 +470,7 @@ func sameInsns(a, b []Insn) bool {
 	}
 	for i := range a {
 		x, y := &a[i], &b[i]
-		if x.Addr != y.Addr || x.Len != y.Len || !x.SameRules(y) && !(x.Known == y.Known && x.Row == y.Row && x.Reason == y.Reason && *x.alts() == *y.alts()) {
+		if x.Addr != y.Addr || x.Len != y.Len || !x.SameRules(y) && !(x.Known == y.Known && x.Row() == y.Row() && x.Reason == y.Reason && *x.alts() == *y.alts()) {
 			return false
 		}
 	}

@@ -438,8 +438,7 @@ func (an *analysis) emit() Result {
 			in := &res.Insns[i]
 			if !changed && res.Insns[i-1].Known && an.insns[i].flow != flowBad {
 				// Same state as before the previous instruction.
-				prev := &res.Insns[i-1]
-				in.Known, in.Row, an.altOf[i] = true, prev.Row, an.altOf[i-1]
+				in.Known, an.altOf[i] = true, an.altOf[i-1]
 			} else {
 				an.altOf[i] = an.fill(in, &st, i)
 			}
@@ -451,7 +450,7 @@ func (an *analysis) emit() Result {
 					var x Insn
 					an.fill(&x, &st, i)
 					alt := an.scratch
-					res.Exits = append(res.Exits, Exit{Insn: i, Target: pad, Pad: true, Known: x.Known, Row: x.Row, alt: &alt})
+					res.Exits = append(res.Exits, Exit{Insn: i, Target: pad, Pad: true, Known: x.Known, Row: alt.row(), alt: &alt})
 					padExits = true
 				}
 			}
@@ -467,7 +466,8 @@ func (an *analysis) emit() Result {
 	}
 	for k := range res.Exits {
 		if e := &res.Exits[k]; !e.Pad {
-			e.Known, e.Row, e.alt = res.Insns[e.Insn].Known, res.Insns[e.Insn].Row, res.Insns[e.Insn].alt
+			in := &res.Insns[e.Insn]
+			e.Known, e.Row, e.alt = in.Known, in.Row(), in.alt
 		}
 	}
 	if padExits {
@@ -530,17 +530,6 @@ func (an *analysis) fill(in *Insn, st *state, i int) int32 {
 		// the previous set when equal.
 		an.altBuf = append(an.altBuf, an.scratch)
 		k++
-	}
-	a := &an.scratch
-	if a.ncfa > 0 {
-		in.Row.CFA = a.cfa[0]
-	}
-	if a.nra > 0 {
-		in.Row.RA = a.ra[0].r
-		in.Row.MangledRA, in.Row.KeyB = a.ra[0].mangled, a.ra[0].keyB
-	}
-	if a.nfp > 0 {
-		in.Row.FP = a.fp[0]
 	}
 	switch {
 	case an.insns[i].flow == flowBad:

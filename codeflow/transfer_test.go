@@ -407,10 +407,10 @@ func TestTransfer(t *testing.T) {
 					t.Errorf("%#x %s: unknown (%s); want %s", in.Addr, text, in.Reason, w.row)
 					continue
 				}
-				if got := fmtRow(s.a, in.Row); got != w.row {
+				if got := fmtRow(s.a, in.Row()); got != w.row {
 					t.Errorf("%#x %s: have %s, want %s (all: %s)", in.Addr, text, got, w.row, fmtAlt(s.a, in))
 				}
-				if !in.Accepts(CFA, in.Row.CFA, false) || !in.Accepts(RA, in.Row.RA, in.Row.MangledRA) || !in.Accepts(FP, in.Row.FP, false) {
+				if !in.Accepts(CFA, in.Row().CFA, false) || !in.Accepts(RA, in.Row().RA, in.Row().MangledRA) || !in.Accepts(FP, in.Row().FP, false) {
 					t.Errorf("%#x %s: does not accept its own row", in.Addr, text)
 				}
 				for _, x := range w.also {
