@@ -222,6 +222,9 @@ type Table struct {
 	// rowBuf holds the rows of the FDEs evaluated so far, each FDE's
 	// rows a slice of it: one allocation for many small FDEs.
 	rowBuf []Row
+	// runState and runStack are run's work space.
+	runState state
+	runStack []state
 }
 
 // Find returns the FDE covering pc, preferring .eh_frame over

@@ -55,16 +55,21 @@ const maxRememberDepth = 64
 // instructions when f is nil, else an FDE's program from its CIE's
 // state); emit is called at each advance with the row's address.
 func (t *Table) run(c *cie, f *FDE, prog []byte, emit func(loc uint64, st *state)) (state, error) {
-	st := c.init
+	// The row being built and the remembered ones live in t: a local
+	// the closures below and emit see would escape to the heap, once per
+	// program.
+	st := &t.runState
+	*st = c.init
 	if f == nil {
-		st = state{} // the CIE starts from nothing
+		*st = state{} // the CIE starts from nothing
 	}
 	r := &reader{data: prog, order: c.order}
 	var loc uint64
 	if f != nil {
 		loc = f.Start
 	}
-	var stack []state
+	stack := t.runStack[:0]
+	defer func() { t.runStack = stack[:0] }()
 	fp := t.Arch.FP
 	set := func(reg uint64, col Col) {
 		switch {
@@ -94,7 +99,7 @@ func (t *Table) run(c *cie, f *FDE, prog []byte, emit func(loc uint64, st *state
 			return // an advance in a CIE's initial instructions has no row to end
 		}
 		if emit != nil {
-			emit(loc, &st)
+			emit(loc, st)
 		}
 		loc += delta * c.codeAlign
 	}
@@ -129,7 +134,7 @@ func (t *Table) run(c *cie, f *FDE, prog []byte, emit func(loc uint64, st *state
 					break
 				}
 				if emit != nil {
-					emit(loc, &st)
+					emit(loc, st)
 				}
 				loc = v
 			}
@@ -170,14 +175,14 @@ func (t *Table) run(c *cie, f *FDE, prog []byte, emit func(loc uint64, st *state
 				r.fail(fmt.Errorf("DW_CFA_remember_state nested deeper than %d", maxRememberDepth))
 				break
 			}
-			stack = append(stack, st)
+			stack = append(stack, *st)
 		case cfaRestoreState:
 			if len(stack) == 0 {
 				r.fail(errors.New("DW_CFA_restore_state without DW_CFA_remember_state"))
 				break
 			}
 			// The CFA is part of the remembered row [DWARF5 6.4.2.4].
-			st = stack[len(stack)-1]
+			*st = stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
 		case cfaDefCFA:
 			reg := regNum(r.uleb())
@@ -245,12 +250,12 @@ func (t *Table) run(c *cie, f *FDE, prog []byte, emit func(loc uint64, st *state
 		}
 	}
 	if f != nil && r.err == nil && emit != nil {
-		emit(loc, &st)
+		emit(loc, st)
 	}
 	if r.err != nil {
-		return st, &progError{loc: loc, err: r.err}
+		return *st, &progError{loc: loc, err: r.err}
 	}
-	return st, nil
+	return *st, nil
 }
 
 // progError is a CFA program that stopped at loc.
