@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/sframesim/sframesim/codeflow"
 	"github.com/sframesim/sframesim/lsda"
@@ -62,8 +63,12 @@ type codeState struct {
 	cur      int32              // the FDE being analysed (-1: do not record calls)
 	ro       []roSection        // read-only sections, for jump tables
 	results  []codeflow.Result
-	az       codeflow.Analyzer // the work space of every analysis
+	az       *codeflow.Analyzer // the work space of every analysis
 }
+
+// analyzers keep the code analysis's work spaces from one check to the
+// next (a corpus checks many binaries one after another).
+var analyzers = sync.Pool{New: func() any { return new(codeflow.Analyzer) }}
 
 type roSection struct {
 	addr uint64
@@ -82,6 +87,11 @@ func (c *checker) analyzeCode(order []int) {
 	cs := &codeState{fdes: make([]fdeCode, n), how: make([]uint8, n), results: make([]codeflow.Result, n),
 		noReturn: map[uint64]bool{}, starts: map[uint64]int{}, asked: map[uint64][]int32{}, called: map[uint64]bool{}, cur: -1}
 	c.cs = cs
+	cs.az = analyzers.Get().(*codeflow.Analyzer)
+	defer func() {
+		analyzers.Put(cs.az)
+		cs.az = nil
+	}()
 	for a := range c.noReturnSyms {
 		cs.noReturn[a] = true
 	}
