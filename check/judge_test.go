@@ -59,6 +59,24 @@ func TestRuleDiffersColdPart(t *testing.T) {
 	if p == nil || p.PCs != 4 || !strings.HasSuffix(p.Code, "fp same") || !strings.HasPrefix(p.Detail, "the code is right") {
 		t.Errorf("shell_exec.cold+0x1f: problem %+v; want fp at 4 PCs, the code knowing only `fp same`", p)
 	}
+	// Every fp problem there (9, in shell_exec.cold and recoverStep.cold,
+	// whose hot part reaches its cold blocks through a switch table
+	// indexed by a load of the memory its bounds check compares) has the
+	// code's evidence: at its PCs the code knows the caller's FP only in
+	// rbp.
+	fps := 0
+	for _, p := range rep.Problems {
+		if p.Kind != "fp" {
+			continue
+		}
+		fps++
+		if !strings.HasPrefix(p.Detail, "the code is right") || !strings.HasSuffix(p.Code, "fp same") {
+			t.Errorf("fp problem at %s without the code's evidence: code %s; %s", p.Symbol, p.Code, p.Detail)
+		}
+	}
+	if fps != 9 {
+		t.Errorf("%d fp problems, want 9", fps)
+	}
 	if rep.RuleDiffersPCs == 0 || rep.Clean() {
 		t.Errorf("%d rule-differs PCs, clean %v", rep.RuleDiffersPCs, rep.Clean())
 	}
