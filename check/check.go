@@ -258,7 +258,12 @@ func (c *checker) loadFuncs() {
 	syms, _ := c.ef.Symbols()
 	c.elfSyms = syms
 	c.noReturnSyms = map[uint64]bool{}
-	for _, s := range syms {
+	type funcKey struct {
+		start, end uint64
+		i          int32 // in syms
+	}
+	var keys []funcKey
+	for k, s := range syms {
 		if t := elf.ST_TYPE(s.Info); (t == elf.STT_FUNC || t == elf.STT_NOTYPE) && s.Section != elf.SHN_UNDEF && s.Value != 0 && isNoReturnName(s.Name) {
 			c.noReturnSyms[s.Value] = true
 		}
@@ -268,17 +273,23 @@ func (c *checker) loadFuncs() {
 		if c.ef.Sections[s.Section].Flags&elf.SHF_EXECINSTR == 0 {
 			continue
 		}
-		c.funcs = append(c.funcs, funcRange{start: s.Value, end: s.Value + s.Size, name: s.Name})
+		keys = append(keys, funcKey{start: s.Value, end: s.Value + s.Size, i: int32(k)})
 	}
-	slices.SortFunc(c.funcs, func(a, b funcRange) int {
+	// Sorted as keys without pointers: moving them costs no write
+	// barriers while the garbage collector runs.
+	slices.SortFunc(keys, func(a, b funcKey) int {
 		if a.start != b.start {
 			return cmp.Compare(a.start, b.start)
 		}
 		if a.end != b.end {
 			return cmp.Compare(b.end, a.end)
 		}
-		return strings.Compare(a.name, b.name)
+		return strings.Compare(syms[a.i].Name, syms[b.i].Name)
 	})
+	c.funcs = make([]funcRange, len(keys))
+	for k, key := range keys {
+		c.funcs[k] = funcRange{start: key.start, end: key.end, name: syms[key.i].Name}
+	}
 	// Aliases (several names for one range) count once.
 	out := c.funcs[:0]
 	for _, f := range c.funcs {

@@ -144,13 +144,32 @@ func (s *Table) addSyms(f *elf.File, syms []elf.Symbol, bias uint64, object stri
 			s.byName[sym.name] = sym.addr
 		}
 	}
-	// By address; at one address the largest symbol first.
-	slices.SortStableFunc(s.syms, func(a, b symbol) int {
+	// By address; at one address the largest symbol first, else in the
+	// order added (a stable sort), sorted as keys without pointers:
+	// moving them costs no write barriers while the garbage collector
+	// runs.
+	type key struct {
+		addr, size uint64
+		i          int32
+	}
+	keys := make([]key, len(s.syms))
+	for i, sym := range s.syms {
+		keys[i] = key{sym.addr, sym.size, int32(i)}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
 		if c := cmp.Compare(a.addr, b.addr); c != 0 {
 			return c
 		}
-		return cmp.Compare(b.size, a.size)
+		if c := cmp.Compare(b.size, a.size); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.i, b.i)
 	})
+	sorted := make([]symbol, len(s.syms))
+	for i, k := range keys {
+		sorted[i] = s.syms[k.i]
+	}
+	s.syms = sorted
 	s.addData(f, syms, bias, object)
 }
 
