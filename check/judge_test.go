@@ -1,8 +1,13 @@
 package check
 
 import (
+	"bytes"
+	"debug/elf"
+	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/sframesim/sframesim/internal/testcorpus"
 )
 
 // TestCodeCannotRefuteUnplacedSlot: lua (Debian's lua5.4, built by gcc 16
@@ -79,5 +84,60 @@ func TestRuleDiffersColdPart(t *testing.T) {
 	}
 	if rep.RuleDiffersPCs == 0 || rep.Clean() {
 		t.Errorf("%d rule-differs PCs, clean %v", rep.RuleDiffersPCs, rep.Clean())
+	}
+}
+
+// TestCodeAtReadsAsData: codeAt reads the executable sections lazily, in
+// spans around the FDEs; at every FDE's range, the instructions around
+// its ends, the sections' ends and PCs between FDEs it must give the
+// bytes the whole section's Data gives.
+func TestCodeAtReadsAsData(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, e := range testcorpus.Entries(t) {
+		ef, sec := openSection(t, e.Path)
+		c := &checker{ef: ef, sec: sec}
+		c.loadCode()
+		whole := map[*elf.Section][]byte{}
+		for _, s := range ef.Sections {
+			if s.Flags&elf.SHF_EXECINSTR != 0 && s.Type == elf.SHT_PROGBITS && s.Flags&elf.SHF_ALLOC != 0 {
+				data, err := s.Data()
+				if err != nil {
+					t.Fatal(err)
+				}
+				whole[s] = data
+			}
+		}
+		want := func(pc, end uint64) []byte {
+			for s, data := range whole {
+				if pc < s.Addr || pc-s.Addr >= s.Size {
+					continue
+				}
+				b := data[pc-s.Addr:]
+				if n := end - pc; n < uint64(len(b)) {
+					b = b[:n]
+				}
+				return b
+			}
+			return nil
+		}
+		var ranges [][2]uint64
+		for i := range sec.FDEs {
+			f := &sec.FDEs[i]
+			ranges = append(ranges, [2]uint64{f.Start, f.End()}, [2]uint64{f.Start, f.Start + 16}, [2]uint64{f.End() - 1, f.End() + 15}, [2]uint64{f.End(), f.End() + 16})
+		}
+		for _, s := range ef.Sections {
+			if s.Flags&elf.SHF_EXECINSTR != 0 && s.Size > 0 {
+				ranges = append(ranges, [2]uint64{s.Addr, s.Addr + 16}, [2]uint64{s.Addr + s.Size - 3, s.Addr + s.Size + 13}, [2]uint64{s.Addr, s.Addr + s.Size})
+				for range 50 {
+					pc := s.Addr + rng.Uint64N(s.Size)
+					ranges = append(ranges, [2]uint64{pc, pc + 1 + rng.Uint64N(64)})
+				}
+			}
+		}
+		for _, r := range ranges {
+			if got, w := c.codeAt(r[0], r[1]), want(r[0], r[1]); !bytes.Equal(got, w) || (got == nil) != (w == nil) {
+				t.Fatalf("%s: codeAt(%#x, %#x): %d bytes, want %d", e.Path, r[0], r[1], len(got), len(w))
+			}
+		}
 	}
 }
