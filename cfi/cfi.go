@@ -89,52 +89,62 @@ func (k ColKind) expr() bool { return k == ColExpression || k == ColValExpressio
 // evaluated rows.
 type FDE struct {
 	Section Section
-	Off     int64 // offset of the FDE in its section
-	CIEOff  int64 // offset of its CIE
-	// Start and End bound the code the FDE covers: [Start, End).
-	Start, End   uint64
-	Augmentation string
 	// Signal: the CIE's augmentation has 'S' (a signal trampoline).
 	Signal bool
 	// RAReg is the CIE's return-address column.
-	RAReg sframe.Reg
-
-	// The CFA program, evaluated on first use (Rows, Err, RowAt).
-	t     *Table
-	cie   *cie
-	prog  []byte
-	done  bool
-	rows  []Row
-	err   error
-	errAt uint64 // where the program stopped when err is set: the last row holds only up to it
-
+	RAReg  sframe.Reg
+	Off    int64 // offset of the FDE in its section
+	CIEOff int64 // offset of its CIE
+	// Start and End bound the code the FDE covers: [Start, End).
+	Start, End uint64
 	// LSDA is the address of the FDE's language-specific data area (the
 	// CIE's 'L' augmentation: C++'s .gcc_except_table), 0 when it has
 	// none.
 	LSDA uint64
+
+	// The CFA program, evaluated on first use (Rows, Err, RowAt) and
+	// kept (Table.Eval evaluates it without keeping it). A Table holds
+	// many FDEs: the fields are few.
+	t    *Table
+	cie  *cie
+	prog []byte
+	kept *keptRows
+}
+
+// keptRows are an FDE's evaluated rows.
+type keptRows struct {
+	rows  []Row
+	err   error
+	errAt uint64 // where the program stopped when err is set: the last row holds only up to it
+}
+
+// Augmentation is the augmentation string of the FDE's CIE.
+func (f *FDE) Augmentation() string {
+	if f.cie == nil {
+		return ""
+	}
+	return f.cie.augmentation
 }
 
 // Rows returns the FDE's rows, evaluating its CFA program on first use.
 func (f *FDE) Rows() []Row {
-	f.eval()
-	return f.rows
+	return f.eval().rows
 }
 
 // Err is why the CFA program could not be evaluated past the last row
 // (nil when it could be to its end): PCs after that row have no row.
 func (f *FDE) Err() error {
-	f.eval()
-	return f.err
+	return f.eval().err
 }
 
-func (f *FDE) eval() {
-	if f.done {
-		return
+func (f *FDE) eval() *keptRows {
+	if f.kept == nil {
+		f.kept = &keptRows{}
+		if f.t != nil && f.cie != nil {
+			f.kept.rows, f.kept.errAt, f.kept.err = f.t.rows(f.cie, f, f.prog)
+		}
 	}
-	f.done = true
-	if f.t != nil && f.cie != nil {
-		f.rows, f.errAt, f.err = f.t.rows(f.cie, f, f.prog)
-	}
+	return f.kept
 }
 
 // Contains reports whether pc lies in the FDE's range.
@@ -146,15 +156,55 @@ func (f *FDE) RowAt(pc uint64) int {
 	if !f.Contains(pc) {
 		return -1
 	}
-	f.eval()
-	i := sort.Search(len(f.rows), func(i int) bool { return f.rows[i].Addr > pc }) - 1
+	k := f.eval()
+	return rowAt(k.rows, k.err, k.errAt, pc)
+}
+
+func rowAt(rows []Row, err error, errAt, pc uint64) int {
+	i := sort.Search(len(rows), func(i int) bool { return rows[i].Addr > pc }) - 1
 	if i < 0 {
 		return -1
 	}
-	if f.err != nil && i == len(f.rows)-1 && f.errAt <= pc {
+	if err != nil && i == len(rows)-1 && errAt <= pc {
 		return -1
 	}
 	return i
+}
+
+// Evaluated is an FDE's CFA program evaluated by Table.Eval into a
+// buffer of the caller's: the FDE keeps nothing.
+type Evaluated struct {
+	FDE  *FDE
+	Rows []Row
+	// Err is why the program could not be evaluated past the last row
+	// (FDE.Err).
+	Err   error
+	errAt uint64
+}
+
+// RowAt returns the index of the row that holds at pc, or -1, as
+// FDE.RowAt does.
+func (e *Evaluated) RowAt(pc uint64) int {
+	if e.FDE == nil || !e.FDE.Contains(pc) {
+		return -1
+	}
+	return rowAt(e.Rows, e.Err, e.errAt, pc)
+}
+
+// Eval evaluates f's CFA program into *buf (its contents replaced; it
+// may grow), without keeping the rows in f: the rows FDE.Rows would
+// return, for a caller that looks at each FDE once and reuses one
+// buffer. Rows an earlier FDE.Rows kept are used as they are.
+func (t *Table) Eval(f *FDE, buf *[]Row) Evaluated {
+	e := Evaluated{FDE: f}
+	switch {
+	case f.kept != nil:
+		e.Rows, e.Err, e.errAt = f.kept.rows, f.kept.err, f.kept.errAt
+	case f.cie != nil:
+		*buf, e.errAt, e.Err = t.evalInto(f.cie, f, f.prog, (*buf)[:0])
+		e.Rows = *buf
+	}
+	return e
 }
 
 // A Table is the CFI of one ELF file: every FDE with its rows, sorted by
@@ -172,6 +222,9 @@ type Table struct {
 	// rowBuf holds the rows of the FDEs evaluated so far, each FDE's
 	// rows a slice of it: one allocation for many small FDEs.
 	rowBuf []Row
+	// runState and runStack are run's work space.
+	runState state
+	runStack []state
 }
 
 // Find returns the FDE covering pc, preferring .eh_frame over
@@ -213,11 +266,24 @@ func (t *Table) index() {
 			perm[i] = int32(i)
 		}
 		slices.SortStableFunc(perm, func(i, j int32) int { return less(&t.FDEs[i], &t.FDEs[j]) })
-		sorted := make([]FDE, len(t.FDEs))
-		for i, j := range perm {
-			sorted[i] = t.FDEs[j]
+		// In place, cycle by cycle: position j gets the FDE at perm[j].
+		for i := range perm {
+			if perm[i] == int32(i) {
+				continue
+			}
+			tmp := t.FDEs[i]
+			j := int32(i)
+			for {
+				k := perm[j]
+				perm[j] = j
+				if k == int32(i) {
+					t.FDEs[j] = tmp
+					break
+				}
+				t.FDEs[j] = t.FDEs[k]
+				j = k
+			}
 		}
-		t.FDEs = sorted
 	}
 	t.ends = make([]uint64, len(t.FDEs))
 	var end uint64
@@ -259,7 +325,11 @@ func (r *Rules) Outermost() bool {
 
 // Rules converts row i of f into rules at pc.
 func (t *Table) Rules(f *FDE, i int, pc uint64) Rules {
-	row := &f.Rows()[i]
+	return t.RowRules(&f.Rows()[i], pc)
+}
+
+// RowRules converts row into rules at pc (a PC the row holds at).
+func (t *Table) RowRules(row *Row, pc uint64) Rules {
 	r := Rules{SignedRA: row.SignedRA}
 	switch row.CFA.Kind {
 	case ColCFAReg:

@@ -1,9 +1,13 @@
 package cfi
 
 import (
+	"cmp"
 	"debug/elf"
 	"encoding/binary"
+	"math/rand/v2"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/sframesim/sframesim/arch"
@@ -108,8 +112,9 @@ func TestProgram(t *testing.T) {
 		}
 	}
 	// An unknown opcode keeps the rows before it.
-	f.rows, f.errAt, f.err = a64.rows(c, f, []byte{0x0e, 16, 0x42, 0x3a})
-	f.done = true
+	k := &keptRows{}
+	k.rows, k.errAt, k.err = a64.rows(c, f, []byte{0x0e, 16, 0x42, 0x3a})
+	f.kept = k
 	if f.Err() == nil || len(f.Rows()) != 1 || f.RowAt(0x1004) != 0 || f.RowAt(0x1008) != -1 {
 		t.Errorf("program with an unknown opcode: rows %+v, err %v, RowAt(0x1008) %d", f.Rows(), f.Err(), f.RowAt(0x1008))
 	}
@@ -154,6 +159,87 @@ func TestTruncated(t *testing.T) {
 		garbage := Parse(c, s.Addr, EHFrame, arch.ARM64, binary.LittleEndian)
 		for i := range garbage.FDEs {
 			garbage.FDEs[i].Rows() // evaluated on first use
+		}
+	}
+}
+
+// TestEvalSameAsRows evaluates every FDE of every corpus binary twice:
+// into one reused buffer (Table.Eval, which keeps nothing) and kept
+// (FDE.Rows on a second table); the rows, errors and RowAt answers at
+// every row's address, one byte before it and at the FDE's last byte
+// must be the same.
+func TestEvalSameAsRows(t *testing.T) {
+	dir := testcorpus.Dir(t)
+	for _, e := range testcorpus.Entries(t) {
+		ef, err := elf.Open(filepath.Join(dir, e.Path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		streamed, err1 := Load(ef)
+		kept, err2 := Load(ef)
+		ef.Close()
+		if err1 != nil || err2 != nil {
+			t.Fatalf("%s: %v, %v", e.Path, err1, err2)
+		}
+		var buf []Row
+		for i := range streamed.FDEs {
+			f, g := &streamed.FDEs[i], &kept.FDEs[i]
+			ev := streamed.Eval(f, &buf)
+			if !reflect.DeepEqual(ev.Rows, g.Rows()) && (len(ev.Rows) > 0 || len(g.Rows()) > 0) {
+				t.Fatalf("%s: FDE at %#x: Eval's rows %+v, Rows' %+v", e.Path, f.Start, ev.Rows, g.Rows())
+			}
+			if (ev.Err == nil) != (g.Err() == nil) || ev.Err != nil && ev.Err.Error() != g.Err().Error() {
+				t.Fatalf("%s: FDE at %#x: Eval's error %v, Err's %v", e.Path, f.Start, ev.Err, g.Err())
+			}
+			pcs := []uint64{f.Start - 1, f.End - 1, f.End}
+			for _, r := range ev.Rows {
+				pcs = append(pcs, r.Addr-1, r.Addr)
+			}
+			for _, pc := range pcs {
+				if a, b := ev.RowAt(pc), g.RowAt(pc); a != b {
+					t.Fatalf("%s: FDE at %#x: RowAt(%#x) %d after Eval, %d after Rows", e.Path, f.Start, pc, a, b)
+				}
+			}
+			if f.kept != nil {
+				t.Fatalf("%s: FDE at %#x: Eval kept its rows", e.Path, f.Start)
+			}
+		}
+	}
+}
+
+// TestIndexSorts shuffles the FDEs of a real .eh_frame (with a
+// .debug_frame twin of some) and indexes them: the order must be the
+// stable sort by start, .eh_frame first, that index promises.
+func TestIndexSorts(t *testing.T) {
+	ef, err := elf.Open(filepath.Join(testcorpus.Dir(t), "v3/x86-64/many-O2-static"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ef.Close()
+	tab, err := Load(ef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fdes := append([]FDE(nil), tab.FDEs...)
+	for i := 0; i < len(fdes); i += 3 {
+		twin := fdes[i]
+		twin.Section = DebugFrame
+		fdes = append(fdes, twin)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for round := 0; round < 5; round++ {
+		rng.Shuffle(len(fdes), func(i, j int) { fdes[i], fdes[j] = fdes[j], fdes[i] })
+		want := append([]FDE(nil), fdes...)
+		slices.SortStableFunc(want, func(a, b FDE) int {
+			if a.Start != b.Start {
+				return cmp.Compare(a.Start, b.Start)
+			}
+			return cmp.Compare(a.Section, b.Section)
+		})
+		got := &Table{FDEs: append([]FDE(nil), fdes...)}
+		got.index()
+		if !reflect.DeepEqual(got.FDEs, want) {
+			t.Fatalf("round %d: index's order differs from a stable sort", round)
 		}
 	}
 }

@@ -55,16 +55,21 @@ const maxRememberDepth = 64
 // instructions when f is nil, else an FDE's program from its CIE's
 // state); emit is called at each advance with the row's address.
 func (t *Table) run(c *cie, f *FDE, prog []byte, emit func(loc uint64, st *state)) (state, error) {
-	st := c.init
+	// The row being built and the remembered ones live in t: a local
+	// the closures below and emit see would escape to the heap, once per
+	// program.
+	st := &t.runState
+	*st = c.init
 	if f == nil {
-		st = state{} // the CIE starts from nothing
+		*st = state{} // the CIE starts from nothing
 	}
 	r := &reader{data: prog, order: c.order}
 	var loc uint64
 	if f != nil {
 		loc = f.Start
 	}
-	var stack []state
+	stack := t.runStack[:0]
+	defer func() { t.runStack = stack[:0] }()
 	fp := t.Arch.FP
 	set := func(reg uint64, col Col) {
 		switch {
@@ -94,7 +99,7 @@ func (t *Table) run(c *cie, f *FDE, prog []byte, emit func(loc uint64, st *state
 			return // an advance in a CIE's initial instructions has no row to end
 		}
 		if emit != nil {
-			emit(loc, &st)
+			emit(loc, st)
 		}
 		loc += delta * c.codeAlign
 	}
@@ -129,7 +134,7 @@ func (t *Table) run(c *cie, f *FDE, prog []byte, emit func(loc uint64, st *state
 					break
 				}
 				if emit != nil {
-					emit(loc, &st)
+					emit(loc, st)
 				}
 				loc = v
 			}
@@ -170,14 +175,14 @@ func (t *Table) run(c *cie, f *FDE, prog []byte, emit func(loc uint64, st *state
 				r.fail(fmt.Errorf("DW_CFA_remember_state nested deeper than %d", maxRememberDepth))
 				break
 			}
-			stack = append(stack, st)
+			stack = append(stack, *st)
 		case cfaRestoreState:
 			if len(stack) == 0 {
 				r.fail(errors.New("DW_CFA_restore_state without DW_CFA_remember_state"))
 				break
 			}
 			// The CFA is part of the remembered row [DWARF5 6.4.2.4].
-			st = stack[len(stack)-1]
+			*st = stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
 		case cfaDefCFA:
 			reg := regNum(r.uleb())
@@ -245,12 +250,12 @@ func (t *Table) run(c *cie, f *FDE, prog []byte, emit func(loc uint64, st *state
 		}
 	}
 	if f != nil && r.err == nil && emit != nil {
-		emit(loc, &st)
+		emit(loc, st)
 	}
 	if r.err != nil {
-		return st, &progError{loc: loc, err: r.err}
+		return *st, &progError{loc: loc, err: r.err}
 	}
-	return st, nil
+	return *st, nil
 }
 
 // progError is a CFA program that stopped at loc.
@@ -262,31 +267,44 @@ type progError struct {
 func (e *progError) Error() string { return fmt.Sprintf("CFA program stops at %#x: %v", e.loc, e.err) }
 func (e *progError) Unwrap() error { return e.err }
 
-// rows evaluates an FDE's program into its rows; when the program stops
+// rows evaluates an FDE's program into its rows, kept in t.rowBuf (the
+// rows of many small FDEs share one allocation); when the program stops
 // early, errAt is where (the last row holds only up to it).
 func (t *Table) rows(c *cie, f *FDE, prog []byte) (rows []Row, errAt uint64, err error) {
+	if cap(t.rowBuf)-len(t.rowBuf) < 16 {
+		t.rowBuf = make([]Row, 0, 256) // the FDEs evaluated so far keep the old one
+	}
 	start := len(t.rowBuf)
+	buf, errAt, err := t.evalInto(c, f, prog, t.rowBuf)
+	if cap(buf) != cap(t.rowBuf) {
+		// The rows outgrew the buffer: append moved them (and the rows
+		// before them, which keep their old copies) to a new one.
+		buf = buf[start:]
+		t.rowBuf = buf[len(buf):]
+		return buf[:len(buf):len(buf)], errAt, err
+	}
+	t.rowBuf = buf
+	n := len(buf)
+	return buf[start:n:n], errAt, err
+}
+
+// evalInto evaluates an FDE's program, appending its rows to buf.
+func (t *Table) evalInto(c *cie, f *FDE, prog []byte, buf []Row) (rows []Row, errAt uint64, err error) {
+	start := len(buf)
 	emit := func(loc uint64, st *state) {
 		if loc >= f.End {
 			return
 		}
 		row := Row{Addr: loc, CFA: st.cfa, RA: st.ra, FP: st.fp, SignedRA: st.signed}
-		if n := len(t.rowBuf); n > start && t.rowBuf[n-1].Addr == loc {
-			t.rowBuf[n-1] = row // several advances of 0, or an empty advance
+		if n := len(buf); n > start && buf[n-1].Addr == loc {
+			buf[n-1] = row // several advances of 0, or an empty advance
 			return
 		}
-		if len(t.rowBuf) == cap(t.rowBuf) {
-			// A new buffer; the rows of this FDE so far move along.
-			buf := make([]Row, len(t.rowBuf)-start, max(256, 2*(len(t.rowBuf)-start)))
-			copy(buf, t.rowBuf[start:])
-			t.rowBuf, start = buf, 0
-		}
-		t.rowBuf = append(t.rowBuf, row)
+		buf = append(buf, row)
 	}
 	_, err = t.run(c, f, prog, emit)
 	if pe, ok := err.(*progError); ok {
 		errAt = pe.loc
 	}
-	n := len(t.rowBuf)
-	return t.rowBuf[start:n:n], errAt, err
+	return buf, errAt, err
 }

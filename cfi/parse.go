@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sframesim/sframesim/arch"
@@ -97,6 +98,7 @@ func (t *Table) parse(data []byte, addr uint64, kind Section, order binary.ByteO
 	fail := func(off int64, format string, args ...any) {
 		t.Errs = append(t.Errs, fmt.Errorf("%s at %#x: %s", kind, off, fmt.Sprintf(format, args...)))
 	}
+	t.FDEs = slices.Grow(t.FDEs, countEntries(data, order))
 	for off := int64(0); off < int64(len(data)); {
 		r := &reader{data: data, off: int(off), order: order}
 		length := uint64(r.u32())
@@ -169,6 +171,31 @@ func (t *Table) parse(data []byte, addr uint64, kind Section, order binary.ByteO
 		}
 		off = next
 	}
+}
+
+// countEntries counts the entries (CIEs and FDEs) of a CFI section by
+// their lengths, up to the first that cannot be read: room for its FDEs.
+func countEntries(data []byte, order binary.ByteOrder) int {
+	n := 0
+	for off := uint64(0); off+4 <= uint64(len(data)); {
+		length := uint64(order.Uint32(data[off:]))
+		off += 4
+		if length == 0xffffffff {
+			if off+8 > uint64(len(data)) {
+				break
+			}
+			length = order.Uint64(data[off:])
+			off += 8
+		}
+		if length > uint64(len(data))-off {
+			break
+		}
+		if length > 0 {
+			n++
+		}
+		off += length
+	}
+	return n
 }
 
 // cieAt parses the CIE at section offset off, or returns nil.
@@ -282,7 +309,7 @@ func parseCIE(r *reader, off int64, kind Section, ptrSize int) *cie {
 // parseFDE reads an FDE's fields after its CIE pointer; its program is
 // evaluated on first use.
 func (t *Table) parseFDE(r *reader, off int64, c *cie, kind Section, secAddr uint64) (FDE, error) {
-	f := FDE{Section: kind, Off: off, CIEOff: c.off, Augmentation: c.augmentation, Signal: c.signal, RAReg: c.raReg}
+	f := FDE{Section: kind, Off: off, CIEOff: c.off, Signal: c.signal, RAReg: c.raReg}
 	enc := c.ptrEnc
 	if kind == DebugFrame {
 		enc = peAbsptr

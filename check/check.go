@@ -97,7 +97,7 @@ func Section(name string, ef *elf.File, sec *sframe.Section, opt Options) (*Repo
 		problems: map[problemKey]*Problem{},
 		rep: &Report{
 			Binary: name, Arch: a.Name, SFrameVersion: int(sec.Header.Version),
-			Problems: []Problem{}, CFIWrong: []Problem{}, Unknown: map[string]uint64{}, Notes: []Note{},
+			Problems: []Problem{}, CFIWrong: []Problem{}, RuleDiffers: []Problem{}, Unknown: map[string]uint64{}, Notes: []Note{},
 			rows: make([][]RowVerdict, len(sec.FDEs)),
 		},
 	}
@@ -135,17 +135,24 @@ func cfiSections(ef *elf.File) string {
 
 // A checker holds one check's state.
 type checker struct {
-	name  string
-	ef    *elf.File
-	sec   *sframe.Section
-	a     *arch.Arch
-	opt   Options
-	cfi   *cfi.Table
-	syms  *symbols.Table // read on first use (symtab)
-	lines *symbols.Lines // read on the first problem
-	code  []codeRange
-	funcs []funcRange // FUNC symbols in executable sections, by address
-	plt   [][2]uint64 // the PLT sections' ranges
+	name string
+	ef   *elf.File
+	sec  *sframe.Section
+	a    *arch.Arch
+	opt  Options
+	cfi  *cfi.Table
+	// cfiRows is the buffer the CFI's FDEs are evaluated into, one at a
+	// time (cfi.Table.Eval): rows are not kept.
+	cfiRows []cfi.Row
+	syms    *symbols.Table // read on first use (symtab)
+	// elfSyms is the file's symbol table as loadFuncs read it, for
+	// symtab: not read twice.
+	elfSyms []elf.Symbol
+	lines   *symbols.Lines // read on the first problem
+	code    []codeRange
+	spans   []codeSpan  // by start
+	funcs   []funcRange // FUNC symbols in executable sections, by address
+	plt     [][2]uint64 // the PLT sections' ranges
 	// noReturnSyms are the addresses of symbols that name functions that
 	// never return (noReturnNames).
 	noReturnSyms map[uint64]bool
@@ -156,11 +163,25 @@ type checker struct {
 	order    []problemKey
 }
 
-// codeRange is the contents of an executable section.
+// codeRange is an executable section. Its bytes are read as the check
+// needs them, in spans (the FDEs' ranges, merged): a static glibc program
+// has far more code than SFrame data.
 type codeRange struct {
-	start uint64
-	data  []byte
+	start, size uint64
+	s           *elf.Section
+	data        []byte // the whole section when it was read at once (compressed)
 }
+
+// codeSpan is a range of one executable section (c.code[sec]) that
+// FDEs cover, read on first use.
+type codeSpan struct {
+	start, end uint64
+	sec        int
+	data       []byte
+}
+
+// spanGap: FDE ranges this close are read as one span.
+const spanGap = 512
 
 // funcRange is a sized function symbol.
 type funcRange struct {
@@ -173,23 +194,68 @@ func (c *checker) loadCode() {
 		if s.Flags&elf.SHF_EXECINSTR == 0 || s.Type != elf.SHT_PROGBITS || s.Flags&elf.SHF_ALLOC == 0 {
 			continue
 		}
-		data, err := s.Data()
-		if err != nil {
-			continue // its PCs will have no code: unknown
+		r := codeRange{start: s.Addr, size: s.Size, s: s}
+		if s.Flags&elf.SHF_COMPRESSED != 0 {
+			data, err := s.Data()
+			if err != nil {
+				continue // its PCs will have no code: unknown
+			}
+			r.data, r.size = data, uint64(len(data))
+		} else if s.Size > 0 {
+			// Read lazily, but only if it can be read whole (as Data
+			// could): the file holds its last byte.
+			var last [1]byte
+			if _, err := s.ReadAt(last[:], int64(s.Size-1)); err != nil {
+				continue // its PCs will have no code: unknown
+			}
 		}
-		c.code = append(c.code, codeRange{start: s.Addr, data: data})
+		c.code = append(c.code, r)
 		if strings.HasPrefix(s.Name, ".plt") {
 			c.plt = append(c.plt, [2]uint64{s.Addr, s.Addr + s.Size})
 		}
 	}
 	sort.Slice(c.code, func(i, j int) bool { return c.code[i].start < c.code[j].start })
+	// The spans: the FDEs' ranges by start, merged within a section.
+	type rng struct{ start, end uint64 }
+	var rs []rng
+	for i := range c.sec.FDEs {
+		if f := &c.sec.FDEs[i]; f.Size > 0 {
+			rs = append(rs, rng{f.Start, f.End()})
+		}
+	}
+	slices.SortFunc(rs, func(a, b rng) int { return cmp.Compare(a.start, b.start) })
+	for _, r := range rs {
+		i := c.codeIndex(r.start)
+		if i < 0 || c.code[i].data != nil {
+			continue
+		}
+		end := r.end
+		if secEnd := c.code[i].start + c.code[i].size; end > secEnd || end < r.start {
+			end = secEnd // to the section's end, as codeAt reads
+		}
+		if n := len(c.spans); n > 0 && c.spans[n-1].sec == i && r.start <= c.spans[n-1].end+spanGap {
+			c.spans[n-1].end = max(c.spans[n-1].end, end)
+			continue
+		}
+		c.spans = append(c.spans, codeSpan{start: r.start, end: end, sec: i})
+	}
+}
+
+// codeIndex returns the index in c.code of the section holding pc, or -1.
+func (c *checker) codeIndex(pc uint64) int {
+	i := sort.Search(len(c.code), func(i int) bool { return c.code[i].start > pc }) - 1
+	if i < 0 || pc-c.code[i].start >= c.code[i].size {
+		return -1
+	}
+	return i
 }
 
 // symtab returns the file's symbol table, read on first use: a file
 // without problems needs only its function ranges (loadFuncs).
 func (c *checker) symtab() *symbols.Table {
 	if c.syms == nil {
-		c.syms = symbols.New(c.ef, 0)
+		c.syms = symbols.NewFromSymbols(c.ef, c.elfSyms, 0)
+		c.elfSyms = nil
 	}
 	return c.syms
 }
@@ -236,21 +302,48 @@ func (c *checker) source(pc uint64) string {
 
 // codeAt returns the code bytes from pc to end (or to its section's end).
 func (c *checker) codeAt(pc, end uint64) []byte {
-	i := sort.Search(len(c.code), func(i int) bool { return c.code[i].start > pc }) - 1
-	if i < 0 || pc-c.code[i].start >= uint64(len(c.code[i].data)) {
+	i := c.codeIndex(pc)
+	if i < 0 {
 		return nil
 	}
-	b := c.code[i].data[pc-c.code[i].start:]
-	if n := end - pc; n < uint64(len(b)) {
-		b = b[:n]
+	r := &c.code[i]
+	if n := end - pc; n > r.start+r.size-pc {
+		end = r.start + r.size
+	}
+	if r.data != nil {
+		return r.data[pc-r.start : end-r.start]
+	}
+	k := sort.Search(len(c.spans), func(k int) bool { return c.spans[k].start > pc }) - 1
+	if k >= 0 && pc < c.spans[k].end && end <= c.spans[k].end {
+		sp := &c.spans[k]
+		if sp.data == nil {
+			data := make([]byte, sp.end-sp.start)
+			if _, err := r.s.ReadAt(data, int64(sp.start-r.start)); err != nil {
+				return nil
+			}
+			sp.data = data
+		}
+		return sp.data[pc-sp.start : end-sp.start]
+	}
+	// Outside the spans (a finding's instruction between FDEs): just
+	// these bytes.
+	b := make([]byte, end-pc)
+	if _, err := r.s.ReadAt(b, int64(pc-r.start)); err != nil {
+		return nil
 	}
 	return b
 }
 
 func (c *checker) loadFuncs() {
 	syms, _ := c.ef.Symbols()
+	c.elfSyms = syms
 	c.noReturnSyms = map[uint64]bool{}
-	for _, s := range syms {
+	type funcKey struct {
+		start, end uint64
+		i          int32 // in syms
+	}
+	var keys []funcKey
+	for k, s := range syms {
 		if t := elf.ST_TYPE(s.Info); (t == elf.STT_FUNC || t == elf.STT_NOTYPE) && s.Section != elf.SHN_UNDEF && s.Value != 0 && isNoReturnName(s.Name) {
 			c.noReturnSyms[s.Value] = true
 		}
@@ -260,17 +353,23 @@ func (c *checker) loadFuncs() {
 		if c.ef.Sections[s.Section].Flags&elf.SHF_EXECINSTR == 0 {
 			continue
 		}
-		c.funcs = append(c.funcs, funcRange{start: s.Value, end: s.Value + s.Size, name: s.Name})
+		keys = append(keys, funcKey{start: s.Value, end: s.Value + s.Size, i: int32(k)})
 	}
-	slices.SortFunc(c.funcs, func(a, b funcRange) int {
+	// Sorted as keys without pointers: moving them costs no write
+	// barriers while the garbage collector runs.
+	slices.SortFunc(keys, func(a, b funcKey) int {
 		if a.start != b.start {
 			return cmp.Compare(a.start, b.start)
 		}
 		if a.end != b.end {
 			return cmp.Compare(b.end, a.end)
 		}
-		return strings.Compare(a.name, b.name)
+		return strings.Compare(syms[a.i].Name, syms[b.i].Name)
 	})
+	c.funcs = make([]funcRange, len(keys))
+	for k, key := range keys {
+		c.funcs[k] = funcRange{start: key.start, end: key.end, name: syms[key.i].Name}
+	}
 	// Aliases (several names for one range) count once.
 	out := c.funcs[:0]
 	for _, f := range c.funcs {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/sframesim/sframesim/codeflow"
 	"github.com/sframesim/sframesim/lsda"
@@ -62,7 +63,12 @@ type codeState struct {
 	cur      int32              // the FDE being analysed (-1: do not record calls)
 	ro       []roSection        // read-only sections, for jump tables
 	results  []codeflow.Result
+	az       *codeflow.Analyzer // the work space of every analysis
 }
+
+// analyzers keep the code analysis's work spaces from one check to the
+// next (a corpus checks many binaries one after another).
+var analyzers = sync.Pool{New: func() any { return new(codeflow.Analyzer) }}
 
 type roSection struct {
 	addr uint64
@@ -81,6 +87,11 @@ func (c *checker) analyzeCode(order []int) {
 	cs := &codeState{fdes: make([]fdeCode, n), how: make([]uint8, n), results: make([]codeflow.Result, n),
 		noReturn: map[uint64]bool{}, starts: map[uint64]int{}, asked: map[uint64][]int32{}, called: map[uint64]bool{}, cur: -1}
 	c.cs = cs
+	cs.az = analyzers.Get().(*codeflow.Analyzer)
+	defer func() {
+		analyzers.Put(cs.az)
+		cs.az = nil
+	}()
 	for a := range c.noReturnSyms {
 		cs.noReturn[a] = true
 	}
@@ -184,7 +195,7 @@ func (c *checker) analyzeCode(order []int) {
 		k := sort.Search(len(exits), func(k int) bool { return exits[k].Target >= f.Start })
 		var entries []codeflow.Entry
 		for ; k < len(exits) && exits[k].Target < f.End(); k++ {
-			entries = append(entries, codeflow.Entry{Addr: exits[k].Target, Row: exits[k].Row})
+			entries = append(entries, exits[k].Entry())
 		}
 		name, _ := c.funcAt(f.Start)
 		if cs.called[f.Start] && !strings.Contains(name, ".cold") {
@@ -234,7 +245,7 @@ func (c *checker) analyzeFDE(i int, entries []codeflow.Entry, record bool) {
 	if record {
 		cs.cur = int32(i)
 	}
-	cs.results[i] = codeflow.Analyze(c.a, fn)
+	cs.results[i] = cs.az.Analyze(c.a, fn)
 	cs.cur = -1
 }
 
@@ -254,7 +265,7 @@ func (c *checker) analyzeStubs(i int) {
 	}
 	var insns []codeflow.Insn
 	for off := uint64(0); off < uint64(len(code)); off += rs {
-		res := codeflow.Analyze(c.a, codeflow.Func{Start: f.Start + off, Code: code[off:min(off+rs, uint64(len(code)))], Mem: c.readOnly})
+		res := c.cs.az.Analyze(c.a, codeflow.Func{Start: f.Start + off, Code: code[off:min(off+rs, uint64(len(code)))], Mem: c.readOnly})
 		insns = append(insns, res.Insns...)
 	}
 	c.cs.fdes[i].insns = insns
@@ -268,7 +279,7 @@ func (c *checker) decodeOnly(i int) {
 	if uint64(len(code)) < uint64(f.Size) {
 		return
 	}
-	c.cs.results[i] = codeflow.Analyze(c.a, codeflow.Func{Start: f.Start, Code: code, EntriesOnly: true})
+	c.cs.fdes[i].insns = c.cs.az.Decode(c.a, codeflow.Func{Start: f.Start, Code: code})
 }
 
 // isNoReturn reports whether a call to target does not return; it

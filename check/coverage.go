@@ -75,9 +75,9 @@ func (c *checker) whyNoSFrame(pc uint64) string {
 // section's SFrame version, or "" [SFrame §4.3, §4.4, §8].
 func (c *checker) expressible(cf *cfi.FDE) string {
 	flex := c.sec.Header.Version >= sframe.Version3 && c.sec.Header.CFAFixedRAOffset != 0 // FLEX: AMD64 (and s390x)
-	rows := cf.Rows()
+	rows := c.cfi.Eval(cf, &c.cfiRows).Rows
 	for i := range rows {
-		r := c.cfi.Rules(cf, i, rows[i].Addr)
+		r := c.cfi.RowRules(&rows[i], rows[i].Addr)
 		if r.Outermost() {
 			continue
 		}

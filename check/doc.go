@@ -19,8 +19,12 @@
 // for the others, and each value has a rule from one of them; it is
 // unknown, with the reason, only when neither can tell. Where the CFI
 // disagrees with the code while SFrame follows the code, the CFI is
-// wrong: Report.CFIWrong lists it with the evidence, not a problem. A
-// report is OK only when every PC was proven; unknown PCs make it
+// wrong: Report.CFIWrong lists it with the evidence, not a problem.
+// Where SFrame's rule differs from the CFI's and the code accepts both
+// (gas keeping `fp *(cfa-48)` after GCC's CFI restores rbp, at PCs where
+// the slot still holds the caller's FP), the value is right and the PC
+// proven: Report.RuleDiffers lists it with the evidence, not a problem.
+// A report is OK only when every PC was proven; unknown PCs make it
 // INCOMPLETE. Options.CFIOnly compares with the CFI alone.
 //
 // SFrame describes less than CFI, by design, and these differences are not

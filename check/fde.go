@@ -67,6 +67,7 @@ type fdeState struct {
 	row   sframe.Row
 	rowOK bool
 	cf    *cfi.FDE
+	ev    cfi.Evaluated // cf's rows, in the checker's buffer
 	code  *fdeCode
 	k     int // index in code.insns of the instruction checked
 	pad   bool
@@ -94,9 +95,12 @@ type pcKey struct {
 type outcome struct {
 	problems []*Problem
 	cfiWrong []*Problem
-	unknown  string
-	limited  bool
-	byCode   bool // every value compared was known to the code
+	// differs: where SFrame's rule differs from the CFI's and the code
+	// accepts both (the PC is proven).
+	differs []*Problem
+	unknown string
+	limited bool
+	byCode  bool // every value compared was known to the code
 }
 
 // count adds the PC pc, under row j of FDE st.i (-1: none), with outcome
@@ -137,6 +141,12 @@ func (c *checker) count(st *fdeState, pc uint64, j int, o *outcome) {
 	if len(o.cfiWrong) > 0 {
 		rep.CFIWrongPCs++
 		for _, p := range o.cfiWrong {
+			p.PCs++
+		}
+	}
+	if len(o.differs) > 0 {
+		rep.RuleDiffersPCs++
+		for _, p := range o.differs {
 			p.PCs++
 		}
 	}
@@ -252,6 +262,9 @@ func (c *checker) checkPC(st *fdeState, pc uint64) {
 	}
 	if st.cf == nil || !st.cf.Contains(pc) {
 		st.cf = c.cfi.Find(pc)
+		if st.cf != nil && st.ev.FDE != st.cf {
+			st.ev = c.cfi.Eval(st.cf, &c.cfiRows)
+		}
 	}
 	key := pcKey{j: j, cf: st.cf, ri: -1}
 	reuse := true
@@ -260,7 +273,7 @@ func (c *checker) checkPC(st *fdeState, pc uint64) {
 			st.pad = true
 			c.wholeProblem(KindPadding, st.i, j, pc, fmt.Sprintf("the FDE covers %#x, which is in no function symbol and has no CFI: padding", pc))
 		}
-	} else if key.ri = st.cf.RowAt(pc); key.ri >= 0 && !st.cf.Rows()[key.ri].PCInvariant() {
+	} else if key.ri = st.ev.RowAt(pc); key.ri >= 0 && !st.ev.Rows[key.ri].PCInvariant() {
 		reuse = false
 	}
 	in := &st.code.insns[st.k]
@@ -301,11 +314,11 @@ func (c *checker) evaluate(st *fdeState, pc uint64, ri int, in *codeflow.Insn) o
 		cf.why = "no CFI covers the PC"
 	case ri < 0:
 		cf.why = "the CFI has no row here"
-		if st.cf.Err() != nil {
+		if st.ev.Err != nil {
 			cf.why = "the CFI's program stops before the PC"
 		}
 	default:
-		r := c.cfi.Rules(st.cf, ri, pc)
+		r := c.cfi.RowRules(&st.ev.Rows[ri], pc)
 		cf = opinion{present: true, cfa: r.CFA, ra: r.RA, fp: r.FP, signed: r.SignedRA, hasSigned: c.a.PACMask != 0, cf: st.cf}
 	}
 	cfVals := [3]*cfi.Value{&cf.cfa, &cf.ra, &cf.fp}
@@ -314,8 +327,8 @@ func (c *checker) evaluate(st *fdeState, pc uint64, ri int, in *codeflow.Insn) o
 		codeWhy = in.Reason
 	}
 
-	var bad, cfiBad [numKinds]bool
-	any, anyCFI := false, false
+	var bad, cfiBad, differs [numKinds]bool
+	any, anyCFI, anyDiffers := false, false, false
 	flag := func(k Kind) { bad[k], any = true, true }
 	flagCFI := func(k Kind) { cfiBad[k], anyCFI = true, true }
 	unknown := ""
@@ -348,19 +361,25 @@ func (c *checker) evaluate(st *fdeState, pc uint64, ri int, in *codeflow.Insn) o
 			switch {
 			case codeJudges(in, val, sf):
 				mangled := v == 1 && row.MangledRA
-				if !in.Accepts(val, sf, mangled) {
+				right := in.Accepts(val, sf, mangled)
+				if !right {
 					if v == 1 && in.Accepts(val, sf, !mangled) {
 						flag(KindMangledRA)
 					} else {
 						flag(valueKinds[v])
 					}
 				}
-				if cfiKnown && !in.Accepts(val, cfVals[v].Rule, v == 1 && cf.hasSigned && cf.signed) {
+				switch {
+				case !cfiKnown:
+				case !in.Accepts(val, cfVals[v].Rule, v == 1 && cf.hasSigned && cf.signed):
 					k := valueKinds[v]
 					if v == 1 && in.Accepts(val, cfVals[v].Rule, !(cf.hasSigned && cf.signed)) {
 						k = KindMangledRA
 					}
 					flagCFI(k)
+				case right && !sameRule(cfVals[v].Rule, sf):
+					// Both right, by different rules.
+					differs[valueKinds[v]], anyDiffers = true, true
 				}
 			case cfiKnown:
 				byCode = false
@@ -379,7 +398,7 @@ func (c *checker) evaluate(st *fdeState, pc uint64, ri int, in *codeflow.Insn) o
 		}
 	}
 	var out outcome
-	if any || anyCFI {
+	if any || anyCFI || anyDiffers {
 		texts := c.sourceTexts(row, &cf, st, in)
 		for k := range bad {
 			if bad[k] {
@@ -389,6 +408,11 @@ func (c *checker) evaluate(st *fdeState, pc uint64, ri int, in *codeflow.Insn) o
 		for k := range cfiBad {
 			if cfiBad[k] && !any {
 				out.cfiWrong = append(out.cfiWrong, c.cfiFinding(Kind(k), st.i, j, pc, texts[0], texts[1:], c.evidence(st, Kind(k), &cf, in, row)))
+			}
+		}
+		for k := range differs {
+			if differs[k] && !any && unknown == "" {
+				out.differs = append(out.differs, c.differsFinding(Kind(k), st.i, j, pc, texts[0], texts[1:], c.differsEvidence(st, Kind(k), in, row)))
 			}
 		}
 		if any {
@@ -453,6 +477,44 @@ func (c *checker) evidence(st *fdeState, k Kind, cf *opinion, in *codeflow.Insn,
 	return right
 }
 
+// differsEvidence says why SFrame's rule for the value of kind k is
+// right though it differs from the CFI's: the code accepts both.
+func (c *checker) differsEvidence(st *fdeState, k Kind, in *codeflow.Insn, row *sframe.Row) string {
+	v, _ := kindValue(k)
+	sf := [3]sframe.Rule{row.CFA, row.RA, row.FP}[v]
+	what := "SFrame's rule recovers the right value too"
+	if sf.Kind == sframe.RuleExpr && sf.Deref && v != codeflow.CFA {
+		what = fmt.Sprintf("the slot SFrame's rule reads still holds the caller's %s", [3]string{"CFA", "RA", "FP"}[v])
+	}
+	return fmt.Sprintf("%s (by the analysis of the function's instructions %s): the CFI's rule and SFrame's both recover the right value, the unwind is right", what, c.since(st))
+}
+
+// since names the instruction after which the function's code has had
+// the rules of the instruction checked.
+func (c *checker) since(st *fdeState) string {
+	insns := st.code.insns
+	for k := st.k; k > 0; k-- {
+		if !insns[k-1].SameRules(&insns[st.k]) {
+			p := &insns[k-1]
+			text, _ := c.a.Disasm(c.codeAt(p.Addr, p.Addr+uint64(p.Len)), p.Addr, c.resolver())
+			return fmt.Sprintf("since `%s` at %#x", strings.Join(strings.Fields(text), " "), p.Addr)
+		}
+	}
+	if c.cs.how[st.i] == entryPartition {
+		return "from where the other parts of the function jump into this one"
+	}
+	return "from the function's entry"
+}
+
+// sameRule compares two rules, ignoring the fields their kind leaves
+// unused.
+func sameRule(a, b sframe.Rule) bool {
+	if a.Kind != b.Kind {
+		return false
+	}
+	return a.Kind != sframe.RuleExpr || a.Reg == b.Reg && a.Offset == b.Offset && a.Deref == b.Deref
+}
+
 // kindValue returns the value a per-PC kind is about.
 func kindValue(k Kind) (codeflow.Value, bool) {
 	switch k {
@@ -505,7 +567,7 @@ func (c *checker) codeText(st *fdeState, in *codeflow.Insn) string {
 			rs = append(rs, r.Format(abi))
 		}
 		s := name + " " + strings.Join(rs, " or ")
-		if v == 1 && c.a.PACMask != 0 && in.Row.MangledRA {
+		if v == 1 && c.a.PACMask != 0 && in.Row().MangledRA {
 			s += " (signed)"
 		}
 		parts = append(parts, s)

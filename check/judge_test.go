@@ -1,8 +1,13 @@
 package check
 
 import (
+	"bytes"
+	"debug/elf"
+	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/sframesim/sframesim/internal/testcorpus"
 )
 
 // TestCodeCannotRefuteUnplacedSlot: lua (Debian's lua5.4, built by gcc 16
@@ -23,5 +28,116 @@ func TestCodeCannotRefuteUnplacedSlot(t *testing.T) {
 	}
 	if rep.PCs == 0 {
 		t.Fatal("no PCs checked")
+	}
+}
+
+// TestRuleDiffersColdPart: gas 2.47.50 ignores GCC's DW_CFA_restore of
+// rbp in the .cold parts of sqlite3's shell_exec (its SFrame keeps `fp
+// *(cfa-48)` where the CFI says rbp is restored). Where the cold part has
+// just stored rbp into that slot again (`mov %rbp,0x80(%rsp)`), both
+// rules recover the caller's FP: a "rule differs" finding, not a
+// problem. Before the store, the code shows no slot holds the caller's
+// FP on the path from shell_exec's entry that never saved rbp (`jne` at
+// 0x562a2f, before `mov %rbp,0x80(%rsp)` at 0x562a35): SFrame reads a
+// stale slot there, a problem.
+func TestRuleDiffersColdPart(t *testing.T) {
+	rep, err := File("../testdata/realworld/v3/x86-64/sqlite3-static", Options{})
+	if err != nil {
+		t.Fatalf("%v (the real-world corpus is unpacked by make testdata)", err)
+	}
+	find := func(list []Problem, kind string, pc uint64) *Problem {
+		for i := range list {
+			if list[i].Kind == kind && list[i].PC == pc {
+				return &list[i]
+			}
+		}
+		return nil
+	}
+	d := find(rep.RuleDiffers, "fp", 0x401dae)
+	if d == nil || d.PCs != 2 || !strings.Contains(d.Detail, "still holds the caller's FP") || !strings.Contains(d.Code, "*(cfa-48)") || !strings.Contains(d.Code, "same") {
+		t.Errorf("shell_exec.cold+0x3a: rule-differs finding %+v; want fp at 2 PCs, the slot still holding the caller's FP", d)
+	}
+	if p := find(rep.Problems, "fp", 0x401dae); p != nil {
+		t.Errorf("shell_exec.cold+0x3a reported as a problem too: %+v", p)
+	}
+	p := find(rep.Problems, "fp", 0x401d93)
+	if p == nil || p.PCs != 4 || !strings.HasSuffix(p.Code, "fp same") || !strings.HasPrefix(p.Detail, "the code is right") {
+		t.Errorf("shell_exec.cold+0x1f: problem %+v; want fp at 4 PCs, the code knowing only `fp same`", p)
+	}
+	// Every fp problem there (9, in shell_exec.cold and recoverStep.cold,
+	// whose hot part reaches its cold blocks through a switch table
+	// indexed by a load of the memory its bounds check compares) has the
+	// code's evidence: at its PCs the code knows the caller's FP only in
+	// rbp.
+	fps := 0
+	for _, p := range rep.Problems {
+		if p.Kind != "fp" {
+			continue
+		}
+		fps++
+		if !strings.HasPrefix(p.Detail, "the code is right") || !strings.HasSuffix(p.Code, "fp same") {
+			t.Errorf("fp problem at %s without the code's evidence: code %s; %s", p.Symbol, p.Code, p.Detail)
+		}
+	}
+	if fps != 9 {
+		t.Errorf("%d fp problems, want 9", fps)
+	}
+	if rep.RuleDiffersPCs == 0 || rep.Clean() {
+		t.Errorf("%d rule-differs PCs, clean %v", rep.RuleDiffersPCs, rep.Clean())
+	}
+}
+
+// TestCodeAtReadsAsData: codeAt reads the executable sections lazily, in
+// spans around the FDEs; at every FDE's range, the instructions around
+// its ends, the sections' ends and PCs between FDEs it must give the
+// bytes the whole section's Data gives.
+func TestCodeAtReadsAsData(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, e := range testcorpus.Entries(t) {
+		ef, sec := openSection(t, e.Path)
+		c := &checker{ef: ef, sec: sec}
+		c.loadCode()
+		whole := map[*elf.Section][]byte{}
+		for _, s := range ef.Sections {
+			if s.Flags&elf.SHF_EXECINSTR != 0 && s.Type == elf.SHT_PROGBITS && s.Flags&elf.SHF_ALLOC != 0 {
+				data, err := s.Data()
+				if err != nil {
+					t.Fatal(err)
+				}
+				whole[s] = data
+			}
+		}
+		want := func(pc, end uint64) []byte {
+			for s, data := range whole {
+				if pc < s.Addr || pc-s.Addr >= s.Size {
+					continue
+				}
+				b := data[pc-s.Addr:]
+				if n := end - pc; n < uint64(len(b)) {
+					b = b[:n]
+				}
+				return b
+			}
+			return nil
+		}
+		var ranges [][2]uint64
+		for i := range sec.FDEs {
+			f := &sec.FDEs[i]
+			ranges = append(ranges, [2]uint64{f.Start, f.End()}, [2]uint64{f.Start, f.Start + 16}, [2]uint64{f.End() - 1, f.End() + 15}, [2]uint64{f.End(), f.End() + 16})
+		}
+		for _, s := range ef.Sections {
+			if s.Flags&elf.SHF_EXECINSTR != 0 && s.Size > 0 {
+				ranges = append(ranges, [2]uint64{s.Addr, s.Addr + 16}, [2]uint64{s.Addr + s.Size - 3, s.Addr + s.Size + 13}, [2]uint64{s.Addr, s.Addr + s.Size})
+				for range 50 {
+					pc := s.Addr + rng.Uint64N(s.Size)
+					ranges = append(ranges, [2]uint64{pc, pc + 1 + rng.Uint64N(64)})
+				}
+			}
+		}
+		for _, r := range ranges {
+			if got, w := c.codeAt(r[0], r[1]), want(r[0], r[1]); !bytes.Equal(got, w) || (got == nil) != (w == nil) {
+				t.Fatalf("%s: codeAt(%#x, %#x): %d bytes, want %d", e.Path, r[0], r[1], len(got), len(w))
+			}
+		}
 	}
 }

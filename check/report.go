@@ -56,7 +56,16 @@ type Report struct {
 	// CFIWrongPCs counts their PCs.
 	CFIWrong    []Problem `json:"cfi_wrong"`
 	CFIWrongPCs uint64    `json:"cfi_wrong_pcs"`
-	Notes       []Note    `json:"notes"` // coverage notes: not problems
+	// RuleDiffers lists where SFrame's rule for a value differs from the
+	// CFI's and the code shows both recover the right value (a slot that
+	// still holds the caller's FP after the CFI says the register was
+	// restored; fp+16 for sp+16 once the frame pointer is set up): the
+	// unwind is right, so these are not problems (the PCs count as
+	// proven), each distinct one once, in address order; RuleDiffersPCs
+	// counts their PCs.
+	RuleDiffers    []Problem `json:"rule_differs"`
+	RuleDiffersPCs uint64    `json:"rule_differs_pcs"`
+	Notes          []Note    `json:"notes"` // coverage notes: not problems
 
 	rows [][]RowVerdict // [FDE][FRE]
 }
@@ -137,8 +146,17 @@ type problemKey struct {
 	fde, fre int
 	texts    string
 	pc       uint64 // whole-binary findings: where
-	cfi      bool   // a CFI finding (Report.CFIWrong)
+	class    findingClass
 }
+
+// findingClass says which list of the report a per-PC finding goes to.
+type findingClass uint8
+
+const (
+	classProblem findingClass = iota // Report.Problems
+	classCFI                         // Report.CFIWrong
+	classDiffers                     // Report.RuleDiffers
+)
 
 // problem returns the per-PC problem at pc, recorded on first sight
 // (count adds the PCs): sframeText is what SFrame says, srcs what the CFI
@@ -154,7 +172,14 @@ func (c *checker) problem(k Kind, fde, fre int, pc uint64, sframeText string, sr
 // cfiFinding returns the CFI finding at pc (Report.CFIWrong), recorded
 // on first sight.
 func (c *checker) cfiFinding(k Kind, fde, fre int, pc uint64, sframeText string, srcs []string, detail string) *Problem {
-	return c.perPC(problemKey{kind: k, fde: fde, fre: fre, texts: sframeText + "\x00" + srcs[0], cfi: true}, pc, sframeText, srcs, detail)
+	return c.perPC(problemKey{kind: k, fde: fde, fre: fre, texts: sframeText + "\x00" + srcs[0], class: classCFI}, pc, sframeText, srcs, detail)
+}
+
+// differsFinding returns the finding at pc that SFrame's rule differs
+// from the CFI's while the code shows it right (Report.RuleDiffers),
+// recorded on first sight.
+func (c *checker) differsFinding(k Kind, fde, fre int, pc uint64, sframeText string, srcs []string, detail string) *Problem {
+	return c.perPC(problemKey{kind: k, fde: fde, fre: fre, texts: sframeText + "\x00" + srcs[0], class: classDiffers}, pc, sframeText, srcs, detail)
 }
 
 func (c *checker) perPC(key problemKey, pc uint64, sframeText string, srcs []string, detail string) *Problem {
@@ -221,8 +246,12 @@ func (c *checker) finish(d time.Duration) {
 	rep.Counts = map[string]int{}
 	for _, key := range c.order {
 		pr := c.problems[key]
-		if key.cfi {
+		switch key.class {
+		case classCFI:
 			rep.CFIWrong = append(rep.CFIWrong, *pr)
+			continue
+		case classDiffers:
+			rep.RuleDiffers = append(rep.RuleDiffers, *pr)
 			continue
 		}
 		rep.Problems = append(rep.Problems, *pr)
@@ -236,6 +265,7 @@ func (c *checker) finish(d time.Duration) {
 	}
 	slices.SortStableFunc(rep.Problems, byAddr)
 	slices.SortStableFunc(rep.CFIWrong, byAddr)
+	slices.SortStableFunc(rep.RuleDiffers, byAddr)
 	sort.SliceStable(rep.Notes, func(i, j int) bool { return rep.Notes[i].Functions > rep.Notes[j].Functions })
 	for k := range rep.Problems {
 		if p := &rep.Problems[k]; p.FDE >= 0 && p.FRE >= 0 {
@@ -291,6 +321,10 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 		fmt.Fprintf(w, "  CFI wrong:    %d distinct (%d PCs): the CFI disagrees with the code, SFrame follows the code (not problems)\n",
 			len(r.CFIWrong), r.CFIWrongPCs)
 	}
+	if len(r.RuleDiffers) > 0 {
+		fmt.Fprintf(w, "  rule differs: %d distinct (%d PCs): SFrame's rule differs from the CFI's, the code shows its value is still right (not problems)\n",
+			len(r.RuleDiffers), r.RuleDiffersPCs)
+	}
 	if r.Limited > 0 {
 		fmt.Fprintf(w, "  limited:      %d proven PCs have a CFA on a register other than SP/FP: usable only in the topmost frame\n", r.Limited)
 	}
@@ -337,6 +371,15 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 		}
 		fmt.Fprintln(w)
 		fmt.Fprintf(w, "CFI WRONG, SFrame right: ")
+		p.WriteText(w)
+	}
+	for i, p := range r.RuleDiffers {
+		if i == maxProblems {
+			fmt.Fprintf(w, "\n(%d more where SFrame's rule differs from the CFI's with the value still right: see --json)\n", len(r.RuleDiffers)-i)
+			break
+		}
+		fmt.Fprintln(w)
+		fmt.Fprintf(w, "RULE DIFFERS FROM CFI, value still right: ")
 		p.WriteText(w)
 	}
 }

@@ -159,11 +159,19 @@ func factsAMD64(an *analysis, k int) facts {
 		}
 		return f
 	case x86asm.MOV:
+		m, isMem := a1.(x86asm.Mem)
 		switch {
 		case r0 >= 0 && r1 >= 0 && full0 && full1:
 			f.kind, f.dst, f.src, f.width = factCopy, r0, r1, 8
 		case is32(a0) && is32(a1):
 			f.kind, f.dst, f.src, f.width = factCopy, r0, r1, 4
+		case isMem && r0 >= 0 && (full0 || is32(a0)):
+			// A load of the index: `mov 0x70(%rdi),%eax` after `cmpl
+			// $5,0x70(%rdi)` (a 32-bit load clears the upper half).
+			if b, disp, ok := memAddr(m); ok {
+				f.kind, f.dst = factZextMem, r0
+				f.loc = loc{mem: true, reg: b, disp: disp, size: uint8(inst.MemBytes)}
+			}
 		}
 	case x86asm.MOVZX:
 		if m, isMem := a1.(x86asm.Mem); isMem && r0 >= 0 {

@@ -47,6 +47,11 @@ type Func struct {
 type Entry struct {
 	Addr uint64
 	Row  Row
+	// alt, when set, is every rule known at Addr (an Exit's, see
+	// Exit.Entry): the saved copies of the FP and RA the preferred Row
+	// does not name (a slot that still holds the caller's FP after the
+	// register was restored) enter too.
+	alt *alternatives
 }
 
 // A LandingPad is one call site of an LSDA with a landing pad.
@@ -98,11 +103,32 @@ type Insn struct {
 	// and Row holds only what was derived (see Rules).
 	Known  bool
 	Reason string
-	// Row holds the preferred rules (see Rules for the others).
-	Row Row
-	// alt: every rule found (shared by instructions with the same rules);
-	// nil: none.
+	// alt: every rule found (shared by instructions with the same rules),
+	// the preferred ones (Row) first; nil: none. An Insn is kept per
+	// instruction of a whole binary: its fields are few.
 	alt *alternatives
+}
+
+// Row returns the preferred rules (see Rules for the others); a value
+// not derived has the zero Rule.
+func (in *Insn) Row() Row {
+	return in.alts().row()
+}
+
+// row returns the preferred rules of a.
+func (a *alternatives) row() Row {
+	var r Row
+	if a.ncfa > 0 {
+		r.CFA = a.cfa[0]
+	}
+	if a.nra > 0 {
+		r.RA = a.ra[0].r
+		r.MangledRA, r.KeyB = a.ra[0].mangled, a.ra[0].keyB
+	}
+	if a.nfp > 0 {
+		r.FP = a.fp[0]
+	}
+	return r
 }
 
 var noAlternatives alternatives
@@ -143,6 +169,14 @@ type Exit struct {
 	// (a jump: those at the jump; a landing pad: those after the call).
 	Known bool
 	Row   Row
+	alt   *alternatives // every rule known at the exit (Known)
+}
+
+// Entry returns the entry into another range that exit e is: its
+// target, with every rule known there (the preferred Row and the
+// others: slots that still hold the caller's values).
+func (e *Exit) Entry() Entry {
+	return Entry{Addr: e.Target, Row: e.Row, alt: e.alt}
 }
 
 // Analyze derives the rules at every instruction of fn from its machine
@@ -157,18 +191,81 @@ func Analyze(a *arch.Arch, fn Func) Result {
 		return res
 	}
 	an := newAnalysis(m, &fn)
+	res := an.run()
+	an.release()
+	return res
+}
+
+func (an *analysis) run() Result {
 	an.decode()
 	an.propagate()
 	an.resolveTables()
-	res := an.emit()
-	an.release()
+	return an.emit()
+}
+
+// An Analyzer analyses functions one after another with the same work
+// space: for a caller that analyses many (a whole binary), whose buffers
+// Analyze would otherwise take from a pool the garbage collector empties.
+// The zero value is ready to use; it is not safe for concurrent use.
+type Analyzer struct {
+	an analysis
+}
+
+// Analyze is Analyze with z's work space.
+func (z *Analyzer) Analyze(a *arch.Arch, fn Func) Result {
+	m := machineFor(a)
+	if m == nil {
+		return Analyze(a, fn)
+	}
+	an := &z.an
+	an.reset(m, &fn)
+	res := an.run()
+	an.fn, an.tables, an.padOf = nil, nil, nil
+	if cap(an.insns) > maxPooled {
+		z.an = analysis{} // a huge function's buffers are not kept
+	}
 	return res
+}
+
+// Decode finds the instructions of fn without analysing them: the Insns
+// Analyze gives for a range nothing enters (fn.EntriesOnly without
+// Entries, LandingPads and NoReturn), each unknown with its reason
+// (undecodable, padding, no known entry), for a fraction of the cost.
+// Only fn.Start and fn.Code are used.
+func (z *Analyzer) Decode(a *arch.Arch, fn Func) []Insn {
+	m := machineFor(a)
+	if m == nil {
+		return Analyze(a, fn).Insns
+	}
+	fn = Func{Start: fn.Start, Code: fn.Code, EntriesOnly: true}
+	an := &z.an
+	an.reset(m, &fn)
+	an.decode()
+	insns := make([]Insn, len(an.insns))
+	for i := range an.insns {
+		d := &an.insns[i]
+		in := &insns[i]
+		in.Addr, in.Len = fn.Start+uint64(d.off), int(d.len)
+		switch {
+		case d.flow == flowBad:
+			in.Reason = ReasonUndecodable
+		case m.padding(fn.Code[d.off:]):
+			in.Reason = reasonPaddingUnreached
+		default:
+			in.Reason = reasonNoEntry
+		}
+	}
+	an.fn = nil
+	if cap(an.insns) > maxPooled {
+		z.an = analysis{}
+	}
+	return insns
 }
 
 // SameRules reports whether in and o have the same rules and reason:
 // Rules, Accepts and KnownValue answer alike for both.
 func (in *Insn) SameRules(o *Insn) bool {
-	return in.alt == o.alt && in.Known == o.Known && in.Row == o.Row && in.Reason == o.Reason
+	return in.alt == o.alt && in.Known == o.Known && in.Reason == o.Reason
 }
 
 // Rules returns every rule that recovers value v at this PC, the

@@ -119,7 +119,7 @@ func (b *corpusBinary) noReturn(target uint64) bool {
 // partition is entered where its hot part's exits jump, with their rules.
 func (b *corpusBinary) funcs() (fns []Func, fdes []int) {
 	s := b.f.Section
-	exits := map[uint64]Row{}
+	exits := map[uint64]Entry{}
 	var cold []int
 	for i := range s.FDEs {
 		fde := &s.FDEs[i]
@@ -149,7 +149,7 @@ func (b *corpusBinary) funcs() (fns []Func, fdes []int) {
 	for _, fn := range fns {
 		for _, e := range Analyze(b.a, fn).Exits {
 			if e.Known {
-				exits[e.Target] = e.Row
+				exits[e.Target] = e.Entry()
 			}
 		}
 	}
@@ -157,9 +157,9 @@ func (b *corpusBinary) funcs() (fns []Func, fdes []int) {
 		fde := &s.FDEs[i]
 		name, _, _ := b.syms.Lookup(fde.Start)
 		fn := Func{Name: name, Start: fde.Start, Code: b.code(fde.Start, int(fde.Size)), NoReturn: b.noReturn, EntriesOnly: true, LandingPads: b.pads[fde.Start], Mem: b.mem}
-		for t, row := range exits {
+		for t, e := range exits {
 			if fde.Contains(t) {
-				fn.Entries = append(fn.Entries, Entry{Addr: t, Row: row})
+				fn.Entries = append(fn.Entries, e)
 			}
 		}
 		sort.Slice(fn.Entries, func(i, j int) bool { return fn.Entries[i].Addr < fn.Entries[j].Addr })
@@ -402,7 +402,7 @@ func fmtRules(a *arch.Arch, rs []sframe.Rule) string {
 
 func fmtAlt(a *arch.Arch, in *Insn) string {
 	m := ""
-	if in.Row.MangledRA {
+	if in.Row().MangledRA {
 		m = " mangled"
 	}
 	return fmt.Sprintf("CFA %s RA %s%s FP %s", fmtRules(a, in.Rules(CFA)), fmtRules(a, in.Rules(RA)), m, fmtRules(a, in.Rules(FP)))
@@ -418,4 +418,74 @@ func fmtSFrame(a *arch.Arch, r *sframe.Row) string {
 	}
 	abi := a.ABIs[0]
 	return fmt.Sprintf("CFA %s RA %s%s FP %s", r.CFA.Format(abi), r.RA.Format(abi), m, r.FP.Format(abi))
+}
+
+// TestAnalyzerSameAsAnalyze analyses every function of every corpus
+// binary with one Analyzer (its work space reused from function to
+// function, binary to binary) and with Analyze (a fresh or pooled one):
+// the results must be the same. Decode must give the instructions
+// Analyze gives for the same bytes entered nowhere.
+func TestAnalyzerSameAsAnalyze(t *testing.T) {
+	if testing.Short() {
+		t.Skip("whole corpus")
+	}
+	dir := testcorpus.Dir(t)
+	var z Analyzer
+	n := 0
+	for _, e := range testcorpus.Entries(t) {
+		f, err := sframe.Open(filepath.Join(dir, e.Path))
+		if errors.Is(err, sframe.ErrNoSection) {
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", e.Path, err)
+		}
+		b := &corpusBinary{entry: e, f: f, a: arch.ForMachine(f.ELF.Machine), syms: symbols.New(f.ELF, 0)}
+		b.loadPads(t)
+		b.mem = elfMem(f.ELF)
+		fns, _ := b.funcs()
+		for _, fn := range fns {
+			want := Analyze(b.a, fn)
+			got := z.Analyze(b.a, fn)
+			if !sameResult(&got, &want) {
+				t.Fatalf("%s: %s at %#x: the Analyzer's result differs from Analyze's", e.Path, fn.Name, fn.Start)
+			}
+			bare := Analyze(b.a, Func{Start: fn.Start, Code: fn.Code, EntriesOnly: true})
+			dec := z.Decode(b.a, fn)
+			if !sameInsns(dec, bare.Insns) {
+				t.Fatalf("%s: %s at %#x: Decode's instructions differ from Analyze's", e.Path, fn.Name, fn.Start)
+			}
+			n++
+		}
+		f.Close()
+	}
+	if n == 0 {
+		t.Fatal("no function compared")
+	}
+}
+
+func sameInsns(a, b []Insn) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := &a[i], &b[i]
+		if x.Addr != y.Addr || x.Len != y.Len || !x.SameRules(y) && !(x.Known == y.Known && x.Row() == y.Row() && x.Reason == y.Reason && *x.alts() == *y.alts()) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameResult(a, b *Result) bool {
+	if a.NoReturn != b.NoReturn || len(a.Exits) != len(b.Exits) || !sameInsns(a.Insns, b.Insns) {
+		return false
+	}
+	for i := range a.Exits {
+		x, y := a.Exits[i], b.Exits[i]
+		if x.Insn != y.Insn || x.Target != y.Target || x.Pad != y.Pad || x.Known != y.Known || x.Row != y.Row || (x.alt == nil) != (y.alt == nil) || x.alt != nil && *x.alt != *y.alt {
+			return false
+		}
+	}
+	return true
 }

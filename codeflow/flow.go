@@ -59,6 +59,12 @@ var pool = sync.Pool{New: func() any { return new(analysis) }}
 // analysis; release returns it.
 func newAnalysis(m *machine, fn *Func) *analysis {
 	an := pool.Get().(*analysis)
+	an.reset(m, fn)
+	return an
+}
+
+// reset prepares an for fn, keeping its buffers.
+func (an *analysis) reset(m *machine, fn *Func) {
 	*an = analysis{
 		m: m, fn: fn,
 		insns: an.insns[:0], ops: an.ops[:0], joins: an.joins[:0],
@@ -67,7 +73,6 @@ func newAnalysis(m *machine, fn *Func) *analysis {
 		exits: an.exits[:0], altBuf: an.altBuf[:0], altOf: an.altOf[:0],
 	}
 	an.outermost = !fn.EntriesOnly && fn.Entry != nil && fn.Entry.RA.Kind == sframe.RuleUndefined
-	return an
 }
 
 // maxPooled: buffers of functions larger than this many instructions are
@@ -86,23 +91,27 @@ func (an *analysis) release() {
 // function, and a compiler puts no data between its instructions.
 func (an *analysis) decode() {
 	code := an.fn.Code
+	// The buffers grow to twice what they were at least: an Analyzer's
+	// serve a whole binary's functions, growing a few times.
 	if n := len(code)/4 + 1; cap(an.insns) < n {
-		an.insns = make([]dinsn, 0, n)
+		an.insns = make([]dinsn, 0, max(n, 2*cap(an.insns)))
 	}
 	if n := len(code)/3 + 4; cap(an.ops) < n {
-		an.ops = make([]op, 0, n)
+		an.ops = make([]op, 0, max(n, 2*cap(an.ops)))
 	}
 	for off := 0; off < len(code); {
-		d := dinsn{off: uint32(off), op0: uint32(len(an.ops))}
-		an.m.decode(an, code[off:], an.fn.Start+uint64(off), &d)
+		// Decoded in place: a dinsn passed to the machine's decoder
+		// from a local would escape to the heap.
+		an.insns = append(an.insns, dinsn{off: uint32(off), op0: uint32(len(an.ops))})
+		d := &an.insns[len(an.insns)-1]
+		an.m.decode(an, code[off:], an.fn.Start+uint64(off), d)
 		if d.len == 0 || off+int(d.len) > len(code) {
 			an.ops = an.ops[:d.op0]
-			d = dinsn{off: uint32(off), op0: d.op0, len: uint8(min(len(code)-off, max(int(d.len), 1))), flow: flowBad}
+			*d = dinsn{off: uint32(off), op0: d.op0, len: uint8(min(len(code)-off, max(int(d.len), 1))), flow: flowBad}
 		}
 		if d.flow == flowCall && d.target != 0 && an.fn.NoReturn != nil && an.fn.NoReturn(d.target) {
 			d.flow = flowCallNoReturn
 		}
-		an.insns = append(an.insns, d)
 		off += int(d.len)
 	}
 }
@@ -218,6 +227,9 @@ func (an *analysis) propagate() {
 	for _, e := range an.fn.Entries {
 		if i := an.index(e.Addr); i >= 0 {
 			an.entryState(&st, &e.Row)
+			if e.alt != nil {
+				an.entryAlternatives(&st, e.alt)
+			}
 			enter(an.blockOf[i], &st, i)
 		}
 	}
@@ -338,6 +350,52 @@ func (an *analysis) entryState(st *state, row *Row) {
 	an.entryRule(st, row.FP, value{kind: vEntry, reg: m.fp}, m.fp)
 }
 
+// entryAlternatives adds to an entry state st what the other rules
+// known at the entry say (alt, from an Exit): further slots holding the
+// caller's FP or RA, and the registers holding them or a CFA-relative
+// address. They are facts at the jump, which changes none of them.
+func (an *analysis) entryAlternatives(st *state, alt *alternatives) {
+	m := an.m
+	for _, r := range alt.cfa[:alt.ncfa] {
+		if r.Kind == sframe.RuleExpr && !r.Deref && r.Reg >= 0 && r.Reg < sframe.Reg(m.nGPR) && st.r[r.Reg].kind == vUnknown {
+			st.r[r.Reg] = value{kind: vCFA, off: -int64(r.Offset)}
+		}
+	}
+	add := func(r sframe.Rule, v value, reg int8) {
+		switch {
+		case r.Kind == sframe.RuleSame && reg >= 0:
+			st.r[reg] = v
+		case r.Kind == sframe.RuleExpr && r.Reg == sframe.RegCFA && r.Deref:
+			s := slot{addr: value{kind: vCFA, off: int64(r.Offset)}, size: 8, v: v}
+			if st.findSlot(s) < 0 {
+				st.addSlot(s)
+			}
+		case r.Kind == sframe.RuleExpr && !r.Deref && r.Offset == 0 && r.Reg >= 0 && r.Reg < sframe.Reg(m.nGPR) && int8(r.Reg) != m.sp:
+			if st.r[r.Reg].kind == vUnknown {
+				st.r[r.Reg] = v
+			}
+		}
+	}
+	for _, x := range alt.ra[:alt.nra] {
+		if x.r.Kind == sframe.RuleUndefined {
+			continue // the outermost frame: the entry row says so
+		}
+		pac := uint8(0)
+		if x.mangled {
+			pac = 1
+			if x.keyB {
+				pac = 2
+			}
+		}
+		add(x.r, value{kind: vEntry, reg: m.raID, pac: pac}, m.lr)
+	}
+	for _, r := range alt.fp[:alt.nfp] {
+		if r.Kind != sframe.RuleUndefined {
+			add(r, value{kind: vEntry, reg: m.fp}, m.fp)
+		}
+	}
+}
+
 // entryRule records where an entry rule says value v lives.
 func (an *analysis) entryRule(st *state, r sframe.Rule, v value, reg int8) {
 	switch {
@@ -380,8 +438,7 @@ func (an *analysis) emit() Result {
 			in := &res.Insns[i]
 			if !changed && res.Insns[i-1].Known && an.insns[i].flow != flowBad {
 				// Same state as before the previous instruction.
-				prev := &res.Insns[i-1]
-				in.Known, in.Row, an.altOf[i] = true, prev.Row, an.altOf[i-1]
+				in.Known, an.altOf[i] = true, an.altOf[i-1]
 			} else {
 				an.altOf[i] = an.fill(in, &st, i)
 			}
@@ -392,7 +449,8 @@ func (an *analysis) emit() Result {
 					// after the call.
 					var x Insn
 					an.fill(&x, &st, i)
-					res.Exits = append(res.Exits, Exit{Insn: i, Target: pad, Pad: true, Known: x.Known, Row: x.Row})
+					alt := an.scratch
+					res.Exits = append(res.Exits, Exit{Insn: i, Target: pad, Pad: true, Known: x.Known, Row: alt.row(), alt: &alt})
 					padExits = true
 				}
 			}
@@ -408,7 +466,8 @@ func (an *analysis) emit() Result {
 	}
 	for k := range res.Exits {
 		if e := &res.Exits[k]; !e.Pad {
-			e.Known, e.Row = res.Insns[e.Insn].Known, res.Insns[e.Insn].Row
+			in := &res.Insns[e.Insn]
+			e.Known, e.Row, e.alt = in.Known, in.Row(), in.alt
 		}
 	}
 	if padExits {
@@ -472,17 +531,6 @@ func (an *analysis) fill(in *Insn, st *state, i int) int32 {
 		an.altBuf = append(an.altBuf, an.scratch)
 		k++
 	}
-	a := &an.scratch
-	if a.ncfa > 0 {
-		in.Row.CFA = a.cfa[0]
-	}
-	if a.nra > 0 {
-		in.Row.RA = a.ra[0].r
-		in.Row.MangledRA, in.Row.KeyB = a.ra[0].mangled, a.ra[0].keyB
-	}
-	if a.nfp > 0 {
-		in.Row.FP = a.fp[0]
-	}
 	switch {
 	case an.insns[i].flow == flowBad:
 		in.Reason = ReasonUndecodable
@@ -498,6 +546,12 @@ func (an *analysis) fill(in *Insn, st *state, i int) int32 {
 	return k
 }
 
+// Reasons of instructions no path reaches (see unreached).
+const (
+	reasonPaddingUnreached = "padding not reached from the entry"
+	reasonNoEntry          = "no known entry (a partition nothing jumps to)"
+)
+
 // unreached says why no path from an entry reaches instruction i.
 func (an *analysis) unreached(i int) string {
 	d := &an.insns[i]
@@ -505,7 +559,7 @@ func (an *analysis) unreached(i int) string {
 		return ReasonUndecodable
 	}
 	if an.m.padding(an.fn.Code[d.off:]) {
-		return "padding not reached from the entry"
+		return reasonPaddingUnreached
 	}
 	addr := an.fn.Start + uint64(d.off)
 	for _, lp := range an.fn.LandingPads {
@@ -519,7 +573,7 @@ func (an *analysis) unreached(i int) string {
 		}
 	}
 	if an.fn.EntriesOnly && len(an.fn.Entries) == 0 {
-		return "no known entry (a partition nothing jumps to)"
+		return reasonNoEntry
 	}
 	if an.unresolved > 0 {
 		return "not reached from the entry (the function has an indirect jump without a recognised table: " + an.whyNot + ")"

@@ -128,6 +128,12 @@ func TestTableSnippets(t *testing.T) {
 		{name: "jbe to the table code", code: x86("83ff02 7601 c3 89ff ff24fd00200000 c3 c3 c3"), table: le64(0x100f, 0x1010, 0x1011)},
 		// cmp $3,%edi; jae default; …: three entries
 		{name: "jae", code: x86("83ff03 6690 730c 89ff ff24fd00200000 c3 c3 c3 c3"), table: table},
+		// cmpl $2,0x70(%rdi); SLOT; ja default; mov 0x70(%rdi),%eax;
+		// jmp *0x2000(,%rax,8): the index loaded from the memory checked
+		// (sqlite3's recoverStep), a 32-bit load clearing the upper half.
+		{name: "index loaded from the checked memory", code: x86("837f7002 6690 770d 8b4770 ff24c500200000 c3 c3 c3 c3"), table: le64(0x1012, 0x1013, 0x1014)},
+		{name: "index loaded from other memory", code: x86("837f7802 6690 770d 8b4770 ff24c500200000 c3 c3 c3 c3"), table: le64(0x1012, 0x1013, 0x1014),
+			why: "the bounds check compares something else than the index"},
 		{name: "no bounds check", code: x86("666690 6690 770c 89ff ff24fd00200000 c3 c3 c3 c3"), table: table,
 			why: "no bounds check on the index on every path to it"},
 		{name: "flags changed", code: ja(slotTest, "89ff"), table: table, why: "the flags of the bounds check are changed by"},

@@ -407,10 +407,10 @@ func TestTransfer(t *testing.T) {
 					t.Errorf("%#x %s: unknown (%s); want %s", in.Addr, text, in.Reason, w.row)
 					continue
 				}
-				if got := fmtRow(s.a, in.Row); got != w.row {
+				if got := fmtRow(s.a, in.Row()); got != w.row {
 					t.Errorf("%#x %s: have %s, want %s (all: %s)", in.Addr, text, got, w.row, fmtAlt(s.a, in))
 				}
-				if !in.Accepts(CFA, in.Row.CFA, false) || !in.Accepts(RA, in.Row.RA, in.Row.MangledRA) || !in.Accepts(FP, in.Row.FP, false) {
+				if !in.Accepts(CFA, in.Row().CFA, false) || !in.Accepts(RA, in.Row().RA, in.Row().MangledRA) || !in.Accepts(FP, in.Row().FP, false) {
 					t.Errorf("%#x %s: does not accept its own row", in.Addr, text)
 				}
 				for _, x := range w.also {
@@ -520,5 +520,33 @@ func TestNoReturn(t *testing.T) {
 		if got := Analyze(arch.AMD64, fn).NoReturn; got != c.want {
 			t.Errorf("%s: NoReturn %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// TestExitEntryKeepsAlternatives: a hot part saves the FP in a slot,
+// reloads it (the slot still holds it, and so does the register) and
+// jumps to its cold part. The cold part, entered through Exit.Entry,
+// knows both: its FP rule may be the slot's or "same" (SFrame and CFI
+// may each pick one). Entered with the preferred Row alone it knows only
+// the slot.
+func TestExitEntryKeepsAlternatives(t *testing.T) {
+	// sub $0x18,%rsp; mov %rbp,0x10(%rsp); mov 0x10(%rsp),%rbp; jmp 0x2000
+	hot := Analyze(arch.AMD64, Func{Start: start, Code: x86("4883ec18 48896c2410 488b6c2410 e9ed0f0000")})
+	if len(hot.Exits) != 1 || !hot.Exits[0].Known || hot.Exits[0].Target != 0x2000 {
+		t.Fatalf("exits %+v, want one known jump to 0x2000", hot.Exits)
+	}
+	slot := derefRule(sframe.RegCFA, -16)
+	cold := func(e Entry) *Insn {
+		// nop; ud2
+		res := Analyze(arch.AMD64, Func{Start: 0x2000, Code: x86("90 0f0b"), EntriesOnly: true, Entries: []Entry{e}})
+		return &res.Insns[0]
+	}
+	in := cold(hot.Exits[0].Entry())
+	if !in.Known || !in.Accepts(FP, slot, false) || !in.Accepts(FP, sameRuleV, false) || !in.Accepts(CFA, regRule(7, 32), false) {
+		t.Errorf("entered through Exit.Entry: FP rules %v (known %v, %s); want *(cfa-16) and same", in.Rules(FP), in.Known, in.Reason)
+	}
+	in = cold(Entry{Addr: 0x2000, Row: hot.Exits[0].Row})
+	if !in.Accepts(FP, slot, false) || in.Accepts(FP, sameRuleV, false) {
+		t.Errorf("entered with the preferred row alone: FP rules %v; want *(cfa-16) only", in.Rules(FP))
 	}
 }

@@ -54,8 +54,15 @@ type symbol struct {
 // assembly's _start, but not AArch64 mapping symbols ($x, $d). Addresses are
 // relocated by bias (the load address of a position-independent file).
 func New(f *elf.File, bias uint64) *Table {
+	return NewFromSymbols(f, nil, bias)
+}
+
+// NewFromSymbols is New for a file whose symbol table the caller has
+// read already: syms, what f.Symbols returned (nil or empty: New's own
+// reading, the dynamic symbols when there is no symbol table).
+func NewFromSymbols(f *elf.File, syms []elf.Symbol, bias uint64) *Table {
 	s := &Table{byName: make(map[string]uint64)}
-	s.add(f, bias, "")
+	s.addSyms(f, syms, bias, "")
 	s.lo, s.hi = ^uint64(0), 0
 	for _, ph := range f.Progs {
 		if ph.Type == elf.PT_LOAD {
@@ -98,10 +105,19 @@ func (s *Table) object(pc uint64) *symObject {
 // add adds the symbols of f; object names a shared object ("" for the
 // program) in the names of its data sections.
 func (s *Table) add(f *elf.File, bias uint64, object string) {
+	s.addSyms(f, nil, bias, object)
+}
+
+// addSyms is add with f's symbol table already read (syms; nil: read
+// here).
+func (s *Table) addSyms(f *elf.File, syms []elf.Symbol, bias uint64, object string) {
 	s.byDemangled = nil // rebuilt with the new names when needed
-	syms, err := f.Symbols()
-	if err != nil || len(syms) == 0 {
-		syms, _ = f.DynamicSymbols()
+	if len(syms) == 0 {
+		var err error
+		syms, err = f.Symbols()
+		if err != nil || len(syms) == 0 {
+			syms, _ = f.DynamicSymbols()
+		}
 	}
 	for _, sym := range syms {
 		t := elf.ST_TYPE(sym.Info)
@@ -128,13 +144,32 @@ func (s *Table) add(f *elf.File, bias uint64, object string) {
 			s.byName[sym.name] = sym.addr
 		}
 	}
-	// By address; at one address the largest symbol first.
-	slices.SortStableFunc(s.syms, func(a, b symbol) int {
+	// By address; at one address the largest symbol first, else in the
+	// order added (a stable sort), sorted as keys without pointers:
+	// moving them costs no write barriers while the garbage collector
+	// runs.
+	type key struct {
+		addr, size uint64
+		i          int32
+	}
+	keys := make([]key, len(s.syms))
+	for i, sym := range s.syms {
+		keys[i] = key{sym.addr, sym.size, int32(i)}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
 		if c := cmp.Compare(a.addr, b.addr); c != 0 {
 			return c
 		}
-		return cmp.Compare(b.size, a.size)
+		if c := cmp.Compare(b.size, a.size); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.i, b.i)
 	})
+	sorted := make([]symbol, len(s.syms))
+	for i, k := range keys {
+		sorted[i] = s.syms[k.i]
+	}
+	s.syms = sorted
 	s.addData(f, syms, bias, object)
 }
 

@@ -27,7 +27,11 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		"A PC is proven right when SFrame agrees with the code where it can tell and\n"+
 		"with the CFI elsewhere, each value having a rule; it is unknown, with the\n"+
 		"reason, when neither can tell. The result is OK only when every PC was\n"+
-		"proven right and nothing was found.\n\n"+
+		"proven right and nothing was found. Where SFrame's rule differs from the\n"+
+		"CFI's but the code shows it still recovers the right value (a slot that\n"+
+		"still holds the caller's FP after the CFI says it was restored), the PC is\n"+
+		"proven and the report lists the difference apart (\"rule differs\"), not\n"+
+		"as a problem.\n\n"+
 		"Exit status: 0 OK; 1 problems found, or a malformed SFrame section; 2\n"+
 		"INCOMPLETE (unknown PCs), or could not check; 3 no .sframe section (for\n"+
 		"several FILEs, the highest).\n\n")

@@ -42,6 +42,20 @@ func TestCheck(t *testing.T) {
 		!strings.Contains(errOut, "result:       PROBLEMS, 3 distinct (cfa 1, call-at-end 2)") {
 		t.Errorf("--json -: status %d, reports %+v, stderr:\n%s", status, reps, errOut)
 	}
+	// gas 2.47.50 keeps `fp *(cfa-48)` in sqlite3's .cold parts where
+	// GCC's CFI restores rbp: right where the cold code stored rbp there
+	// again (listed apart), wrong before (problems: exit status 1).
+	sqlite := "../../testdata/realworld/v3/x86-64/sqlite3-static"
+	out, _, status = runCmd(t, "", "check", "--problems", "0", sqlite)
+	if status != exitProblems || !strings.Contains(out, "  rule differs: 9 distinct (18 PCs): SFrame's rule differs from the CFI's, the code shows its value is still right (not problems)\n") ||
+		!strings.Contains(out, "(9 more where SFrame's rule differs from the CFI's with the value still right: see --json)") ||
+		!strings.Contains(out, "result:       PROBLEMS, 77 distinct (fp 9, call-at-end 68)") {
+		t.Errorf("sqlite3-static: status %d, stdout:\n%s", status, out)
+	}
+	out, _, _ = runCmd(t, "", "check", "--problems", "100", sqlite)
+	if !strings.Contains(out, "RULE DIFFERS FROM CFI, value still right: FP at 0x401dae shell_exec.cold+0x3a") {
+		t.Errorf("sqlite3-static: no rule-differs finding at shell_exec.cold+0x3a:\n%s", out)
+	}
 	path := filepath.Join(t.TempDir(), "r.json")
 	if _, _, status = runCmd(t, "", "check", "--json", path, good); status != exitOK {
 		t.Errorf("--json FILE: status %d", status)
