@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 arch=$(dpkg --print-architecture)
 dest=.deps/libsframe
-if [ -s "$dest/.version" ] && [ -f "$dest/usr/include/sframe-api.h" ]; then
+if [ -s "$dest/.version" ] && [ -f "$dest/usr/include/sframe-api.h" ] && [ -f "$dest/usr/include/libiberty/ansidecl.h" ]; then
 	echo "libsframe: already in $dest ($(cat "$dest/.version"))"
 	exit 0
 fi
@@ -33,16 +33,22 @@ echo "libsframe: fetching libsframe-dev from sid for $arch"
 apt-get "${opts[@]}" update -q >/dev/null
 v=$(apt-cache "${opts[@]}" show "libsframe-dev:$arch" | sed -n 's/^Version: //p' | head -1)
 [ -n "$v" ] || { echo "libsframe: sid has no libsframe-dev for $arch" >&2; exit 1; }
+# sframe.h includes libiberty's ansidecl.h (sid's libsframe-dev since
+# 2.47): its headers come from sid's libiberty-dev, into the same tree.
+iv=$(apt-cache "${opts[@]}" show "libiberty-dev:$arch" | sed -n 's/^Version: //p' | head -1)
+[ -n "$iv" ] || { echo "libsframe: sid has no libiberty-dev for $arch" >&2; exit 1; }
 tmp=$(mktemp -d)
-(cd "$tmp" && apt-get "${opts[@]}" download -q "libsframe-dev:$arch=$v" >/dev/null)
+(cd "$tmp" && apt-get "${opts[@]}" download -q "libsframe-dev:$arch=$v" "libiberty-dev:$arch=$iv" >/dev/null)
 rm -rf "$dest"
 mkdir -p "$dest"
 dpkg-deb -x "$tmp"/libsframe-dev_*.deb "$dest"
+dpkg-deb -x "$tmp"/libiberty-dev_*.deb "$dest"
 rm -rf "$tmp"
+[ -f "$dest/usr/include/libiberty/ansidecl.h" ] || { echo "libsframe: no ansidecl.h in libiberty-dev $iv" >&2; exit 1; }
 lib=$(find "$dest/usr/lib" -name libsframe.a | head -1)
 [ -n "$lib" ] && [ -f "$dest/usr/include/sframe-api.h" ] || { echo "libsframe: no libsframe.a or sframe-api.h in libsframe-dev $v" >&2; exit 1; }
 # One fixed path for the test: .deps/libsframe/lib/libsframe.a.
 mkdir -p "$dest/lib"
 ln -sf "../${lib#"$dest"/}" "$dest/lib/libsframe.a"
-printf 'libsframe-dev %s\n' "$v" > "$dest/.version"
+printf 'libsframe-dev %s, libiberty-dev %s\n' "$v" "$iv" > "$dest/.version"
 echo "libsframe: libsframe-dev $v in $dest"

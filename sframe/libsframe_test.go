@@ -51,7 +51,7 @@ func libsframeHarness(t *testing.T) string {
 			return
 		}
 		out := filepath.Join(dir, "harness")
-		cmd := exec.Command("gcc", "-O2", "-Wall", "-Werror", "-I", filepath.Join(deps, "usr", "include"),
+		cmd := exec.Command("gcc", "-O2", "-Wall", "-Werror", "-I", filepath.Join(deps, "usr", "include"), "-I", filepath.Join(deps, "usr", "include", "libiberty"),
 			filepath.Join("testdata", "libsframe", "harness.c"), lib, "-o", out)
 		if msg, err := cmd.CombinedOutput(); err != nil {
 			harnessOnce.err = fmt.Errorf("building the libsframe harness: %v\n%s", err, msg)

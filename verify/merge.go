@@ -3,6 +3,7 @@
 package verify
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/sframesim/sframesim/sframe"
@@ -40,15 +41,7 @@ func (tg *Target) mergeBounds() (bounds []uint64, mergeable []bool) {
 	slices.Sort(pts)
 	bounds = slices.Compact(pts)
 	mergeable = make([]bool, len(bounds))
-	slices.SortFunc(masked, func(a, b span) int {
-		switch {
-		case a.lo < b.lo:
-			return -1
-		case a.lo > b.lo:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(masked, func(a, b span) int { return cmp.Compare(a.lo, b.lo) })
 	k := 0
 	for i := range bounds {
 		// Interval [bounds[i], bounds[i+1]) lies inside a masked span

@@ -44,6 +44,21 @@ func (c *commandLine) parse(args []string, stdout, stderr io.Writer) (status int
 	return c.usageError(stderr, "%v", err), true
 }
 
+// parseMixed is parse for commands whose operands and flags may come in
+// any order (corpus DIR -j 2): it returns the operands.
+func (c *commandLine) parseMixed(args []string, stdout, stderr io.Writer) (operands []string, status int, done bool) {
+	for rest := args; ; {
+		if status, done := c.parse(rest, stdout, stderr); done {
+			return nil, status, true
+		}
+		if c.NArg() == 0 {
+			return operands, exitOK, false
+		}
+		operands = append(operands, c.Arg(0))
+		rest = c.Args()[1:]
+	}
+}
+
 // printUsage prints the synopsis, the description and the flags.
 func (c *commandLine) printUsage(w io.Writer) {
 	synopsis := c.synopsis

@@ -77,16 +77,9 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 	})
 	progress := cl.String("progress", "auto", "progress on stderr: `P` is bar, lines, none, or auto (a bar on a terminal, lines otherwise)")
 	// Flags may follow the input too (corpus DIR -j 2).
-	var inputs []string
-	for rest := args; ; {
-		if status, done := cl.parse(rest, stdout, stderr); done {
-			return status
-		}
-		if cl.NArg() == 0 {
-			break
-		}
-		inputs = append(inputs, cl.Arg(0))
-		rest = cl.Args()[1:]
+	inputs, status, done := cl.parseMixed(args, stdout, stderr)
+	if done {
+		return status
 	}
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "sframesim corpus: "+format+"\n", a...)

@@ -31,16 +31,9 @@ func runCorpusMerge(args []string, stdout, stderr io.Writer) int {
 	expectPath := cl.String("expect", "", "check that the shards were judged against the expectations `FILE` (the same bytes)")
 	jsonPath := cl.String("json", "", "write the merged summary and every report as JSON to `FILE` (- for stdout)")
 	junitPath := cl.String("junit", "", "write the merged JUnit XML to `FILE` (- for stdout)")
-	var inputs []string
-	for rest := args; ; {
-		if status, done := cl.parse(rest, stdout, stderr); done {
-			return status
-		}
-		if cl.NArg() == 0 {
-			break
-		}
-		inputs = append(inputs, cl.Arg(0))
-		rest = cl.Args()[1:]
+	inputs, status, done := cl.parseMixed(args, stdout, stderr)
+	if done {
+		return status
 	}
 	switch {
 	case len(inputs) == 0:
