@@ -35,6 +35,7 @@ func BenchmarkLong(b *testing.B) {
 		b.Fatal(err)
 	}
 	bin := filepath.Join(b.TempDir(), "sframesim")
+	// go test puts its own go command first on the PATH.
 	if out, err := exec.Command("go", "build", "-o", bin, filepath.Join(root, "cmd", "sframesim")).CombinedOutput(); err != nil {
 		b.Fatalf("building sframesim: %v\n%s", err, out)
 	}
