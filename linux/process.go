@@ -596,7 +596,9 @@ func (p *Process) Symbols() *symbols.Table {
 			s.AddObject(o.Name, o.ELF, o.Base, o.Start, o.End)
 		}
 		if start, size := p.VDSO(); size > 0 {
-			s.AddObject("[vdso]", p.vdso.elf, start, start, start+size)
+			if f, err := p.vdso.file(); err == nil {
+				s.AddObject("[vdso]", f, start, start, start+size)
+			}
 		}
 		p.syms = s
 	})

@@ -5,9 +5,11 @@ package linux
 import (
 	"bytes"
 	"debug/elf"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sframesim/sframesim/arch"
@@ -364,6 +366,43 @@ func TestVDSOUsed(t *testing.T) {
 					t.Errorf("no instruction ran in the vDSO at %#x", lo)
 				}
 			})
+		}
+	}
+}
+
+// TestVDSOSymbolsConcurrent: processes loaded at once each name the shared
+// vDSO image's functions (the image is built once per architecture; its
+// ELF symbols must not be read through one shared elf.File, whose version
+// tables fill on first use: a data race under go test -race).
+func TestVDSOSymbolsConcurrent(t *testing.T) {
+	for _, a := range threadArches {
+		path := filepath.Join("testdata", "vdso-static-"+a)
+		var wg sync.WaitGroup
+		errs := make(chan error, 4)
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				p, err := Load(path, Config{Args: []string{"vdso"}})
+				if err != nil {
+					errs <- err
+					return
+				}
+				defer p.Close()
+				fn := "__vdso_clock_gettime"
+				if a == "aarch64" {
+					fn = "__kernel_clock_gettime"
+				}
+				lo, _ := p.VDSO()
+				if name, _, ok := p.Symbols().Lookup(p.vdsoSym(fn)); !ok || name != fn || lo == 0 {
+					errs <- fmt.Errorf("%s: vDSO at %#x, clock_gettime named %q", a, lo, name)
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
 		}
 	}
 }

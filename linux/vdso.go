@@ -113,8 +113,12 @@ var arm64VDSO = &vdsoSpec{
 type vdsoImage struct {
 	data []byte
 	syms map[string]uint64
-	elf  *elf.File
 }
+
+// file parses the image as an ELF file of its own: an elf.File is not safe
+// for use by several processes at once (DynamicSymbols fills its version
+// tables on first use), and the image is shared by all of them.
+func (v *vdsoImage) file() (*elf.File, error) { return elf.NewFile(bytes.NewReader(v.data)) }
 
 var (
 	vdsoOnce   [2]sync.Once
@@ -477,11 +481,11 @@ func buildVDSO(s *vdsoSpec) (*vdsoImage, error) {
 		le.PutUint64(b[40:], ph.size)
 		le.PutUint64(b[48:], ph.align)
 	}
-	f, err := elf.NewFile(bytes.NewReader(data))
-	if err != nil {
+	v := &vdsoImage{data: data, syms: syms}
+	if _, err := v.file(); err != nil {
 		return nil, err
 	}
-	return &vdsoImage{data: data, syms: syms, elf: f}, nil
+	return v, nil
 }
 
 // mapVDSO maps the vDSO below the mappings made so far (after the program
