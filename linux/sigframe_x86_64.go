@@ -198,29 +198,6 @@ func putStack(b []byte, s *altStack, sp uint64) {
 	le.PutUint64(b[16:], s.size)
 }
 
-// restoreAltstack is restore_altstack: sigaltstack with the frame's
-// uc_stack and the restored stack pointer, errors ignored.
-func restoreAltstack(p *Process, t *thread, b []byte, sp uint64) {
-	le := binary.LittleEndian
-	ss := altStack{sp: le.Uint64(b), flags: le.Uint32(b[8:]), size: le.Uint64(b[16:])}
-	if t.sig.alt.on(sp) {
-		return
-	}
-	mode := ss.flags &^ ssAutodisarm
-	switch mode {
-	case 0, ssOnstack:
-	case ssDisable:
-		ss.sp, ss.size = 0, 0
-	default:
-		return
-	}
-	if mode != ssDisable && ss.size < p.abi.minSigStkSz {
-		return
-	}
-	ss.flags &= ssAutodisarm
-	t.sig.alt = ss
-}
-
 // amd64FXSave writes the x87 and SSE state into b as the emulated CPU's
 // fxsave64 stores it: FCW, FSW, the abridged tag byte, FOP, FIP, FDP,
 // MXCSR, MXCSR_MASK, st0-st7 (10 bytes in each 16-byte slot), xmm0-xmm15.

@@ -459,26 +459,40 @@ func (p *Process) sysSigaltstack(a *[6]uint64) uint64 {
 		if !ok {
 			return sysErr(eFAULT)
 		}
-		le := binary.LittleEndian
-		ss := altStack{sp: le.Uint64(b), flags: le.Uint32(b[8:]), size: le.Uint64(b[16:])}
-		if t.sig.alt.on(sp) {
-			return sysErr(ePERM)
-		}
-		mode := ss.flags &^ ssAutodisarm
-		switch mode {
-		case 0, ssOnstack:
-		case ssDisable:
-			ss.sp, ss.size = 0, 0
-		default:
-			return sysErr(eINVAL)
-		}
-		if mode != ssDisable && ss.size < p.abi.minSigStkSz {
-			return sysErr(eNOMEM)
-		}
-		ss.flags &= ssAutodisarm
-		t.sig.alt = ss
+		return p.setAltStack(t, b, sp)
 	}
 	return 0
+}
+
+// setAltStack is do_sigaltstack: thread t's alternate signal stack becomes
+// the stack_t in b, SP being sp; it returns 0 or the error.
+func (p *Process) setAltStack(t *thread, b []byte, sp uint64) uint64 {
+	le := binary.LittleEndian
+	ss := altStack{sp: le.Uint64(b), flags: le.Uint32(b[8:]), size: le.Uint64(b[16:])}
+	if t.sig.alt.on(sp) {
+		return sysErr(ePERM)
+	}
+	mode := ss.flags &^ ssAutodisarm
+	switch mode {
+	case 0, ssOnstack:
+	case ssDisable:
+		ss.sp, ss.size = 0, 0
+	default:
+		return sysErr(eINVAL)
+	}
+	if mode != ssDisable && ss.size < p.abi.minSigStkSz {
+		return sysErr(eNOMEM)
+	}
+	ss.flags &= ssAutodisarm
+	t.sig.alt = ss
+	return 0
+}
+
+// restoreAltstack is restore_altstack, for rt_sigreturn on both
+// architectures: sigaltstack with the frame's uc_stack and the restored
+// stack pointer, errors ignored.
+func restoreAltstack(p *Process, t *thread, b []byte, sp uint64) {
+	p.setAltStack(t, b, sp)
 }
 
 // send makes sig pending for thread t (tkill, tgkill), or for the process
