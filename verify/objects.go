@@ -17,9 +17,9 @@ import (
 // runs (a PIE's load base), so that whoever shares it sees run-time
 // addresses too, and shared objects with SFrame data of their own join the
 // unwind as ld.so maps them (before their code can run; added is called
-// after each); the others end the SFrame chain, a coverage gap. The
+// after each object, saying whether it had one); the others end the SFrame chain, a coverage gap. The
 // unwinder caches lookups: it is not safe for concurrent use.
-func newUnwinder(p *linux.Process, a *arch.Arch, sec *sframe.Section, added func()) (*unwind.Unwinder, error) {
+func newUnwinder(p *linux.Process, a *arch.Arch, sec *sframe.Section, added func(withSection bool)) (*unwind.Unwinder, error) {
 	if err := relocateSection(p, sec); err != nil {
 		return nil, err
 	}
@@ -70,13 +70,15 @@ func objectSection(o *linux.Object) *sframe.Section {
 
 // addObjects gives u the SFrame section of every shared object p has
 // mapped or will map (the program's own section is already there), calling
-// added after each object, with a section or not.
-func addObjects(p *linux.Process, u *unwind.Unwinder, added func()) {
+// added after each object, saying whether it brought a section.
+func addObjects(p *linux.Process, u *unwind.Unwinder, added func(withSection bool)) {
 	add := func(o *linux.Object) {
-		if sec := objectSection(o); sec != nil && arch.ForABI(sec.Header.ABI) == u.Arch() {
+		sec := objectSection(o)
+		with := sec != nil && arch.ForABI(sec.Header.ABI) == u.Arch()
+		if with {
 			u.Add(sec)
 		}
-		added()
+		added(with)
 	}
 	for _, o := range p.Objects()[1:] {
 		add(o)

@@ -84,8 +84,8 @@ func OpenSection(path string, sec *sframe.Section, cfg linux.Config) (*Target, e
 	// checking in batches.
 	// So must merge intervals (Target.merge) know its rows, symbols and
 	// range.
-	tg.Unwinder, err = newUnwinder(p, a, sec, func() {
-		if tg.batched {
+	tg.Unwinder, err = newUnwinder(p, a, sec, func(withSection bool) {
+		if withSection && tg.batched {
 			p.Engine.SetLiveRanges(liveRanges(tg.Unwinder))
 		}
 		if tg.merging {
