@@ -13,9 +13,10 @@ import (
 )
 
 // TestVerifyGuestIO: verify gives the program what run gives it — this
-// command's stdin, the files named by --allow-read, the --env variables —
-// and passes its output through before the summary (to stderr with
-// --json -), so a program that reads its input verifies the run the user
+// command's stdin, the files named by --allow-read, the --env variables,
+// stdout to itself (its stdout holds exactly the program's output; the
+// summary is on stderr; with --json -, the program's stdout goes to
+// stderr) — so a program that reads its input verifies the run the user
 // asked for.
 func TestVerifyGuestIO(t *testing.T) {
 	root, err := testcorpus.Root()
@@ -49,7 +50,7 @@ func TestVerifyGuestIO(t *testing.T) {
 
 	stdin("from stdin\n")
 	out, errOut, status := runCmd(t, "", "verify", "--allow-read", data, "--env", "GREETING=hello", "--env", "DATA="+data, lua, "--", "-e", script)
-	if status != exitOK || !strings.HasPrefix(out, want+lua+": x86-64, SFrame V3\n") || !strings.Contains(out, "result:       OK") {
+	if status != exitOK || out != want || !strings.HasPrefix(errOut, lua+": x86-64, SFrame V3\n") || !strings.Contains(errOut, "result:       OK") {
 		t.Fatalf("status %d, stdout:\n%s\nstderr:\n%s", status, out, errOut)
 	}
 
@@ -63,7 +64,7 @@ func TestVerifyGuestIO(t *testing.T) {
 	// Without --allow-read the file does not exist for the program.
 	stdin("")
 	out, errOut, status = runCmd(t, "", "verify", "--env", "DATA="+data, lua, "--", "-e", script)
-	if status != exitOK || !strings.Contains(errOut, data+": No such file or directory") || !strings.Contains(out, "exited with status 1") {
+	if status != exitOK || !strings.Contains(errOut, data+": No such file or directory") || !strings.Contains(errOut, "exited with status 1") {
 		t.Fatalf("status %d, stdout:\n%s\nstderr:\n%s", status, out, errOut)
 	}
 }

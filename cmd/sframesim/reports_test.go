@@ -174,7 +174,7 @@ func TestVerifyInterruptEarly(t *testing.T) {
 			}
 			switch {
 			case rep.Stop == "interrupted" && !rep.Complete && ws.ExitStatus() == exitError &&
-				strings.Contains(stdout.String(), "result:       INCOMPLETE"):
+				strings.Contains(stderr.String(), "result:       INCOMPLETE"):
 			case rep.Complete && ws.ExitStatus() == exitOK:
 				// The run ended before the signal.
 			default:

@@ -18,13 +18,13 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	cl := newCommandLine("verify", "Runs the program BINARY under emulation and, before every instruction,\n"+
 		"unwinds the stack with its SFrame data and compares each frame (CFA, return\n"+
 		"address, caller's FP) with the true call stack. Prints a summary and each\n"+
-		"distinct problem once. Without BINARY, verifies the sample embedded in sframesim.\n"+
-		"Ctrl-C stops the run; the report covers what was checked. With --json -, the\n"+
-		"JSON report goes to stdout and the summary to stderr.\n\n"+
+		"distinct problem once, on stderr. Without BINARY, verifies the sample embedded\n"+
+		"in sframesim. Ctrl-C stops the run; the report covers what was checked.\n\n"+
 		"The program runs as under 'sframesim run': ARGS are its arguments, fd 0 is\n"+
-		"this command's stdin, its stdout and stderr pass through before the summary\n"+
-		"(its stdout to stderr with --json -), it reads only itself, --allow-read\n"+
-		"files and its sysroot, and writes only to a private in-memory overlay.\n\n"+
+		"this command's stdin, its stdout is this command's stdout (with --json -,\n"+
+		"which writes the JSON report there, it goes to stderr), its stderr goes to\n"+
+		"stderr; it reads only itself, --allow-read files and its sysroot, and writes\n"+
+		"only to a private in-memory overlay.\n\n"+
 		"The unwind uses the program's .sframe and that of every shared library that\n"+
 		"has one; a frame in code without SFrame data (ld.so, libc) ends the chain:\n"+
 		"a coverage gap, not an error.\n"+
@@ -87,8 +87,10 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 		binary = path
 		fmt.Fprintf(stderr, "sframesim verify: no BINARY given: verifying the embedded sample %s (testdata/corpus/%s)\n", sampleName, sampleCorpus)
 	}
-	// The program's output passes through, before the summary; with
-	// --json - its stdout goes to stderr, keeping stdout JSON only.
+	// The program's stdout is this command's, as under run (a program
+	// that writes data there keeps it intact): the summary goes to
+	// stderr; with --json -, stdout is the JSON report alone and the
+	// program's stdout goes to stderr.
 	guestOut := stdout
 	if *jsonPath == "-" {
 		guestOut = stderr
@@ -110,11 +112,7 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	if cl.Arg(0) == "" {
 		rep.Binary = sampleName
 	}
-	summary := stdout
-	if *jsonPath == "-" {
-		summary = stderr
-	}
-	rep.WriteText(summary, *maxProblems)
+	rep.WriteText(stderr, *maxProblems)
 	if *jsonPath != "" {
 		if err := writeJSONReport(stdout, *jsonPath, rep, rep.WriteJSONFile); err != nil {
 			printWriteError(stderr, "verify", "--json", *jsonPath, err)
