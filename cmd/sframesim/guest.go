@@ -5,6 +5,8 @@ package main
 import (
 	"flag"
 	"fmt"
+	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/sframesim/sframesim/linux"
@@ -45,4 +47,18 @@ func (g *guestFlags) apply(cfg *linux.Config) error {
 	}
 	cfg.MaxMem, cfg.Env, cfg.ReadAllow = mem, g.env, g.allow
 	return nil
+}
+
+// limitHeap gives the Go runtime a soft memory limit of the guest's memory
+// cap plus room for sframesim's own data (unless GOMEMLIMIT sets one), for
+// run and verify: what the guest writes to its in-memory overlay lives on
+// the Go heap, counted against the cap, and a file it grows to the cap
+// would otherwise leave the copies of its growth to the garbage collector's
+// own pace (4 GB of host memory for a 1 GB file; about 2 GB with the
+// limit, the last copy while it grows).
+func limitHeap(cfg *linux.Config) {
+	if os.Getenv("GOMEMLIMIT") != "" || cfg.MaxMem == 0 {
+		return
+	}
+	debug.SetMemoryLimit(int64(min(cfg.MaxMem, 1<<46)) + 256<<20)
 }

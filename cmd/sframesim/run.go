@@ -56,6 +56,7 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 	if err := guest.apply(&cfg); err != nil {
 		return cl.usageError(stderr, "%v", err)
 	}
+	limitHeap(&cfg)
 	// No observer: count per block, as fast as Unicorn runs (RunFast
 	// runs again, exactly, a program that faults inside a block).
 	p, x, err := linux.RunFast(binary, cfg)

@@ -99,6 +99,7 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	if err := guest.apply(&cfg); err != nil {
 		return cl.usageError(stderr, "%v", err)
 	}
+	limitHeap(&cfg)
 	opt := verify.Options{Args: progArgs, Config: cfg,
 		MaxInsns: *maxInsns, Timeout: *timeout, Interrupt: &interrupted, MaxFrames: *maxFrames, Static: *static}
 	if *exact {
