@@ -96,7 +96,7 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	if decodeErr != nil {
-		printProblems(stderr, "dump", sec.DecodeErrors())
+		printProblems(stderr, "dump: "+name, sec.DecodeErrors())
 		return exitProblems
 	}
 	return exitOK
@@ -123,14 +123,15 @@ func reportOpenError(stderr io.Writer, cmd string, err error) int {
 // can make a section break a rule at every one of thousands of FREs.
 const maxProblems = 100
 
-// printProblems lists format errors one per line, the first maxProblems
-// of them, then how many more there are.
-func printProblems(w io.Writer, cmd string, errs sframe.Errors) {
+// printProblems lists format errors one per line, each after "sframesim
+// " and prefix (the command and the file), the first maxProblems of them,
+// then how many more there are.
+func printProblems(w io.Writer, prefix string, errs sframe.Errors) {
 	for i, e := range errs {
 		if i == maxProblems {
-			fmt.Fprintf(w, "sframesim %s: %d more problems suppressed\n", cmd, len(errs)-i)
+			fmt.Fprintf(w, "sframesim %s: %d more problems suppressed\n", prefix, len(errs)-i)
 			break
 		}
-		fmt.Fprintf(w, "sframesim %s: %v\n", cmd, e)
+		fmt.Fprintf(w, "sframesim %s: %v\n", prefix, e)
 	}
 }

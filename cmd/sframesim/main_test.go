@@ -217,7 +217,7 @@ func TestProblemsCapped(t *testing.T) {
 		{[]string{"validate", "--quiet", flipped}, "FREs: 141 errors, 2 warnings\n",
 			flipped + ": sframe: offset 0xc: header.num_fres", flipped + ": 41 more problems suppressed"},
 		{[]string{"dump", "--base", "0x1000", rawPath}, "Contents of the SFrame section .sframe:",
-			"sframesim dump: sframe: offset 0x2c: FDE[0].func_info: invalid FRE type 3, FREs cannot be read (0x3)\n", "sframesim dump: 50 more problems suppressed"},
+			"sframesim dump: " + rawPath + ": sframe: offset 0x2c: FDE[0].func_info: invalid FRE type 3, FREs cannot be read (0x3)\n", "sframesim dump: " + rawPath + ": 50 more problems suppressed"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args[:len(tt.args)-1], " "), func(t *testing.T) {
