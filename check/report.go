@@ -356,31 +356,22 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 		}
 		fmt.Fprintln(w)
 	}
-	for i, p := range r.Problems {
-		if i == maxProblems {
-			fmt.Fprintf(w, "\n(%d more problems: see --json)\n", len(r.Problems)-i)
+	writeFindings(w, r.Problems, maxProblems, "", "problems")
+	writeFindings(w, r.CFIWrong, maxProblems, "CFI WRONG, SFrame right: ", "where the CFI is wrong")
+	writeFindings(w, r.RuleDiffers, maxProblems, "RULE DIFFERS FROM CFI, value still right: ", "where SFrame's rule differs from the CFI's with the value still right")
+}
+
+// writeFindings prints the findings of one list, each after a blank line
+// and label, at most max, then how many more ("(N more WHAT: see --json)").
+func writeFindings(w io.Writer, ps []Problem, max int, label, what string) {
+	for i := range ps {
+		if i == max {
+			fmt.Fprintf(w, "\n(%d more %s: see --json)\n", len(ps)-i, what)
 			break
 		}
 		fmt.Fprintln(w)
-		p.WriteText(w)
-	}
-	for i, p := range r.CFIWrong {
-		if i == maxProblems {
-			fmt.Fprintf(w, "\n(%d more where the CFI is wrong: see --json)\n", len(r.CFIWrong)-i)
-			break
-		}
-		fmt.Fprintln(w)
-		fmt.Fprintf(w, "CFI WRONG, SFrame right: ")
-		p.WriteText(w)
-	}
-	for i, p := range r.RuleDiffers {
-		if i == maxProblems {
-			fmt.Fprintf(w, "\n(%d more where SFrame's rule differs from the CFI's with the value still right: see --json)\n", len(r.RuleDiffers)-i)
-			break
-		}
-		fmt.Fprintln(w)
-		fmt.Fprintf(w, "RULE DIFFERS FROM CFI, value still right: ")
-		p.WriteText(w)
+		fmt.Fprint(w, label)
+		ps[i].WriteText(w)
 	}
 }
 
