@@ -37,10 +37,20 @@ static void flush(sfs_state *st, int live) {
 // find_region is below.
 static sfs_region *find_region(sfs_state *st, uint64_t addr);
 
-// merge_interval sets run_lo/run_hi to the merge interval holding pc, or
-// to an empty one.
+// merge_interval sets run_lo/run_hi and run_cls to the merge interval
+// holding pc and its class, or to an empty one of class 0.
 static void merge_interval(sfs_state *st, uint64_t pc) {
 	st->run_lo = st->run_hi = 0;
+	st->run_cls = 0;
+	struct sfs_icache *c = NULL;
+	int i;
+	if (st->icache) {
+		c = &st->icache[(uint32_t)((pc * 0x9e3779b97f4a7c15ull) >> 52) & (SFS_ICACHE - 1)];
+		if (c->addr == pc && c->i >= 0) {
+			i = c->i;
+			goto found;
+		}
+	}
 	int lo = 0, hi = st->nbounds;
 	// The last bound <= pc.
 	while (lo < hi) {
@@ -50,11 +60,17 @@ static void merge_interval(sfs_state *st, uint64_t pc) {
 		else
 			hi = mid;
 	}
-	int i = lo - 1;
-	if (i < 0 || i + 1 >= st->nbounds || !st->mergeable[i])
+	i = lo - 1;
+	if (c) {
+		c->addr = pc;
+		c->i = i;
+	}
+found:
+	if (i < 0 || i + 1 >= st->nbounds || !st->cls[i])
 		return;
 	st->run_lo = st->bounds[i];
 	st->run_hi = st->bounds[i + 1];
+	st->run_cls = st->cls[i];
 }
 
 // a64_links_or_jumps reports whether the AArch64 instruction at pc is a
@@ -74,14 +90,21 @@ static int a64_links_or_jumps(sfs_state *st, uint64_t pc) {
 // stand for it (see sfs_state.merge).
 static int try_merge(sfs_state *st, uint64_t addr, uint32_t size, const uint64_t *v) {
 	sfs_rec *p = &st->buf[st->nbuf - 1];
-	if (addr - st->run_lo >= st->run_hi - st->run_lo || st->nwlog != st->wmark ||
-	    v[0] != p->sp || v[1] != p->fp || (st->nregs > 3 ? v[2] : 0) != p->ra)
+	if (st->ncodew != st->wcode || v[0] != p->sp || v[1] != p->fp || (st->nregs > 3 ? v[2] : 0) != p->ra)
 		return 0;
+	int crossed = 0;
+	if (addr - st->run_lo >= st->run_hi - st->run_lo) {
+		merge_interval(st, addr);
+		if (st->run_cls == 0 || st->run_cls != st->rec_cls)
+			return 0;
+		crossed = 1;
+	}
 	if (st->nlive > 0 && in_live(st, addr))
 		return 0;
 	if (st->arm64 && addr != p->last_pc + p->last_size && a64_links_or_jumps(st, p->last_pc))
 		return 0;
 	p->n++;
+	p->crossed += crossed;
 	p->last_pc = addr;
 	p->last_size = size;
 	st->pcs[st->npcs++] = addr;
@@ -104,11 +127,12 @@ static void hook_code(uc_engine *uc, uint64_t addr, uint32_t size, void *user) {
 			if (st->npcs == st->cappcs)
 				flush(st, 0); // every instruction recorded so far ran
 			if (st->nbuf > 0 && try_merge(st, addr, size, v)) {
-				st->wmark = st->nwlog;
+				st->wcode = st->ncodew;
 				break;
 			}
 			if (addr - st->run_lo >= st->run_hi - st->run_lo)
 				merge_interval(st, addr);
+			st->rec_cls = st->run_cls;
 		}
 		sfs_rec *r = &st->buf[st->nbuf];
 		r->pc = addr;
@@ -120,9 +144,10 @@ static void hook_code(uc_engine *uc, uint64_t addr, uint32_t size, void *user) {
 		r->last_pc = addr;
 		r->last_size = size;
 		r->pcidx = st->npcs;
+		r->crossed = 0;
 		if (merging) {
 			st->pcs[st->npcs++] = addr;
-			st->wmark = st->nwlog;
+			st->wcode = st->ncodew;
 		}
 		if (++st->nbuf == st->cap || (st->nlive > 0 && in_live(st, addr)))
 			flush(st, 1);
@@ -211,6 +236,7 @@ static void hook_write(uc_engine *uc, uc_mem_type type, uint64_t addr, int size,
 		w->off = st->nwbytes;
 		w->size = n;
 		w->rec = st->nbuf - 1;
+		w->member = st->buf[st->nbuf - 1].n - 1;
 		w->code = code;
 		st->ncodew += code;
 		memcpy(st->wbytes + st->nwbytes, w->host, n);
@@ -248,10 +274,12 @@ uc_err sfs_remove_cache(uc_engine *uc, uint64_t begin, uint64_t end) {
 
 void sfs_free_history(sfs_state *st) {
 	free(st->bounds);
-	free(st->mergeable);
+	free(st->cls);
+	free(st->icache);
 	free(st->pcs);
 	st->bounds = NULL;
-	st->mergeable = NULL;
+	st->cls = NULL;
+	st->icache = NULL;
 	st->pcs = NULL;
 	st->nbounds = 0;
 	st->npcs = st->cappcs = 0;

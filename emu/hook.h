@@ -21,12 +21,14 @@ enum {
 // it ran (ra is the link register on AArch64, 0 on x86-64). In merge mode
 // a record stands for n instructions (see sfs_state.merge): the one at pc
 // and n-1 that ran after it, the last at last_pc (last_size bytes); their
-// addresses are pcs[pcidx:pcidx+n] of the state.
+// addresses are pcs[pcidx:pcidx+n] of the state. crossed counts the times
+// the run went on into another merge interval of its class.
 typedef struct {
 	uint64_t pc, sp, fp, ra;
 	uint32_t size, n;
 	uint64_t last_pc;
 	uint32_t last_size, pcidx;
+	uint32_t crossed, pad;
 } sfs_rec;
 
 // One guest store seen by the write hook (history mode): the bytes it
@@ -39,7 +41,7 @@ typedef struct {
 	uint32_t size;
 	uint32_t rec;        // index of the storing instruction's record
 	uint32_t code;       // the store hit a code range (may change code)
-	uint32_t pad;
+	uint32_t member;     // the storing instruction's index in its record's run
 } sfs_write;
 
 // A host-backed guest region, for the write hook to find host addresses.
@@ -83,17 +85,20 @@ typedef struct {
 	int32_t ncode;
 	uint64_t clo, chi;
 	// Merge mode (history mode only): an instruction joins the previous
-	// record when it has the same sp, fp and ra, lies in the same merge
-	// interval ([bounds[i], bounds[i+1]) with mergeable[i] set), and the
-	// instructions of the record made no store so far; on AArch64 not
-	// after a branch with link or an indirect branch. Every instruction's
-	// address goes to pcs (flushed when full).
+	// record when it has the same sp, fp and ra, lies in a merge interval
+	// ([bounds[i], bounds[i+1]) with class[i] not 0) of the class of the
+	// record's first one, and the previous instruction stored nothing
+	// into code; on AArch64 not after a branch with link or an indirect
+	// branch. Every instruction's address goes to pcs (flushed when full).
 	int32_t merge;
 	uint64_t *bounds;
-	uint8_t *mergeable;
+	uint32_t *cls;
 	int32_t nbounds;
-	uint64_t run_lo, run_hi; // the merge interval of the last record (empty: none)
-	uint32_t wmark;          // nwlog when the last instruction started
+	uint64_t run_lo, run_hi; // the merge interval of the last instruction (empty: none)
+	uint32_t run_cls;        // its class
+	uint32_t rec_cls;        // the class of the last record's first instruction
+	struct sfs_icache *icache; // the intervals of PCs seen lately (SFS_ICACHE)
+	uint32_t wcode;          // ncodew when the last instruction started
 	uint64_t *pcs;
 	uint32_t npcs, cappcs;
 	// Last invalid memory access (UC_HOOK_MEM_INVALID).
@@ -141,6 +146,16 @@ typedef struct {
 	struct sfs_dent *dcache;
 	uc_hook block_hook;
 } sfs_state;
+
+// The interval of an address seen lately: bounds[i] <= addr < bounds[i+1]
+// (i < 0: empty entry).
+struct sfs_icache {
+	uint64_t addr;
+	int32_t i;
+	uint32_t pad;
+};
+
+#define SFS_ICACHE 4096
 
 struct sfs_dent {
 	uint64_t addr;

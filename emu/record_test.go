@@ -131,51 +131,111 @@ func single(rs []Record) []Record {
 }
 
 // TestMergeRecords: in merge mode an instruction joins the previous record
-// only with the same SP, FP and RA, in the same merge interval, after
-// instructions that stored nothing; RunPCs lists the run's addresses.
+// only with the same SP, FP and RA, in a merge interval of the class of the
+// record's first one; a run goes on past stores, which RunStores lists
+// (but the last instruction's) and RunAdvance redoes instruction by
+// instruction; RunPCs lists the run's addresses.
 func TestMergeRecords(t *testing.T) {
 	code := make([]byte, 0x40)
 	copy(code[0x00:], []byte{0x90})                   // 1000: nop
 	copy(code[0x01:], []byte{0xb8, 1, 0, 0, 0})       // 1001: mov $1,%eax
 	copy(code[0x06:], []byte{0x01, 0xc0})             // 1006: add %eax,%eax
 	copy(code[0x08:], []byte{0x89, 0x44, 0x24, 0xf8}) // 1008: mov %eax,-8(%rsp): a store
-	copy(code[0x0c:], []byte{0x90})                   // 100c: nop (after a store: a new record)
+	copy(code[0x0c:], []byte{0x90})                   // 100c: nop
 	copy(code[0x0d:], []byte{0x90})                   // 100d: nop
-	copy(code[0x0e:], []byte{0x90})                   // 100e: nop (a bound: a new record)
+	copy(code[0x0e:], []byte{0x90})                   // 100e: nop (a bound)
 	copy(code[0x0f:], []byte{0x50})                   // 100f: push %rax (SP changes after it)
 	copy(code[0x10:], []byte{0x90})                   // 1010: nop
 	copy(code[0x11:], []byte{0xf4})                   // 1011: hlt
-	e := newTestEngine(t, arch.AMD64, code)
-	var got []Record
-	var runs [][]uint64
-	if err := e.ObserveHistory(64, func(r Record, live bool) {
-		got = append(got, r)
-		runs = append(runs, slices.Clone(e.RunPCs(r)))
-	}); err != nil {
-		t.Fatal(err)
-	}
-	e.SetMerge([]uint64{0x1000, 0x100e, 0x2000}, []bool{true, true, false})
-	if err := e.Start(testText, 0x1011, 0, 0); err != nil {
-		t.Fatal(err)
-	}
-	want := []Record{
-		{PC: 0x1000, Size: 1, SP: testSP, FP: testFP, N: 4, LastPC: 0x1008, LastSize: 4},
-		{PC: 0x100c, Size: 1, SP: testSP, FP: testFP, N: 2, LastPC: 0x100d, LastSize: 1},
-		{PC: 0x100e, Size: 1, SP: testSP, FP: testFP, N: 2, LastPC: 0x100f, LastSize: 1},
-		{PC: 0x1010, Size: 1, SP: testSP - 8, FP: testFP, N: 1, LastPC: 0x1010, LastSize: 1},
-	}
-	for i := range got {
-		got[i].pcIdx = 0
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("records:\n%+v\nwant\n%+v", got, want)
-	}
-	wantRuns := [][]uint64{{0x1000, 0x1001, 0x1006, 0x1008}, {0x100c, 0x100d}, {0x100e, 0x100f}, {0x1010}}
-	if !slices.EqualFunc(runs, wantRuns, slices.Equal) {
-		t.Errorf("runs %#x, want %#x", runs, wantRuns)
-	}
-	if e.Executed() != 9 {
-		t.Errorf("%d instructions executed, want 9", e.Executed())
+	for _, tc := range []struct {
+		name  string
+		class []uint32
+		want  []Record
+		runs  [][]uint64
+	}{
+		{"classes of their own", []uint32{1, 2, 0},
+			[]Record{
+				{PC: 0x1000, Size: 1, SP: testSP, FP: testFP, N: 6, LastPC: 0x100d, LastSize: 1},
+				{PC: 0x100e, Size: 1, SP: testSP, FP: testFP, N: 2, LastPC: 0x100f, LastSize: 1},
+				{PC: 0x1010, Size: 1, SP: testSP - 8, FP: testFP, N: 1, LastPC: 0x1010, LastSize: 1},
+			},
+			[][]uint64{{0x1000, 0x1001, 0x1006, 0x1008, 0x100c, 0x100d}, {0x100e, 0x100f}, {0x1010}}},
+		{"one class", []uint32{1, 1, 0},
+			[]Record{
+				{PC: 0x1000, Size: 1, SP: testSP, FP: testFP, N: 8, LastPC: 0x100f, LastSize: 1, Crossed: 1},
+				{PC: 0x1010, Size: 1, SP: testSP - 8, FP: testFP, N: 1, LastPC: 0x1010, LastSize: 1},
+			},
+			[][]uint64{{0x1000, 0x1001, 0x1006, 0x1008, 0x100c, 0x100d, 0x100e, 0x100f}, {0x1010}}},
+		{"not mergeable", []uint32{0, 0, 0},
+			single([]Record{
+				{PC: 0x1000, Size: 1, SP: testSP, FP: testFP}, {PC: 0x1001, Size: 5, SP: testSP, FP: testFP},
+				{PC: 0x1006, Size: 2, SP: testSP, FP: testFP}, {PC: 0x1008, Size: 4, SP: testSP, FP: testFP},
+				{PC: 0x100c, Size: 1, SP: testSP, FP: testFP}, {PC: 0x100d, Size: 1, SP: testSP, FP: testFP},
+				{PC: 0x100e, Size: 1, SP: testSP, FP: testFP}, {PC: 0x100f, Size: 1, SP: testSP, FP: testFP},
+				{PC: 0x1010, Size: 1, SP: testSP - 8, FP: testFP},
+			}),
+			[][]uint64{{0x1000}, {0x1001}, {0x1006}, {0x1008}, {0x100c}, {0x100d}, {0x100e}, {0x100f}, {0x1010}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newTestEngine(t, arch.AMD64, code)
+			slot := uint64(testSP - 8)
+			if err := e.WriteMem(slot, make([]byte, 8)); err != nil {
+				t.Fatal(err)
+			}
+			var got []Record
+			var runs [][]uint64
+			var stores [][2]uint64
+			var seen []uint64 // the slot's value at each instruction of a run
+			if err := e.ObserveHistory(64, func(r Record, live bool) {
+				got = append(got, r)
+				pcs := e.RunPCs(r)
+				runs = append(runs, slices.Clone(pcs))
+				e.RunStores(r, func(addr, size uint64) bool {
+					stores = append(stores, [2]uint64{addr, size})
+					return false
+				})
+				for k := range pcs {
+					e.RunAdvance(r, k)
+					v, err := e.Read64(slot)
+					if err != nil {
+						t.Fatal(err)
+					}
+					seen = append(seen, v)
+				}
+			}); err != nil {
+				t.Fatal(err)
+			}
+			e.SetMerge([]uint64{0x1000, 0x100e, 0x2000}, tc.class)
+			if err := e.Start(testText, 0x1011, 0, 0); err != nil {
+				t.Fatal(err)
+			}
+			for i := range got {
+				got[i].pcIdx = 0
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("records:\n%+v\nwant\n%+v", got, tc.want)
+			}
+			if !slices.EqualFunc(runs, tc.runs, slices.Equal) {
+				t.Errorf("runs %#x, want %#x", runs, tc.runs)
+			}
+			// The store at 0x1008 (eax = 2) is seen by the instructions
+			// after it: through RunAdvance within a run, by the next
+			// records after it.
+			want := []uint64{0, 0, 0, 0, 2, 2, 2, 2, 2}
+			if !slices.Equal(seen, want) {
+				t.Errorf("the slot's values instruction by instruction %v, want %v", seen, want)
+			}
+			var wantStores [][2]uint64
+			if tc.want[0].N > 4 {
+				wantStores = [][2]uint64{{slot, 4}} // not the push: the last of its run
+			}
+			if !slices.Equal(stores, wantStores) {
+				t.Errorf("run stores %#x, want %#x", stores, wantStores)
+			}
+			if e.Executed() != 9 {
+				t.Errorf("%d instructions executed, want 9", e.Executed())
+			}
+		})
 	}
 }
 
@@ -195,7 +255,7 @@ func TestMergeRecordsARM64(t *testing.T) {
 	if err := e.ObserveHistory(64, func(r Record, live bool) { got = append(got, r) }); err != nil {
 		t.Fatal(err)
 	}
-	e.SetMerge([]uint64{0x1000, 0x2000}, []bool{true, false})
+	e.SetMerge([]uint64{0x1000, 0x2000}, []uint32{1, 0})
 	if err := e.Start(testText, 0x1028, 0, 0); err != nil {
 		t.Fatal(err)
 	}

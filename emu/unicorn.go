@@ -131,6 +131,12 @@ type Engine struct {
 	records     []Record // view of st.buf
 	live        bool     // the record being replayed is the engine's state
 	replaying   bool
+	// While replaying: the store log and saved bytes, the record being
+	// replayed (ri) and the first store not yet redone (rj).
+	rlog   []C.sfs_write
+	rsaved []byte
+	ri, rj int
+	rcode  bool // a logged store may change code and onCode is set
 
 	// A write watch (history mode): watchHit is set when a store may have
 	// changed [watchLo, watchHi).
@@ -169,6 +175,10 @@ type Record struct {
 	LastPC   uint64
 	LastSize uint32
 	pcIdx    uint32 // the record's addresses in the C pcs buffer
+	// Crossed counts the times the run went on into another merge
+	// interval of the same class (SetMerge): 0 when it lies in one.
+	Crossed uint32
+	_       uint32
 }
 
 // engines maps the slot numbers the C hooks carry to engines; C never holds
@@ -802,18 +812,20 @@ const mergePCs = 1 << 16
 // with stores logged (ObserveHistory with n > 1), a record then stands for
 // a run of instructions (Record.N) that an observer may treat as one: the
 // instruction at its PC and those that ran after it with the same SP, FP
-// and RA (the link register), within the same interval [bounds[i],
-// bounds[i+1]) for which mergeable[i] is set, while none of them but the
-// last stored to memory, never at a live PC (SetLiveRanges), and on
+// and RA (the link register), each in an interval [bounds[i], bounds[i+1])
+// whose class[i] is that of the first one's interval and not 0, never
+// after a store into code, never at a live PC (SetLiveRanges), and on
 // AArch64 never past a branch with link or to a register. So every
-// instruction of a run saw the same registers the record has, the same
-// memory, and no call, return or indirect branch but maybe the last.
-// bounds must be sorted and distinct. RunPCs gives the run's addresses.
-func (e *Engine) SetMerge(bounds []uint64, mergeable []bool) {
+// instruction of a run saw the same registers the record has, and no call,
+// return or indirect branch but maybe the last; the stores its
+// instructions made are the run's stores (RunStores, RunAdvance). bounds
+// must be sorted and distinct. RunPCs gives the run's addresses.
+func (e *Engine) SetMerge(bounds []uint64, class []uint32) {
 	C.free(unsafe.Pointer(e.st.bounds))
-	C.free(unsafe.Pointer(e.st.mergeable))
-	e.st.bounds, e.st.mergeable, e.st.nbounds = nil, nil, 0
-	e.st.run_lo, e.st.run_hi = 0, 0
+	C.free(unsafe.Pointer(e.st.cls))
+	C.free(unsafe.Pointer(e.st.icache))
+	e.st.bounds, e.st.cls, e.st.icache, e.st.nbounds = nil, nil, nil, 0
+	e.st.run_lo, e.st.run_hi, e.st.run_cls, e.st.rec_cls = 0, 0, 0, 0
 	if bounds == nil {
 		e.st.merge = 0
 		return
@@ -821,16 +833,21 @@ func (e *Engine) SetMerge(bounds []uint64, mergeable []bool) {
 	n := len(bounds)
 	if n > 0 {
 		e.st.bounds = (*C.uint64_t)(C.calloc(C.size_t(n), 8))
-		e.st.mergeable = (*C.uint8_t)(C.calloc(C.size_t(n), 1))
-		b, m := unsafe.Slice(e.st.bounds, n), unsafe.Slice(e.st.mergeable, n)
+		e.st.cls = (*C.uint32_t)(C.calloc(C.size_t(n), 4))
+		b, m := unsafe.Slice(e.st.bounds, n), unsafe.Slice(e.st.cls, n)
 		for i, v := range bounds {
 			b[i] = C.uint64_t(v)
-			if i < len(mergeable) && mergeable[i] {
-				m[i] = 1
+			if i < len(class) {
+				m[i] = C.uint32_t(class[i])
 			}
 		}
 	}
 	e.st.nbounds = C.int32_t(n)
+	e.st.icache = (*C.struct_sfs_icache)(C.calloc(C.SFS_ICACHE, C.size_t(unsafe.Sizeof(C.struct_sfs_icache{}))))
+	ic := unsafe.Slice(e.st.icache, C.SFS_ICACHE)
+	for i := range ic {
+		ic[i].i = -1 // empty
+	}
 	if e.st.pcs == nil {
 		e.st.pcs = (*C.uint64_t)(C.calloc(mergePCs, 8))
 		e.st.cappcs = mergePCs
@@ -846,6 +863,45 @@ func (e *Engine) RunPCs(r Record) []uint64 {
 		return []uint64{r.PC}
 	}
 	return unsafe.Slice((*uint64)(unsafe.Pointer(e.st.pcs)), int(e.st.npcs))[r.pcIdx : r.pcIdx+r.N]
+}
+
+// RunStores calls fn with the address and size of each store that an
+// instruction of the run r (the record the history observer is handling)
+// made before its last one, in order, until fn returns true; it reports
+// whether fn did. Those are the stores some instruction of the run saw
+// made (the last one's are seen by the records after it).
+func (e *Engine) RunStores(r Record, fn func(addr, size uint64) bool) bool {
+	if !e.replaying || r.N <= 1 {
+		return false
+	}
+	for j := e.rj; j < len(e.rlog) && int(e.rlog[j].rec) == e.ri && e.rlog[j].member < C.uint32_t(r.N-1); j++ {
+		if fn(uint64(e.rlog[j].addr), uint64(e.rlog[j].size)) {
+			return true
+		}
+	}
+	return false
+}
+
+// RunAdvance brings memory forward to what instruction k of the run r
+// (RunPCs(r)[k], the history observer's record) saw: it redoes the stores
+// the instructions before it made. The observer may advance k by k, never
+// back; the rest of the run's stores are redone when it returns.
+func (e *Engine) RunAdvance(r Record, k int) {
+	if !e.replaying {
+		return
+	}
+	for ; e.rj < len(e.rlog) && int(e.rlog[e.rj].rec) == e.ri && int(e.rlog[e.rj].member) < k; e.rj++ {
+		e.redo(&e.rlog[e.rj])
+	}
+}
+
+// redo redoes a logged store the replay had undone.
+func (e *Engine) redo(w *C.sfs_write) {
+	swapBytes(w, e.rsaved)
+	e.noteWrite(uint64(w.addr), uint64(w.size))
+	if e.rcode && w.code != 0 {
+		e.onCode(uint64(w.addr), uint64(w.size))
+	}
 }
 
 // Live reports whether the engine's registers are those of the current
@@ -881,7 +937,7 @@ func (e *Engine) FlushRecords() {
 	case e.onHistory != nil:
 		e.replay(n, false)
 		e.st.nbuf, e.st.nwlog, e.st.ncodew, e.st.nwbytes = 0, 0, 0, 0
-		e.st.npcs, e.st.run_lo, e.st.run_hi = 0, 0, 0
+		e.st.npcs, e.st.run_lo, e.st.run_hi, e.st.run_cls = 0, 0, 0, 0
 	}
 }
 
@@ -912,34 +968,30 @@ func (e *Engine) replay(n int, live bool) {
 			e.onCode(lo, hi-lo)
 		}
 	}
-	var log []C.sfs_write
-	var saved []byte
-	code := e.st.ncodew > 0 && e.onCode != nil // a logged store may change code
+	e.rlog, e.rsaved = nil, nil
+	e.rcode = e.st.ncodew > 0 && e.onCode != nil // a logged store may change code
 	if e.st.track == C.SFS_TRACK_LOG && e.st.nwlog > 0 {
-		log = unsafe.Slice(e.st.wlog, e.st.nwlog)
-		saved = unsafe.Slice((*byte)(unsafe.Pointer(e.st.wbytes)), e.st.nwbytes)
-		for k := len(log) - 1; k >= 0; k-- {
-			swapBytes(&log[k], saved)
+		e.rlog = unsafe.Slice(e.st.wlog, e.st.nwlog)
+		e.rsaved = unsafe.Slice((*byte)(unsafe.Pointer(e.st.wbytes)), e.st.nwbytes)
+		for k := len(e.rlog) - 1; k >= 0; k-- {
+			swapBytes(&e.rlog[k], e.rsaved)
 		}
 	}
-	j := 0
+	e.rj = 0
 	e.replaying = true
-	defer func() { e.replaying, e.live = false, false }()
+	defer func() { e.replaying, e.live, e.rlog, e.rsaved = false, false, nil, nil }()
 	for i, r := range e.records[:n] {
 		e.live = live && i == n-1
+		e.ri = i
 		e.onHistory(r, e.live)
-		for ; j < len(log) && int(log[j].rec) <= i; j++ {
-			swapBytes(&log[j], saved)
-			e.noteWrite(uint64(log[j].addr), uint64(log[j].size))
-			if code && log[j].code != 0 {
-				e.onCode(uint64(log[j].addr), uint64(log[j].size))
-			}
+		for ; e.rj < len(e.rlog) && int(e.rlog[e.rj].rec) <= i; e.rj++ {
+			e.redo(&e.rlog[e.rj])
 		}
 	}
-	for ; j < len(log); j++ {
-		swapBytes(&log[j], saved)
-		if code && log[j].code != 0 {
-			e.onCode(uint64(log[j].addr), uint64(log[j].size))
+	for ; e.rj < len(e.rlog); e.rj++ {
+		swapBytes(&e.rlog[e.rj], e.rsaved)
+		if e.rcode && e.rlog[e.rj].code != 0 {
+			e.onCode(uint64(e.rlog[e.rj].addr), uint64(e.rlog[e.rj].size))
 		}
 	}
 }

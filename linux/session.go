@@ -47,6 +47,22 @@ func shadowRecord(r emu.Record) shadow.Record {
 // shadow.Record.N), in the order they ran.
 func (s *Session) RunPCs() []uint64 { return s.P.Engine.RunPCs(s.rec) }
 
+// RunCrossed reports whether the run of the record the observer is
+// handling spans more than one merge interval of its class
+// (emu.Record.Crossed).
+func (s *Session) RunCrossed() bool { return s.rec.Crossed > 0 }
+
+// RunStores calls fn with each store an instruction of the observer's run
+// made before its last one, until fn returns true, and reports whether it
+// did (emu.Engine.RunStores).
+func (s *Session) RunStores(fn func(addr, size uint64) bool) bool {
+	return s.P.Engine.RunStores(s.rec, fn)
+}
+
+// RunAdvance brings memory forward to what instruction k of the
+// observer's run (RunPCs()[k]) saw (emu.Engine.RunAdvance).
+func (s *Session) RunAdvance(k int) { s.P.Engine.RunAdvance(s.rec, k) }
+
 // NewSession prepares stepping p from its current state (normally its entry
 // point). It takes over p's engine observer.
 func NewSession(p *Process) *Session {

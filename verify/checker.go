@@ -176,6 +176,33 @@ func (c *Checker) CheckStack(r shadow.Record, st *shadow.Stack) Result {
 // reuse it whole.
 func (c *Checker) Reusable() bool { return c.lastOK }
 
+// Reads reports whether [addr, addr+size) overlaps a word the last walk
+// read (frame 0's and its callers'): a store there may change the result
+// Reusable speaks of.
+func (c *Checker) Reads(addr, size uint64) bool {
+	b := [2]uint64{^uint64(0), 0}
+	if n := len(c.bounds); n > 0 && c.valid {
+		b = c.bounds[n-1]
+	}
+	b = addBounds(b, c.reads0)
+	end := addr + size
+	if end < addr {
+		end = ^uint64(0)
+	}
+	if addr >= b[1] || end <= b[0] {
+		return false
+	}
+	hit := func(reads []memRead) bool {
+		for _, rd := range reads {
+			if addr <= rd.addr+7 && end > rd.addr {
+				return true
+			}
+		}
+		return false
+	}
+	return hit(c.reads0) || c.valid && hit(c.reads)
+}
+
 // sync forgets everything computed before a section was added to the
 // unwinder.
 func (c *Checker) sync() {

@@ -6,17 +6,25 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/sframesim/sframesim/linux"
 	"github.com/sframesim/sframesim/sframe"
+	"github.com/sframesim/sframesim/unwind"
 )
 
 // mergeBounds returns the engine's merge intervals (emu.Engine.SetMerge)
 // for the target as it is now: every address where a result could change
 // with the PC alone — the start of every FRE row and the start and end of
 // every FDE of every section the unwinder has, the bounds of every symbol
-// and object (the function and object statistics) — sorted, and whether
-// each interval [bounds[i], bounds[i+1]) may merge: not inside a PCMASK
-// FDE, whose rows repeat every few bytes.
-func (tg *Target) mergeBounds() (bounds []uint64, mergeable []bool) {
+// and object (the function and object statistics) — sorted, and the class
+// of each interval [bounds[i], bounds[i+1]): 0 inside a PCMASK FDE, whose
+// rows repeat every few bytes (never merged); otherwise intervals share a
+// class when a run may go on from one into the other with the same
+// result: rows of one FDE with the same rules (CFA, RA and FP, flags
+// alike), in one symbol and one object — an FDE's rows after
+// .cfi_remember_state and .cfi_restore_state, or an epilogue's rows
+// repeated. Every other interval has a class of its own. The rows a run
+// spans are told apart again by their addresses (collector.spread).
+func (tg *Target) mergeBounds() (bounds []uint64, class []uint32) {
 	var pts []uint64
 	type span struct{ lo, hi uint64 }
 	var masked []span
@@ -40,8 +48,20 @@ func (tg *Target) mergeBounds() (bounds []uint64, mergeable []bool) {
 	}
 	slices.Sort(pts)
 	bounds = slices.Compact(pts)
-	mergeable = make([]bool, len(bounds))
+	class = make([]uint32, len(bounds))
 	slices.SortFunc(masked, func(a, b span) int { return cmp.Compare(a.lo, b.lo) })
+	// A row's rules with its indices cleared: what the unwind of frame 0
+	// computes from.
+	type key struct {
+		sec    *sframe.Section
+		fde    int
+		rules  sframe.Row
+		sym    string
+		symAt  uint64
+		object *linux.Object
+	}
+	classes := map[key]uint32{}
+	next := uint32(0)
 	k := 0
 	for i := range bounds {
 		// Interval [bounds[i], bounds[i+1]) lies inside a masked span
@@ -49,15 +69,44 @@ func (tg *Target) mergeBounds() (bounds []uint64, mergeable []bool) {
 		for k < len(masked) && masked[k].hi <= bounds[i] {
 			k++
 		}
-		mergeable[i] = true
+		masks := false
 		for j := k; j < len(masked) && masked[j].lo <= bounds[i]; j++ {
 			if bounds[i] < masked[j].hi {
-				mergeable[i] = false
+				masks = true
 				break
 			}
 		}
+		if masks {
+			continue
+		}
+		next++
+		class[i] = next
+		pc := bounds[i]
+		sec, row, err := tg.Unwinder.Lookup(pc)
+		if err != nil || row.Signal || row.Outermost || !plainRow(sec, &row) {
+			continue
+		}
+		kk := key{sec: sec, fde: row.FDE, rules: row, object: tg.Process.ObjectAt(pc)}
+		kk.rules.FDE, kk.rules.FRE = 0, 0
+		name, off, ok := tg.Symbols.Lookup(pc)
+		if ok {
+			kk.sym, kk.symAt = name, pc-off
+		}
+		if c, ok := classes[kk]; ok {
+			class[i] = c
+			next--
+		} else {
+			classes[kk] = next
+		}
 	}
-	return bounds, mergeable
+	return bounds, class
+}
+
+// plainRow reports whether a row's rules use no register beyond SP, FP
+// and the link register (plainRules for a row).
+func plainRow(sec *sframe.Section, row *sframe.Row) bool {
+	f := unwind.Frame{Section: sec, Row: *row}
+	return plainRules(&f)
 }
 
 // merge has the engine merge runs of instructions into one record

@@ -87,13 +87,16 @@ func (tg *Target) run(opt Options) (*Report, error) {
 	// Each thread is checked against its own shadow stack (s.Shadow is the
 	// running thread's).
 	tid, count := s.Thread(), c.thread(s.Thread())
-	// Batched, runs of instructions with the same registers, memory and
-	// shadow stack in one FRE row (and one function and object) arrive as
-	// one record (Target.merge, emu.Engine.SetMerge): each of them has the
-	// result of the first, but for the PC of a depth-0 frame, whenever the
-	// Checker would reuse that result whole at the next PC — or no FDE
-	// covers the run. Otherwise (a problem, which is counted per PC, or a
-	// result that names its PC) each instruction is checked on its own.
+	// Batched, runs of instructions with the same registers and shadow
+	// stack in FRE rows of the same rules (and one function and object)
+	// arrive as one record (Target.merge, emu.Engine.SetMerge): each of
+	// them has the result of the first, but for the PC of a depth-0 frame,
+	// whenever the Checker would reuse that result whole at the next PC
+	// and no store of the run (but the last instruction's) hit a word the
+	// unwind read — or no FDE covers the run. Otherwise (a problem, which
+	// is counted per PC, a result that names its PC, a store under the
+	// unwind) each instruction is checked on its own, with the memory it
+	// saw.
 	tg.merge()
 	var ticks uint64
 	s.Observe(func(r shadow.Record) bool {
@@ -121,12 +124,16 @@ func (tg *Target) run(opt Options) (*Report, error) {
 		if n == 1 {
 			return true
 		}
-		if !res.Kind.Problem() && (checker.Reusable() || res.Kind == NoFDE) {
+		if !res.Kind.Problem() && (res.Kind == NoFDE || checker.Reusable() && !s.RunStores(checker.Reads)) {
 			c.addRun(n-1, r.PC)
+			if s.RunCrossed() {
+				c.spread(s.RunPCs()[1:n], &res)
+			}
 			return true
 		}
 		r.N, r.Size = 1, 0
-		for _, pc := range s.RunPCs()[1:n] {
+		for k, pc := range s.RunPCs()[1:n] {
+			s.RunAdvance(k + 1)
 			r.PC = pc
 			res := checker.CheckStack(r, s.Shadow)
 			c.add(r, &res, checker.Same)
@@ -365,6 +372,34 @@ func (c *collector) addRun(k uint64, pc uint64) {
 	}
 	if m.hits != nil {
 		*m.hits += k
+	}
+}
+
+// spread moves the row hits addRun counted for pcs, the rest of a run
+// whose first instruction had the result res, to the rows of the PCs that
+// lie in another row of the run's class (same FDE, same rules).
+func (c *collector) spread(pcs []uint64, res *Result) {
+	m := &c.memo
+	if m.hits == nil || res.TopSection != c.sec {
+		return
+	}
+	fi := res.Top[0]
+	f := &c.sec.FDEs[fi]
+	hits := c.rowHits[fi]
+	lo, hi := f.Start+uint64(f.FREs[res.Top[1]].Start), f.Start+uint64(f.Size)
+	if j := res.Top[1] + 1; j < len(f.FREs) {
+		hi = f.Start + uint64(f.FREs[j].Start)
+	}
+	for _, pc := range pcs {
+		if pc-lo < hi-lo {
+			continue
+		}
+		j, err := c.sec.FindFRE(f, pc)
+		if err != nil {
+			continue // cannot be: mergeBounds put pc in a row of f
+		}
+		*m.hits--
+		hits[j]++
 	}
 }
 
