@@ -284,6 +284,9 @@ func (e *Engine) Close() error {
 // Arch returns the engine's architecture.
 func (e *Engine) Arch() *arch.Arch { return e.arch }
 
+// mapChunk bounds the size of the regions Map gives Unicorn.
+const mapChunk = 2 << 20
+
 // Map maps [addr, addr+size) with prot, backed by fresh zeroed host memory,
 // and returns that memory. addr and size must be page-aligned.
 func (e *Engine) Map(addr, size uint64, prot Prot, name string) ([]byte, error) {
@@ -294,9 +297,22 @@ func (e *Engine) Map(addr, size uint64, prot Prot, name string) ([]byte, error) 
 	if err != nil {
 		return nil, fmt.Errorf("map %#x+%#x (%s): host mmap: %w", addr, size, name, err)
 	}
-	if err := check(C.uc_mem_map_ptr(e.uc, C.uint64_t(addr), C.size_t(size), C.uint32_t(prot), unsafe.Pointer(&mem[0]))); err != nil {
-		syscall.Munmap(mem)
-		return nil, fmt.Errorf("map %#x+%#x (%s): %w", addr, size, name, err)
+	// Unicorn gets the memory in pieces of at most mapChunk bytes: changing
+	// the protection of part of one of its regions splits the region,
+	// which flushes its TLB page by page over the whole region: 670 µs
+	// per mprotect inside a 64 MiB mapping (as glibc's malloc grows an
+	// arena) in one piece, 110 µs in 2 MiB pieces (smaller ones cost more:
+	// every change also walks all of Unicorn's regions).
+	for off := uint64(0); off < size; {
+		n := min(mapChunk-(addr+off)%mapChunk, size-off)
+		if err := check(C.uc_mem_map_ptr(e.uc, C.uint64_t(addr+off), C.size_t(n), C.uint32_t(prot), unsafe.Pointer(&mem[off]))); err != nil {
+			if off > 0 {
+				C.uc_mem_unmap(e.uc, C.uint64_t(addr), C.size_t(off))
+			}
+			syscall.Munmap(mem)
+			return nil, fmt.Errorf("map %#x+%#x (%s): %w", addr, size, name, err)
+		}
+		off += n
 	}
 	r := &region{addr: addr, mem: mem, prot: prot, name: name}
 	i := sort.Search(len(e.regions), func(i int) bool { return e.regions[i].addr > addr })
