@@ -124,7 +124,7 @@ func (tg *Target) run(opt Options) (*Report, error) {
 		if n == 1 {
 			return true
 		}
-		if !res.Kind.Problem() && (res.Kind == NoFDE || checker.Reusable() && !s.RunStores(checker.Reads)) {
+		if !res.Kind.Problem() && (res.Kind == NoFDE || checker.Reusable() && !runStoresHit(s, checker)) {
 			c.addRun(n-1, r.PC)
 			if s.RunCrossed() {
 				c.spread(s.RunPCs()[1:n], &res)
@@ -180,6 +180,26 @@ func (tg *Target) run(opt Options) (*Report, error) {
 		rep.Static = c.static(tg)
 	}
 	return rep, nil
+}
+
+// runStoresHit reports whether a store of the run the session's observer
+// handles (but its last instruction's) hit a word the checker's last walk
+// read: the stores' span against the reads first (one pass over each),
+// then store by store.
+func runStoresHit(s *linux.Session, c *Checker) bool {
+	lo, hi := ^uint64(0), uint64(0)
+	s.RunStores(func(addr, size uint64) bool {
+		end := addr + size
+		if end < addr {
+			end = ^uint64(0)
+		}
+		lo, hi = min(lo, addr), max(hi, end)
+		return false
+	})
+	if hi == 0 || !c.Reads(lo, hi-lo) {
+		return false
+	}
+	return s.RunStores(c.Reads)
 }
 
 // collector aggregates the results of every instruction.
