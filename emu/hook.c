@@ -113,6 +113,12 @@ static int try_merge(sfs_state *st, uint64_t addr, uint32_t size, const uint64_t
 
 static void hook_code(uc_engine *uc, uint64_t addr, uint32_t size, void *user) {
 	sfs_state *st = user;
+	if (st->count >= st->limit) {
+		// The instruction budget of this Start is spent: stop before
+		// this one (instead of Unicorn's own count, a second code hook).
+		uc_emu_stop(uc);
+		return;
+	}
 	st->count++;
 	st->last_pc = addr;
 	st->last_size = size;

@@ -310,3 +310,38 @@ func TestStopBefore(t *testing.T) {
 		t.Errorf("observed %#x, want %#x", pcs, want)
 	}
 }
+
+// TestStartCount: Start with a count runs exactly that many instructions
+// (the code hook stops before the next one, with the PC at it), with and
+// without an observer, and a later Start goes on from there.
+func TestStartCount(t *testing.T) {
+	code := make([]byte, 0x20)
+	for i := range 8 {
+		code[i] = 0x90 // 1000..1007: nop
+	}
+	code[8] = 0xf4 // 1008: hlt
+	for _, observe := range []bool{false, true} {
+		e := newTestEngine(t, arch.AMD64, code)
+		var pcs []uint64
+		if observe {
+			e.ObserveRecords(1, func(rs []Record) {
+				for _, r := range rs {
+					pcs = append(pcs, r.PC)
+				}
+			})
+		}
+		pc := uint64(testText)
+		for _, step := range []struct{ count, executed, pc uint64 }{{3, 3, 0x1003}, {1, 4, 0x1004}, {2, 6, 0x1006}, {0, 8, 0x1008}} {
+			if err := e.Start(pc, 0x1008, 0, step.count); err != nil {
+				t.Fatal(err)
+			}
+			pc, _ = e.PC()
+			if e.Executed() != step.executed || pc != step.pc {
+				t.Fatalf("observe %v, count %d: %d executed, PC %#x; want %d at %#x", observe, step.count, e.Executed(), pc, step.executed, step.pc)
+			}
+		}
+		if observe && !slices.Equal(pcs, []uint64{0x1000, 0x1001, 0x1002, 0x1003, 0x1004, 0x1005, 0x1006, 0x1007}) {
+			t.Errorf("observed %#x", pcs)
+		}
+	}
+}

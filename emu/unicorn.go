@@ -664,7 +664,16 @@ func (e *Engine) Start(begin, until uint64, timeout time.Duration, count uint64)
 		return e.startBlocks(begin, until, timeout, count)
 	}
 	e.started = true
-	err := check(C.uc_emu_start(e.uc, C.uint64_t(begin), C.uint64_t(until), C.uint64_t(timeout/time.Microsecond), C.size_t(count)))
+	// The code hook counts and stops at the budget: Unicorn's count would
+	// add a hook of its own on every instruction. Without the code hook
+	// (RemoveCodeHook), Unicorn counts.
+	e.st.limit = C.uint64_t(^uint64(0))
+	ucCount := count
+	if count > 0 && e.st.code_hook != 0 {
+		e.st.limit, ucCount = e.st.count+C.uint64_t(count), 0
+	}
+	err := check(C.uc_emu_start(e.uc, C.uint64_t(begin), C.uint64_t(until), C.uint64_t(timeout/time.Microsecond), C.size_t(ucCount)))
+	e.st.limit = C.uint64_t(^uint64(0))
 	if e.onHistory != nil {
 		e.FlushRecords()
 	}
