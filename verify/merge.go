@@ -6,7 +6,6 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/sframesim/sframesim/linux"
 	"github.com/sframesim/sframesim/sframe"
 	"github.com/sframesim/sframesim/unwind"
 )
@@ -50,15 +49,15 @@ func (tg *Target) mergeBounds() (bounds []uint64, class []uint32) {
 	bounds = slices.Compact(pts)
 	class = make([]uint32, len(bounds))
 	slices.SortFunc(masked, func(a, b span) int { return cmp.Compare(a.lo, b.lo) })
-	// A row's rules with its indices cleared: what the unwind of frame 0
-	// computes from.
+	// The FDE (of a section: of one object), a row's rules with its
+	// indices cleared (what the unwind of frame 0 computes from) and the
+	// start of the symbol (the function statistics: Lookup names every
+	// address of a symbol alike).
 	type key struct {
-		sec    *sframe.Section
-		fde    int
-		rules  sframe.Row
-		sym    string
-		symAt  uint64
-		object *linux.Object
+		sec   *sframe.Section
+		fde   int
+		rules sframe.Row
+		symAt uint64
 	}
 	classes := map[key]uint32{}
 	next := uint32(0)
@@ -86,11 +85,10 @@ func (tg *Target) mergeBounds() (bounds []uint64, class []uint32) {
 		if err != nil || row.Signal || row.Outermost || !plainRow(sec, &row) {
 			continue
 		}
-		kk := key{sec: sec, fde: row.FDE, rules: row, object: tg.Process.ObjectAt(pc)}
+		kk := key{sec: sec, fde: row.FDE, rules: row}
 		kk.rules.FDE, kk.rules.FRE = 0, 0
-		name, off, ok := tg.Symbols.Lookup(pc)
-		if ok {
-			kk.sym, kk.symAt = name, pc-off
+		if _, off, ok := tg.Symbols.Lookup(pc); ok {
+			kk.symAt = pc - off
 		}
 		if c, ok := classes[kk]; ok {
 			class[i] = c
