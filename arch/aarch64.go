@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"strconv"
+	"strings"
 
 	"golang.org/x/arch/arm64/arm64asm"
 
@@ -22,6 +23,7 @@ var ARM64 = &Arch{
 	Registers: arm64Registers(),
 	Signal:    arm64Signal(),
 	names:     arm64Names(),
+	keeps:     keepsFrameARM64,
 	classify:  classifyARM64,
 	disasm:    disasmARM64,
 }
@@ -136,3 +138,93 @@ func disasmA64Unknown(w uint32) string {
 	}
 	return "(bad)"
 }
+
+// keepsFrameARM64 is KeepsFrame for AArch64: not a branch with link, a
+// return, a branch to a register or a hint (the pointer-authentication
+// instructions on x30 are hints), and an operation of arm64Keeps none of
+// whose register operands is x29, x30 or sp (in any width) and with no
+// address writeback to one of them.
+func keepsFrameARM64(code []byte) bool {
+	if len(code) < 4 {
+		return false
+	}
+	w := binary.LittleEndian.Uint32(code)
+	if classifyA64(w) != FlowOther || w&0xfffff01f == 0xd503201f { // HINT #n
+		return false
+	}
+	inst, err := arm64asm.Decode(code)
+	if err != nil || !arm64Keeps[inst.Op] {
+		return false
+	}
+	frame := func(r arm64asm.Reg) bool {
+		switch r {
+		case arm64asm.X29, arm64asm.W29, arm64asm.X30, arm64asm.W30:
+			return true
+		}
+		return false
+	}
+	for _, a := range inst.Args {
+		switch a := a.(type) {
+		case nil, arm64asm.Imm, arm64asm.Imm64, arm64asm.ImmShift, arm64asm.Cond, arm64asm.PCRel,
+			arm64asm.Imm_fp, arm64asm.RegisterWithArrangement, arm64asm.RegisterWithArrangementAndIndex:
+		case arm64asm.Reg:
+			if frame(a) {
+				return false
+			}
+		case arm64asm.RegSP:
+			if a == arm64asm.RegSP(arm64asm.SP) || a == arm64asm.RegSP(arm64asm.WSP) || frame(arm64asm.Reg(a)) {
+				return false
+			}
+		case arm64asm.MemImmediate:
+			if a.Mode != arm64asm.AddrOffset && (a.Base == arm64asm.RegSP(arm64asm.SP) || frame(arm64asm.Reg(a.Base))) {
+				return false
+			}
+		case arm64asm.MemExtend:
+		case arm64asm.RegExtshiftAmount:
+			// Its register is unexported: its name leads the text.
+			r, _, _ := strings.Cut(a.String(), ",")
+			if r == "X29" || r == "W29" || r == "X30" || r == "W30" {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// arm64Keeps lists the operations that write only their explicit
+// operands (and flags): data processing, loads and stores, conditional
+// branches and direct branches without link, common floating-point and
+// SIMD moves and arithmetic, barriers.
+var arm64Keeps = func() map[arm64asm.Op]bool {
+	m := map[arm64asm.Op]bool{}
+	for _, op := range []arm64asm.Op{
+		arm64asm.ADD, arm64asm.ADDS, arm64asm.SUB, arm64asm.SUBS, arm64asm.CMP, arm64asm.CMN,
+		arm64asm.MOV, arm64asm.MOVZ, arm64asm.MOVK, arm64asm.MOVN, arm64asm.AND, arm64asm.ANDS,
+		arm64asm.ORR, arm64asm.ORN, arm64asm.EOR, arm64asm.EON, arm64asm.BIC, arm64asm.BICS, arm64asm.TST,
+		arm64asm.LSL, arm64asm.LSR, arm64asm.ASR, arm64asm.ROR, arm64asm.MUL, arm64asm.MADD, arm64asm.MSUB,
+		arm64asm.MNEG, arm64asm.SDIV, arm64asm.UDIV, arm64asm.SMULL, arm64asm.UMULL, arm64asm.SMULH,
+		arm64asm.UMULH, arm64asm.SMADDL, arm64asm.UMADDL, arm64asm.NEG, arm64asm.NEGS, arm64asm.MVN,
+		arm64asm.ADC, arm64asm.ADCS, arm64asm.SBC, arm64asm.SBCS,
+		arm64asm.CSEL, arm64asm.CSINC, arm64asm.CSINV, arm64asm.CSNEG, arm64asm.CSET, arm64asm.CSETM,
+		arm64asm.CINC, arm64asm.CINV, arm64asm.CNEG, arm64asm.CCMP, arm64asm.CCMN,
+		arm64asm.SXTW, arm64asm.SXTB, arm64asm.SXTH, arm64asm.UXTB, arm64asm.UXTH,
+		arm64asm.UBFM, arm64asm.SBFM, arm64asm.BFM, arm64asm.UBFX, arm64asm.SBFX, arm64asm.BFI,
+		arm64asm.BFXIL, arm64asm.UBFIZ, arm64asm.SBFIZ, arm64asm.EXTR, arm64asm.CLZ, arm64asm.CLS,
+		arm64asm.REV, arm64asm.REV16, arm64asm.REV32, arm64asm.RBIT, arm64asm.ADR, arm64asm.ADRP,
+		arm64asm.LDR, arm64asm.LDRB, arm64asm.LDRH, arm64asm.LDRSW, arm64asm.LDRSB, arm64asm.LDRSH,
+		arm64asm.LDUR, arm64asm.LDURB, arm64asm.LDURH, arm64asm.LDURSW, arm64asm.LDURSB, arm64asm.LDURSH,
+		arm64asm.STR, arm64asm.STRB, arm64asm.STRH, arm64asm.STUR, arm64asm.STURB, arm64asm.STURH,
+		arm64asm.LDP, arm64asm.STP, arm64asm.LDPSW,
+		arm64asm.B, arm64asm.CBZ, arm64asm.CBNZ, arm64asm.TBZ, arm64asm.TBNZ,
+		arm64asm.FMOV, arm64asm.FADD, arm64asm.FSUB, arm64asm.FMUL, arm64asm.FDIV, arm64asm.FCMP,
+		arm64asm.FCMPE, arm64asm.FCVT, arm64asm.SCVTF, arm64asm.UCVTF, arm64asm.FCVTZS, arm64asm.FCVTZU,
+		arm64asm.FCSEL, arm64asm.FABS, arm64asm.FNEG, arm64asm.FSQRT, arm64asm.FMADD, arm64asm.FMSUB,
+		arm64asm.LD1, arm64asm.ST1, arm64asm.DUP, arm64asm.INS, arm64asm.UMOV, arm64asm.MOVI,
+		arm64asm.DMB, arm64asm.DSB, arm64asm.ISB,
+	} {
+		m[op] = true
+	}
+	return m
+}()

@@ -45,6 +45,7 @@ type Arch struct {
 	Signal SignalContext
 
 	names    map[Reg]string
+	keeps    func(code []byte) bool
 	classify func(code []byte) (Flow, int)
 	disasm   func(code []byte, pc uint64, sym func(uint64) (string, uint64)) (string, int)
 }
@@ -145,6 +146,17 @@ func (a *Arch) StripPAC(addr uint64) uint64 {
 // Classify returns what the instruction at the start of code does to the
 // call stack, and its length (0 with FlowBad when it does not decode).
 func (a *Arch) Classify(code []byte) (Flow, int) { return a.classify(code) }
+
+// KeepsFrame reports whether the instruction at the start of code is known
+// to leave the stack pointer, the frame pointer and the link register as
+// they were: one of a list of common operations that write only their
+// explicit operands (or registers and flags none of those), none of them
+// one of these registers, no address writeback to them. Anything else —
+// pushes, pops, calls, returns, leave, pointer authentication, system
+// instructions, what x/arch cannot decode — may change them: false. The
+// emulator's hook then reads them before the next instruction instead of
+// keeping the values it read before this one.
+func (a *Arch) KeepsFrame(code []byte) bool { return a.keeps(code) }
 
 // Disasm formats the instruction at the start of code, at address pc, in
 // GNU syntax, with symbolic branch targets from sym (may be nil).

@@ -92,3 +92,57 @@ func TestFlowString(t *testing.T) {
 		}
 	}
 }
+
+// TestKeepsFrame: an instruction keeps the stack pointer, frame pointer
+// and link register only if it is a listed operation that names none of
+// them as a register and writes back to none of them.
+func TestKeepsFrame(t *testing.T) {
+	le := func(w uint32) []byte { return []byte{byte(w), byte(w >> 8), byte(w >> 16), byte(w >> 24)} }
+	for _, tc := range []struct {
+		a    *Arch
+		name string
+		code []byte
+		want bool
+	}{
+		{AMD64, "mov %rcx,%rax", []byte{0x48, 0x89, 0xc8}, true},
+		{AMD64, "mov -0x8(%rbp),%rax", []byte{0x48, 0x8b, 0x45, 0xf8}, true},
+		{AMD64, "mov %rax,0x8(%rsp)", []byte{0x48, 0x89, 0x44, 0x24, 0x08}, true},
+		{AMD64, "jmp *%rax", []byte{0xff, 0xe0}, true},
+		{AMD64, "je .+2", []byte{0x74, 0x00}, true},
+		{AMD64, "mov %rsp,%rbp", []byte{0x48, 0x89, 0xe5}, false},
+		{AMD64, "mov %rbp,%rax (names rbp)", []byte{0x48, 0x89, 0xe8}, false},
+		{AMD64, "xor %ebp,%ebp", []byte{0x31, 0xed}, false},
+		{AMD64, "sub $0x18,%rsp", []byte{0x48, 0x83, 0xec, 0x18}, false},
+		{AMD64, "push %rbp", []byte{0x55}, false},
+		{AMD64, "pop %rbx", []byte{0x5b}, false},
+		{AMD64, "leave", []byte{0xc9}, false},
+		{AMD64, "ret", []byte{0xc3}, false},
+		{AMD64, "call .+5", []byte{0xe8, 0, 0, 0, 0}, false},
+		{AMD64, "rep movsb", []byte{0xf3, 0xa4}, false},
+		{AMD64, "xchg %rax,%rbx", []byte{0x48, 0x93}, false},
+		{AMD64, "syscall", []byte{0x0f, 0x05}, false},
+		{AMD64, "truncated", []byte{0x48}, false},
+		{ARM64, "mov x0, x1", le(0xaa0103e0), true},
+		{ARM64, "ldr x0, [x29, #16]", le(0xf9400ba0), true},
+		{ARM64, "str x0, [sp, #8]", le(0xf90007e0), true},
+		{ARM64, "ldr x0, [x1], #8", le(0xf8408420), true},
+		{ARM64, "b.eq .", le(0x54000000), true},
+		{ARM64, "stp x29, x30, [sp, #-16]!", le(0xa9bf7bfd), false},
+		{ARM64, "ldp x29, x30, [sp], #16", le(0xa8c17bfd), false},
+		{ARM64, "mov x29, sp", le(0x910003fd), false},
+		{ARM64, "add sp, sp, #0x10", le(0x910043ff), false},
+		{ARM64, "str x30, [sp, #8]", le(0xf90007fe), false},
+		{ARM64, "add x0, x1, x29, lsl #2", le(0x8b1d0820), false},
+		{ARM64, "bl .", le(0x94000000), false},
+		{ARM64, "ret", le(0xd65f03c0), false},
+		{ARM64, "br x16", le(0xd61f0200), false},
+		{ARM64, "paciasp", le(0xd503233f), false},
+		{ARM64, "autiasp", le(0xd50323bf), false},
+		{ARM64, "svc #0", le(0xd4000001), false},
+		{ARM64, "truncated", []byte{0xe0, 0x03}, false},
+	} {
+		if got := tc.a.KeepsFrame(tc.code); got != tc.want {
+			t.Errorf("%s %s: KeepsFrame = %v, want %v", tc.a.Name, tc.name, got, tc.want)
+		}
+	}
+}

@@ -18,6 +18,7 @@ var AMD64 = &Arch{
 	Registers: []Reg{0, 3, 2, 1, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16},
 	Signal:    amd64Signal,
 	names:     amd64Names(),
+	keeps:     keepsFrameAMD64,
 	classify:  classifyAMD64,
 	disasm:    disasmAMD64,
 }
@@ -75,3 +76,63 @@ func disasmAMD64(code []byte, pc uint64, sym func(uint64) (string, uint64)) (str
 	}
 	return x86asm.GNUSyntax(inst, pc, sym), inst.Len
 }
+
+// keepsFrameAMD64 is KeepsFrame for x86-64: an operation of amd64Keeps
+// none of whose register operands is in the rsp or rbp families (as a
+// memory operand's base or index they are only read).
+func keepsFrameAMD64(code []byte) bool {
+	inst, err := x86asm.Decode(code, 64)
+	if err != nil || !amd64Keeps[inst.Op] {
+		return false
+	}
+	for _, a := range inst.Args {
+		switch a := a.(type) {
+		case nil, x86asm.Mem, x86asm.Imm, x86asm.Rel:
+		case x86asm.Reg:
+			switch a {
+			case x86asm.RSP, x86asm.ESP, x86asm.SP, x86asm.SPB, x86asm.RBP, x86asm.EBP, x86asm.BP, x86asm.BPB:
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// amd64Keeps lists the operations that write only their explicit operands,
+// flags, or rax and rdx: data movement, arithmetic and logic, conditional
+// moves and sets, jumps (direct or indirect) and common SSE moves and
+// arithmetic. Not the string operations, exchanges, stack operations,
+// calls or returns.
+var amd64Keeps = func() map[x86asm.Op]bool {
+	m := map[x86asm.Op]bool{}
+	for _, op := range []x86asm.Op{
+		x86asm.MOV, x86asm.MOVZX, x86asm.MOVSX, x86asm.MOVSXD, x86asm.LEA,
+		x86asm.ADD, x86asm.SUB, x86asm.ADC, x86asm.SBB, x86asm.CMP, x86asm.TEST,
+		x86asm.AND, x86asm.OR, x86asm.XOR, x86asm.NOT, x86asm.NEG, x86asm.INC, x86asm.DEC,
+		x86asm.SHL, x86asm.SHR, x86asm.SAR, x86asm.ROL, x86asm.ROR, x86asm.SHLD, x86asm.SHRD,
+		x86asm.IMUL, x86asm.MUL, x86asm.DIV, x86asm.IDIV,
+		x86asm.CDQ, x86asm.CDQE, x86asm.CQO, x86asm.CWDE, x86asm.CBW, x86asm.CWD,
+		x86asm.BT, x86asm.BTS, x86asm.BTR, x86asm.BTC, x86asm.BSF, x86asm.BSR,
+		x86asm.TZCNT, x86asm.LZCNT, x86asm.POPCNT, x86asm.BSWAP, x86asm.NOP,
+		x86asm.JMP, x86asm.JA, x86asm.JAE, x86asm.JB, x86asm.JBE, x86asm.JE, x86asm.JG,
+		x86asm.JGE, x86asm.JL, x86asm.JLE, x86asm.JNE, x86asm.JNO, x86asm.JNP, x86asm.JNS,
+		x86asm.JO, x86asm.JP, x86asm.JS,
+		x86asm.CMOVA, x86asm.CMOVAE, x86asm.CMOVB, x86asm.CMOVBE, x86asm.CMOVE, x86asm.CMOVG,
+		x86asm.CMOVGE, x86asm.CMOVL, x86asm.CMOVLE, x86asm.CMOVNE, x86asm.CMOVNO, x86asm.CMOVNP,
+		x86asm.CMOVNS, x86asm.CMOVO, x86asm.CMOVP, x86asm.CMOVS,
+		x86asm.SETA, x86asm.SETAE, x86asm.SETB, x86asm.SETBE, x86asm.SETE, x86asm.SETG,
+		x86asm.SETGE, x86asm.SETL, x86asm.SETLE, x86asm.SETNE, x86asm.SETNO, x86asm.SETNP,
+		x86asm.SETNS, x86asm.SETO, x86asm.SETP, x86asm.SETS,
+		x86asm.MOVAPS, x86asm.MOVAPD, x86asm.MOVUPS, x86asm.MOVUPD, x86asm.MOVDQA, x86asm.MOVDQU,
+		x86asm.MOVQ, x86asm.MOVD, x86asm.MOVSS, x86asm.MOVSD_XMM,
+		x86asm.PXOR, x86asm.XORPS, x86asm.XORPD, x86asm.ANDPS, x86asm.ANDPD, x86asm.ORPS,
+		x86asm.ADDSD, x86asm.SUBSD, x86asm.MULSD, x86asm.DIVSD, x86asm.ADDSS, x86asm.SUBSS,
+		x86asm.MULSS, x86asm.DIVSS, x86asm.CVTSI2SD, x86asm.CVTTSD2SI, x86asm.UCOMISD, x86asm.COMISD,
+		x86asm.PCMPEQB, x86asm.PMOVMSKB, x86asm.PUNPCKLQDQ, x86asm.PSHUFD,
+	} {
+		m[op] = true
+	}
+	return m
+}()

@@ -26,6 +26,7 @@ static int in_live(const sfs_state *st, uint64_t pc) {
 
 static void flush(sfs_state *st, int live) {
 	sfsGoFlush(st->slot, live);
+	st->kvalid = 0; // Go may have changed registers
 	st->nbuf = 0;
 	st->nwlog = 0;
 	st->ncodew = 0;
@@ -111,6 +112,116 @@ static int try_merge(sfs_state *st, uint64_t addr, uint32_t size, const uint64_t
 	return 1;
 }
 
+static uint32_t khash(uint64_t key, uint32_t mask) {
+	return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & mask;
+}
+
+// keep_page returns the keep flags of the page holding addr, making them
+// if make is set (NULL if out of memory or not made).
+static uint8_t *keep_page(sfs_state *st, uint64_t addr, int make) {
+	uint64_t key = (addr >> 12) + 1;
+	if (st->lastk && st->lastk->page == key)
+		return st->lastk->k;
+	if (st->kcap > 0) {
+		uint32_t j = khash(key, st->kcap - 1);
+		while (st->ktab[j].page != 0) {
+			if (st->ktab[j].page == key) {
+				st->lastk = &st->ktab[j];
+				return st->lastk->k;
+			}
+			j = (j + 1) & (st->kcap - 1);
+		}
+	}
+	if (!make)
+		return NULL;
+	if (2 * (st->kused + 1) > st->kcap) {
+		uint32_t ncap = st->kcap ? 2 * st->kcap : 64;
+		struct sfs_kpage *nt = calloc(ncap, sizeof *nt);
+		if (!nt)
+			return NULL;
+		for (uint32_t i = 0; i < st->kcap; i++) {
+			if (st->ktab[i].page == 0)
+				continue;
+			uint32_t j = khash(st->ktab[i].page, ncap - 1);
+			while (nt[j].page != 0)
+				j = (j + 1) & (ncap - 1);
+			nt[j] = st->ktab[i];
+		}
+		free(st->ktab);
+		st->ktab = nt;
+		st->kcap = ncap;
+	}
+	uint8_t *k = calloc(4096, 1);
+	if (!k)
+		return NULL;
+	uint32_t j = khash(key, st->kcap - 1);
+	while (st->ktab[j].page != 0)
+		j = (j + 1) & (st->kcap - 1);
+	st->ktab[j].page = key;
+	st->ktab[j].k = k;
+	st->kused++;
+	st->lastk = &st->ktab[j];
+	return k;
+}
+
+void sfs_keep_set(sfs_state *st, uint64_t pc, uint8_t v) {
+	uint8_t *k = keep_page(st, pc, 1);
+	if (k)
+		k[pc & 4095] = v;
+}
+
+void sfs_keep_forget(sfs_state *st) {
+	for (uint32_t i = 0; i < st->kcap; i++)
+		free(st->ktab[i].k);
+	free(st->ktab);
+	st->ktab = st->lastk = NULL;
+	st->kcap = st->kused = 0;
+	st->nkq = 0;
+	st->kvalid = 0;
+}
+
+// keeps reports whether the instruction at pc is known to leave sp, fp
+// and the link register alone; an unknown one is queued for Go.
+static inline int keeps(sfs_state *st, uint64_t pc) {
+	uint8_t *k = keep_page(st, pc, 0);
+	uint8_t v = k ? k[pc & 4095] : 0;
+	if (v == 1)
+		return 1;
+	if (v == 0 && st->nkq < st->capkq && (k || (k = keep_page(st, pc, 1)))) {
+		k[pc & 4095] = 3;
+		st->kq[st->nkq++] = pc;
+	}
+	return 0;
+}
+
+// read_frame_regs reads sp, fp and the link register before the
+// instruction at addr into v, or takes them from before the previous
+// instruction (prev) when that one left them alone.
+static inline void read_frame_regs(sfs_state *st, uc_engine *uc, uint64_t prev, uint64_t *v) {
+	if (st->kvalid && st->kq && keeps(st, prev)) {
+		v[0] = st->kv[0];
+		v[1] = st->kv[1];
+		v[2] = st->kv[2];
+		st->kkept++;
+		if (!st->kcheck)
+			return;
+		uint64_t w[4] = {0, 0, 0, 0};
+		void *p[4] = {&w[0], &w[1], &w[2], &w[3]};
+		uc_reg_read_batch(uc, st->regs + 1, p, st->nregs - 1);
+		if (w[0] != v[0] || w[1] != v[1] || (st->nregs > 3 && w[2] != v[2])) {
+			st->kmiss++;
+			v[0] = w[0], v[1] = w[1], v[2] = w[2];
+		}
+	} else {
+		void *p[4] = {&v[0], &v[1], &v[2], &v[3]};
+		uc_reg_read_batch(uc, st->regs + 1, p, st->nregs - 1);
+	}
+	st->kv[0] = v[0];
+	st->kv[1] = v[1];
+	st->kv[2] = v[2];
+	st->kvalid = 1;
+}
+
 static void hook_code(uc_engine *uc, uint64_t addr, uint32_t size, void *user) {
 	sfs_state *st = user;
 	if (st->count >= st->limit) {
@@ -120,14 +231,14 @@ static void hook_code(uc_engine *uc, uint64_t addr, uint32_t size, void *user) {
 		return;
 	}
 	st->count++;
+	uint64_t prev = st->last_pc;
 	st->last_pc = addr;
 	st->last_size = size;
 	st->last_at = st->count;
 	switch (st->observe) {
 	case SFS_OBSERVE_RECORD: {
 		uint64_t v[4] = {0, 0, 0, 0};
-		void *p[4] = {&v[0], &v[1], &v[2], &v[3]};
-		uc_reg_read_batch(uc, st->regs + 1, p, st->nregs - 1);
+		read_frame_regs(st, uc, prev, v);
 		int merging = st->merge && st->track == SFS_TRACK_LOG;
 		if (merging) {
 			if (st->npcs == st->cappcs)
@@ -282,6 +393,10 @@ void sfs_free_history(sfs_state *st) {
 	free(st->bounds);
 	free(st->cls);
 	free(st->icache);
+	sfs_keep_forget(st);
+	free(st->kq);
+	st->kq = NULL;
+	st->capkq = 0;
 	free(st->pcs);
 	st->bounds = NULL;
 	st->cls = NULL;
@@ -310,6 +425,7 @@ static void hook_syscall(uc_engine *uc, void *user) {
 	if (st->nbuf > 0)
 		flush(st, 0);
 	sfsGoSyscall(st->slot);
+	st->kvalid = 0;
 }
 
 static void hook_intr(uc_engine *uc, uint32_t intno, void *user) {
@@ -317,6 +433,7 @@ static void hook_intr(uc_engine *uc, uint32_t intno, void *user) {
 	if (st->nbuf > 0)
 		flush(st, 0);
 	sfsGoInterrupt(st->slot, intno);
+	st->kvalid = 0;
 }
 
 // hook_in and hook_out see x86 in and out instructions, which Unicorn
@@ -326,6 +443,7 @@ static uint32_t hook_in(uc_engine *uc, uint32_t port, int size, void *user) {
 	if (st->nbuf > 0)
 		flush(st, 0);
 	sfsGoPortIO(st->slot);
+	st->kvalid = 0;
 	return 0;
 }
 
@@ -334,6 +452,7 @@ static void hook_out(uc_engine *uc, uint32_t port, int size, uint32_t value, voi
 	if (st->nbuf > 0)
 		flush(st, 0);
 	sfsGoPortIO(st->slot);
+	st->kvalid = 0;
 }
 
 static bool hook_mem_invalid(uc_engine *uc, uc_mem_type type, uint64_t addr, int size, int64_t value, void *user) {

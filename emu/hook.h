@@ -145,7 +145,26 @@ typedef struct {
 	// In front of it, a direct-mapped cache of the blocks seen lately.
 	struct sfs_dent *dcache;
 	uc_hook block_hook;
+	// Registers kept across instructions that do not change them (record
+	// mode): kv are sp, fp, ra as read before the instruction at last_pc;
+	// kvalid says they are still the engine's (cleared whenever Go runs).
+	// keep flags (by page, lastk at hand) say per PC of read-only code
+	// whether its instruction leaves them alone: 0 unknown, 1 leaves them,
+	// 2 may change them, 3 queued in kq for Go to classify.
+	uint64_t kv[3];
+	int32_t kvalid;
+	int32_t kcheck;          // read the registers anyway and count misses
+	uint64_t kmiss, kkept;   // kept values that were wrong; reads saved
+	struct sfs_kpage *ktab, *lastk;
+	uint32_t kcap, kused;
+	uint64_t *kq;
+	uint32_t nkq, capkq;
 } sfs_state;
+
+struct sfs_kpage {
+	uint64_t page; // addr >> 12, +1 (0: empty slot)
+	uint8_t *k;
+};
 
 // The interval of an address seen lately: bounds[i] <= addr < bounds[i+1]
 // (i < 0: empty entry).
@@ -216,6 +235,12 @@ void sfs_blocks_forget(sfs_state *st);
 // sfs_slow_end goes back to block counting there.
 uc_err sfs_slow_begin(sfs_state *st, uint64_t lo, uint64_t hi);
 uc_err sfs_slow_end(sfs_state *st);
+
+// sfs_keep_set records whether the instruction at pc leaves sp, fp and
+// the link register alone (v 1) or may change them (v 2);
+// sfs_keep_forget drops every flag (code changed).
+void sfs_keep_set(sfs_state *st, uint64_t pc, uint8_t v);
+void sfs_keep_forget(sfs_state *st);
 
 // sfs_arm64_sysreg reads or writes an AArch64 system register by encoding.
 uc_err sfs_arm64_sysreg(uc_engine *uc, int write, uint32_t op0, uint32_t op1, uint32_t crn, uint32_t crm, uint32_t op2, uint64_t *val);

@@ -88,6 +88,7 @@ func (e *Engine) Restore(s *Snapshot) error {
 	if err := e.restoreContext(s.cpu); err != nil {
 		return err
 	}
+	C.sfs_keep_forget(e.st) // the code may have been other code
 	byAddr := make(map[uint64]*snapRegion, len(s.regions))
 	for i := range s.regions {
 		byAddr[s.regions[i].addr] = &s.regions[i]

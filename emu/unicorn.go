@@ -378,6 +378,7 @@ func (e *Engine) setProt(lo, hi uint64, prot Prot) {
 	if prot&ProtExec != 0 {
 		C.sfs_remove_cache(e.uc, C.uint64_t(lo), C.uint64_t(hi))
 		C.sfs_blocks_forget(e.st)
+		C.sfs_keep_forget(e.st)
 	}
 	if e.onCode != nil {
 		e.onCode(lo, hi-lo)
@@ -458,6 +459,7 @@ func (e *Engine) hostWrote(addr, size uint64) {
 	}
 	C.sfs_remove_cache(e.uc, C.uint64_t(addr), C.uint64_t(addr+size))
 	C.sfs_blocks_forget(e.st)
+	C.sfs_keep_forget(e.st)
 	if e.onCode != nil {
 		e.onCode(addr, size)
 	}
@@ -668,6 +670,7 @@ func (e *Engine) Start(begin, until uint64, timeout time.Duration, count uint64)
 	// add a hook of its own on every instruction. Without the code hook
 	// (RemoveCodeHook), Unicorn counts.
 	e.st.limit = C.uint64_t(^uint64(0))
+	e.st.kvalid = 0 // registers may have been set
 	ucCount := count
 	if count > 0 && e.st.code_hook != 0 {
 		e.st.limit, ucCount = e.st.count+C.uint64_t(count), 0
@@ -951,6 +954,7 @@ func (e *Engine) noteWrite(addr, size uint64) {
 
 // FlushRecords passes the records not yet delivered to the observer.
 func (e *Engine) FlushRecords() {
+	e.classifyKeeps()
 	n := int(e.st.nbuf)
 	if n == 0 {
 		return
@@ -1021,6 +1025,68 @@ func (e *Engine) replay(n int, live bool) {
 	}
 }
 
+// keepQueue is the capacity of the queue of instructions the C hook asks
+// Go to classify (arch.KeepsFrame).
+const keepQueue = 4096
+
+// classifyKeeps tells the C hook, for each instruction it queued, whether
+// it leaves the stack pointer, frame pointer and link register alone
+// (arch.Arch.KeepsFrame), so that the registers read before it serve for
+// the next instruction too. Code in writable memory may change: never.
+func (e *Engine) classifyKeeps() {
+	n := int(e.st.nkq)
+	if n == 0 {
+		return
+	}
+	var code [16]byte
+	for _, pc := range unsafe.Slice((*uint64)(unsafe.Pointer(e.st.kq)), n) {
+		v := C.uint8_t(2)
+		if b := e.codeAt(pc, code[:]); len(b) > 0 && !e.writable(pc, uint64(len(b))) && e.arch.KeepsFrame(b) {
+			v = 1
+		}
+		C.sfs_keep_set(e.st, C.uint64_t(pc), v)
+	}
+	e.st.nkq = 0
+}
+
+// codeAt reads up to len(buf) bytes of code at pc, fewer at the end of a
+// mapping.
+func (e *Engine) codeAt(pc uint64, buf []byte) []byte {
+	for n := len(buf); n > 0; n-- {
+		if e.ReadMem(pc, buf[:n]) == nil {
+			return buf[:n]
+		}
+	}
+	return nil
+}
+
+// writable reports whether guest memory in [addr, addr+size) may be
+// written.
+func (e *Engine) writable(addr, size uint64) bool {
+	for _, r := range e.prots {
+		if r.lo < addr+size && r.hi > addr && r.prot&ProtWrite != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckKeptRegisters has the C hook read the frame registers even where it
+// would keep those of the instruction before (a test of arch.KeepsFrame);
+// KeptRegisters reports how often it kept them and, while checking, how
+// often they were wrong.
+func (e *Engine) CheckKeptRegisters(on bool) {
+	e.st.kcheck = 0
+	if on {
+		e.st.kcheck = 1
+	}
+}
+
+// KeptRegisters: see CheckKeptRegisters.
+func (e *Engine) KeptRegisters() (kept, wrong uint64) {
+	return uint64(e.st.kkept), uint64(e.st.kmiss)
+}
+
 // swapBytes exchanges a store's target bytes with its saved copy: undoing
 // it the first time, redoing it the second.
 func swapBytes(w *C.sfs_write, saved []byte) {
@@ -1035,6 +1101,12 @@ func (e *Engine) setObserve() {
 	switch {
 	case e.onRecords != nil, e.onHistory != nil:
 		e.st.observe = C.SFS_OBSERVE_RECORD
+		if e.st.kq == nil {
+			e.st.kq = (*C.uint64_t)(C.calloc(keepQueue, 8))
+			if e.st.kq != nil {
+				e.st.capkq = keepQueue
+			}
+		}
 	default:
 		e.st.observe = C.SFS_OBSERVE_NONE
 	}
@@ -1045,6 +1117,7 @@ func lookupEngine(slot C.int32_t) *Engine { return engines[slot].Load() }
 //export sfsGoFlush
 func sfsGoFlush(slot C.int32_t, live C.int) {
 	e := lookupEngine(slot)
+	e.classifyKeeps()
 	n := int(e.st.nbuf)
 	switch {
 	case e.onRecords != nil:
