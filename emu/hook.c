@@ -112,70 +112,74 @@ static int try_merge(sfs_state *st, uint64_t addr, uint32_t size, const uint64_t
 	return 1;
 }
 
-static uint32_t khash(uint64_t key, uint32_t mask) {
+static uint32_t page_hash(uint64_t key, uint32_t mask) {
 	return (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & mask;
 }
 
-// keep_page returns the keep flags of the page holding addr, making them
-// if make is set (NULL if out of memory or not made).
-static uint8_t *keep_page(sfs_state *st, uint64_t addr, int make) {
+// page_entries returns the entries (esize bytes each) of the page holding
+// addr in t, making them (zeroed) if make is set; NULL if out of memory or
+// not made.
+static inline void *page_entries(struct sfs_pages *t, uint64_t addr, size_t esize, int make) {
 	uint64_t key = (addr >> 12) + 1;
-	if (st->lastk && st->lastk->page == key)
-		return st->lastk->k;
-	if (st->kcap > 0) {
-		uint32_t j = khash(key, st->kcap - 1);
-		while (st->ktab[j].page != 0) {
-			if (st->ktab[j].page == key) {
-				st->lastk = &st->ktab[j];
-				return st->lastk->k;
+	if (t->last && t->last->page == key)
+		return t->last->ent;
+	if (t->cap > 0) {
+		uint32_t j = page_hash(key, t->cap - 1);
+		while (t->tab[j].page != 0) {
+			if (t->tab[j].page == key) {
+				t->last = &t->tab[j];
+				return t->last->ent;
 			}
-			j = (j + 1) & (st->kcap - 1);
+			j = (j + 1) & (t->cap - 1);
 		}
 	}
 	if (!make)
 		return NULL;
-	if (2 * (st->kused + 1) > st->kcap) {
-		uint32_t ncap = st->kcap ? 2 * st->kcap : 64;
-		struct sfs_kpage *nt = calloc(ncap, sizeof *nt);
+	if (2 * (t->used + 1) > t->cap) {
+		uint32_t cap = t->cap ? 2 * t->cap : 256;
+		struct sfs_page *nt = calloc(cap, sizeof *nt);
 		if (!nt)
 			return NULL;
-		for (uint32_t i = 0; i < st->kcap; i++) {
-			if (st->ktab[i].page == 0)
+		for (uint32_t i = 0; i < t->cap; i++) {
+			if (t->tab[i].page == 0)
 				continue;
-			uint32_t j = khash(st->ktab[i].page, ncap - 1);
+			uint32_t j = page_hash(t->tab[i].page, cap - 1);
 			while (nt[j].page != 0)
-				j = (j + 1) & (ncap - 1);
-			nt[j] = st->ktab[i];
+				j = (j + 1) & (cap - 1);
+			nt[j] = t->tab[i];
 		}
-		free(st->ktab);
-		st->ktab = nt;
-		st->kcap = ncap;
+		free(t->tab);
+		t->tab = nt;
+		t->cap = cap;
 	}
-	uint8_t *k = calloc(4096, 1);
-	if (!k)
+	void *ent = calloc(4096, esize);
+	if (!ent)
 		return NULL;
-	uint32_t j = khash(key, st->kcap - 1);
-	while (st->ktab[j].page != 0)
-		j = (j + 1) & (st->kcap - 1);
-	st->ktab[j].page = key;
-	st->ktab[j].k = k;
-	st->kused++;
-	st->lastk = &st->ktab[j];
-	return k;
+	uint32_t j = page_hash(key, t->cap - 1);
+	while (t->tab[j].page != 0)
+		j = (j + 1) & (t->cap - 1);
+	t->tab[j] = (struct sfs_page){.page = key, .ent = ent};
+	t->used++;
+	t->last = &t->tab[j];
+	return ent;
+}
+
+// pages_free drops every page of t.
+static void pages_free(struct sfs_pages *t) {
+	for (uint32_t i = 0; i < t->cap; i++)
+		free(t->tab[i].ent);
+	free(t->tab);
+	*t = (struct sfs_pages){0};
 }
 
 void sfs_keep_set(sfs_state *st, uint64_t pc, uint8_t v) {
-	uint8_t *k = keep_page(st, pc, 1);
+	uint8_t *k = page_entries(&st->keep, pc, 1, 1);
 	if (k)
 		k[pc & 4095] = v;
 }
 
 void sfs_keep_forget(sfs_state *st) {
-	for (uint32_t i = 0; i < st->kcap; i++)
-		free(st->ktab[i].k);
-	free(st->ktab);
-	st->ktab = st->lastk = NULL;
-	st->kcap = st->kused = 0;
+	pages_free(&st->keep);
 	st->nkq = 0;
 	st->kvalid = 0;
 }
@@ -183,11 +187,11 @@ void sfs_keep_forget(sfs_state *st) {
 // keeps reports whether the instruction at pc is known to leave sp, fp
 // and the link register alone; an unknown one is queued for Go.
 static inline int keeps(sfs_state *st, uint64_t pc) {
-	uint8_t *k = keep_page(st, pc, 0);
+	uint8_t *k = page_entries(&st->keep, pc, 1, 0);
 	uint8_t v = k ? k[pc & 4095] : 0;
 	if (v == 1)
 		return 1;
-	if (v == 0 && st->nkq < st->capkq && (k || (k = keep_page(st, pc, 1)))) {
+	if (v == 0 && st->nkq < st->capkq && (k || (k = page_entries(&st->keep, pc, 1, 1)))) {
 		k[pc & 4095] = 3;
 		st->kq[st->nkq++] = pc;
 	}
@@ -564,60 +568,9 @@ void sfs_blocks_forget(sfs_state *st) {
 	free(st->btab);
 	st->btab = NULL;
 	st->bcap = st->bused = 0;
-	for (uint32_t i = 0; i < st->pcap; i++)
-		free(st->ptab[i].ent);
-	free(st->ptab);
-	st->ptab = st->lastpage = NULL;
-	st->pcap = st->pused = 0;
+	pages_free(&st->blockpages);
 	free(st->dcache);
 	st->dcache = NULL;
-}
-
-// code_page returns the entries of the page holding addr, making them if
-// make is set (NULL if out of memory or not made).
-static inline uint32_t *code_page(sfs_state *st, uint64_t addr, int make) {
-	uint64_t key = (addr >> 12) + 1;
-	if (st->lastpage && st->lastpage->page == key)
-		return st->lastpage->ent;
-	if (st->pcap > 0) {
-		uint32_t j = bhash(key, 0, st->pcap - 1);
-		while (st->ptab[j].page != 0) {
-			if (st->ptab[j].page == key) {
-				st->lastpage = &st->ptab[j];
-				return st->ptab[j].ent;
-			}
-			j = (j + 1) & (st->pcap - 1);
-		}
-	}
-	if (!make)
-		return NULL;
-	if (2 * (st->pused + 1) > st->pcap) {
-		uint32_t cap = st->pcap ? 2 * st->pcap : 256;
-		struct sfs_cpage *t = calloc(cap, sizeof *t);
-		if (!t)
-			return NULL;
-		for (uint32_t i = 0; i < st->pcap; i++) {
-			if (st->ptab[i].page == 0)
-				continue;
-			uint32_t j = bhash(st->ptab[i].page, 0, cap - 1);
-			while (t[j].page != 0)
-				j = (j + 1) & (cap - 1);
-			t[j] = st->ptab[i];
-		}
-		free(st->ptab);
-		st->ptab = t;
-		st->pcap = cap;
-	}
-	uint32_t *ent = calloc(4096, sizeof *ent);
-	if (!ent)
-		return NULL;
-	uint32_t j = bhash(key, 0, st->pcap - 1);
-	while (st->ptab[j].page != 0)
-		j = (j + 1) & (st->pcap - 1);
-	st->ptab[j] = (struct sfs_cpage){.page = key, .ent = ent};
-	st->pused++;
-	st->lastpage = &st->ptab[j];
-	return ent;
 }
 
 // bput remembers block (addr, size) with n instructions; bytes (may be
@@ -690,7 +643,7 @@ static __attribute__((noinline)) uint32_t wx_block_insns(sfs_state *st, uint64_t
 // seen for the first time (or with another size).
 static __attribute__((noinline)) uint32_t new_block_insns(sfs_state *st, uint64_t addr, uint32_t size) {
 	uint32_t n = sfsGoBlock(st->slot, addr, size);
-	uint32_t *ent = code_page(st, addr, 1);
+	uint32_t *ent = (uint32_t *)page_entries(&st->blockpages, addr, sizeof(uint32_t), 1);
 	if (ent && size < (1u << 20) && n < 4096)
 		ent[addr & 4095] = size << 12 | n;
 	return n;
@@ -699,7 +652,7 @@ static __attribute__((noinline)) uint32_t new_block_insns(sfs_state *st, uint64_
 // seen_block_insns is block_insns past the direct-mapped cache, which it
 // fills (entry d).
 static __attribute__((noinline)) uint32_t seen_block_insns(sfs_state *st, uint64_t addr, uint32_t size, struct sfs_dent *d) {
-	uint32_t *ent = code_page(st, addr, 0);
+	uint32_t *ent = (uint32_t *)page_entries(&st->blockpages, addr, sizeof(uint32_t), 0);
 	uint32_t v = ent ? ent[addr & 4095] : 0;
 	uint32_t n;
 	if (v != 0 && v >> 12 == size)

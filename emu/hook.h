@@ -50,6 +50,19 @@ typedef struct {
 	uint8_t *host;
 } sfs_region;
 
+// A table of per-address entries of code pages (4096 entries of one size
+// per page, made on demand), open addressing by page, the page used last
+// at hand.
+struct sfs_page {
+	uint64_t page; // addr >> 12, +1 (0: empty slot)
+	void *ent;
+};
+
+struct sfs_pages {
+	struct sfs_page *tab, *last;
+	uint32_t cap, used;
+};
+
 // Per-engine hook state, allocated in C memory and shared with Go.
 typedef struct {
 	uc_engine *uc;
@@ -138,10 +151,9 @@ typedef struct {
 	// memory keep a copy of their bytes, compared at every start.
 	struct sfs_block *btab;
 	uint32_t bcap, bused;
-	// The same for read-only code, by page: ent[addr % 4096] is the block
-	// starting there, size << 12 | n (0: not known).
-	struct sfs_cpage *ptab, *lastpage;
-	uint32_t pcap, pused;
+	// The same for read-only code, by page: a uint32_t per address, the
+	// block starting there, size << 12 | n (0: not known).
+	struct sfs_pages blockpages;
 	// In front of it, a direct-mapped cache of the blocks seen lately.
 	struct sfs_dent *dcache;
 	uc_hook block_hook;
@@ -155,16 +167,11 @@ typedef struct {
 	int32_t kvalid;
 	int32_t kcheck;          // read the registers anyway and count misses
 	uint64_t kmiss, kkept;   // kept values that were wrong; reads saved
-	struct sfs_kpage *ktab, *lastk;
-	uint32_t kcap, kused;
+	struct sfs_pages keep; // a uint8_t per address
 	uint64_t *kq;
 	uint32_t nkq, capkq;
 } sfs_state;
 
-struct sfs_kpage {
-	uint64_t page; // addr >> 12, +1 (0: empty slot)
-	uint8_t *k;
-};
 
 // The interval of an address seen lately: bounds[i] <= addr < bounds[i+1]
 // (i < 0: empty entry).
@@ -185,10 +192,6 @@ struct sfs_dent {
 // SFS_DCACHE entries: 128 KiB, most of a run's hot blocks.
 #define SFS_DCACHE 8192
 
-struct sfs_cpage {
-	uint64_t page; // addr >> 12, +1 (0: empty slot)
-	uint32_t *ent;
-};
 
 struct sfs_block {
 	uint64_t addr;
