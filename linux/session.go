@@ -136,7 +136,12 @@ func (s *Session) Batch(n int) error {
 func (s *Session) Observe(fn func(r shadow.Record) bool) { s.observer = fn }
 
 func (s *Session) hook(er emu.Record, live bool) {
-	r := shadowRecord(er)
+	// Field by field (not shadowRecord's composite literal, which is
+	// built in a temporary and copied in wide moves that stall on the
+	// narrow stores that built it): once per checked record.
+	var r shadow.Record
+	r.PC, r.SP, r.FP, r.RA = er.PC, er.SP, er.FP, er.RA
+	r.Size, r.N, r.LastPC, r.LastSize = er.Size, er.N, er.LastPC, er.LastSize
 	s.rec = er
 	s.Shadow.Observe(r)
 	if s.stopped {

@@ -178,12 +178,23 @@ func New(a *arch.Arch, readCode func(addr uint64, buf []byte) error) *Stack {
 func (s *Stack) Observe(r Record) {
 	s.insn++
 	s.settle(r)
-	s.prev, s.havePrev = r, true
+	s.setPrev(&r)
+	s.havePrev = true
 	if r.N > 1 {
 		s.insn += uint64(r.N - 1)
 		s.prev.PC, s.prev.Size, s.prev.N = r.LastPC, r.LastSize, 1
 	}
 	s.prevFlow = s.flow(s.prev.PC, s.prev.Size)
+}
+
+// setPrev sets s.prev to *r field by field. (s.prev = *r compiles to wide
+// moves from the argument, which the caller stored field by field: each
+// waits for those narrow stores to retire, once per observed record.)
+// TestSetPrev checks that every field is copied.
+func (s *Stack) setPrev(r *Record) {
+	p := &s.prev
+	p.PC, p.SP, p.FP, p.RA = r.PC, r.SP, r.FP, r.RA
+	p.Size, p.N, p.LastPC, p.LastSize = r.Size, r.N, r.LastPC, r.LastSize
 }
 
 // Unobserve takes back the last Observe when that instruction did not run

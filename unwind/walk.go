@@ -219,7 +219,11 @@ func (u *Unwinder) Walk(regs Registers, mem Memory) *Iterator {
 // allocating.
 func (it *Iterator) Reset(u *Unwinder, regs Registers, mem Memory) {
 	it.reset(u, mem, regs.PC, regs.SP, regs.FP)
-	it.regs, it.topmost = regs, true
+	// Field by field: it.regs = regs compiles to wide moves from the
+	// argument, which the caller stored field by field, and each waits
+	// for those narrow stores (once per walk).
+	it.regs.PC, it.regs.SP, it.regs.FP, it.regs.LR, it.regs.Get = regs.PC, regs.SP, regs.FP, regs.LR, regs.Get
+	it.topmost = true
 }
 
 // reset sets every field but regs and topmost; the last frame is left as
@@ -261,8 +265,12 @@ func (it *Iterator) Next() bool {
 	}
 	// The frame is computed in place: a Frame is large, and a walk of
 	// every instruction copies none.
+	// (Cleared and then set field by field: a composite literal is built
+	// on the stack and copied over in wide moves that wait for the
+	// narrow stores that built it.)
 	f := &it.frame
-	*f = Frame{PC: it.pc, SP: it.sp, FP: it.fp, Topmost: it.topmost, Interrupted: it.interrupted}
+	*f = Frame{}
+	f.PC, f.SP, f.FP, f.Topmost, f.Interrupted = it.pc, it.sp, it.fp, it.topmost, it.interrupted
 	if f.Interrupted {
 		f.Context = it.ctx
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"sort"
 
+	"github.com/sframesim/sframesim/emu"
 	"github.com/sframesim/sframesim/sframe"
 	"github.com/sframesim/sframesim/shadow"
 	"github.com/sframesim/sframesim/unwind"
@@ -108,15 +109,38 @@ type memRead struct {
 	ok        bool
 }
 
-// recorder reads memory and remembers every word read.
+// recorder reads memory and remembers every word read, and the bounds
+// of the words read since reset.
 type recorder struct {
 	mem   unwind.Memory
+	eng   *emu.Engine // mem's, when it is a Memory: one dynamic call less per read
 	reads *[]memRead
+	b     [2]uint64 // [lo, hi) of the words read since reset (addBounds)
 }
 
-func (r *recorder) ReadUint64(addr uint64) (uint64, error) {
-	v, err := r.mem.ReadUint64(addr)
+func newRecorder(mem unwind.Memory, reads *[]memRead) *recorder {
+	r := &recorder{mem: mem, reads: reads}
+	if m, ok := mem.(Memory); ok {
+		r.eng = m.E
+	}
+	r.reset()
+	return r
+}
+
+// reset empties the list of words read.
+func (r *recorder) reset() {
+	*r.reads = (*r.reads)[:0]
+	r.b = [2]uint64{^uint64(0), 0}
+}
+
+func (r *recorder) ReadUint64(addr uint64) (v uint64, err error) {
+	if r.eng != nil {
+		v, err = r.eng.Read64(addr)
+	} else {
+		v, err = r.mem.ReadUint64(addr)
+	}
 	*r.reads = append(*r.reads, memRead{addr, v, err == nil})
+	r.b = addBound(r.b, addr)
 	return v, err
 }
 
@@ -124,8 +148,8 @@ func (r *recorder) ReadUint64(addr uint64) (uint64, error) {
 // topmost frame's other registers through regs (may be nil).
 func NewChecker(u *unwind.Unwinder, mem unwind.Memory, regs func(sframe.Reg) (uint64, bool)) *Checker {
 	c := &Checker{u: u, mem: mem, regs: regs, covered: covers(u)}
-	c.rec0 = &recorder{mem: mem, reads: &c.reads0}
-	c.rec = &recorder{mem: mem, reads: &c.newReads}
+	c.rec0 = newRecorder(mem, &c.reads0)
+	c.rec = newRecorder(mem, &c.newReads)
 	return c
 }
 
@@ -165,7 +189,9 @@ func (c *Checker) checkStack(r *shadow.Record, st *shadow.Stack) *Result {
 		// No SFrame data for the PC (most of a static glibc program): the
 		// result needs no walk, no shadow stack and no memory.
 		c.cmpOK = false
-		*res = Result{Kind: NoFDE, Frame: unwind.Frame{PC: r.PC, SP: r.SP, FP: r.FP, Topmost: true, Err: unwind.ErrNoFDE}}
+		*res = Result{Kind: NoFDE}
+		f := &res.Frame
+		f.PC, f.SP, f.FP, f.Topmost, f.Err = r.PC, r.SP, r.FP, true, unwind.ErrNoFDE
 		return res
 	}
 	c.check(r, st.Frames(), st.Version(), res)
@@ -224,7 +250,7 @@ func (c *Checker) check(r *shadow.Record, shadow []shadow.Frame, version uint64,
 	// ends it.
 	memo := c.cmpOK && res == &c.res && version != 0 && version == c.cmpVersion
 	c.cmpOK = false
-	c.reads0 = c.reads0[:0]
+	c.rec0.reset()
 	it := &c.it
 	it.Reset(c.u, unwind.Registers{PC: r.PC, SP: r.SP, FP: r.FP, LR: r.RA, Get: c.regs}, c.rec0)
 	c.f0 = nil
@@ -485,7 +511,8 @@ func (c *Checker) watch() {
 	if n := len(c.bounds); n > 0 {
 		b = c.bounds[n-1]
 	}
-	b = addBounds(b, c.reads0)
+	// The recorder keeps the bounds of frame 0's reads (c.reads0).
+	b = [2]uint64{min(b[0], c.rec0.b[0]), max(b[1], c.rec0.b[1])}
 	if b[1] == 0 {
 		b[0] = 0
 	}
@@ -495,13 +522,18 @@ func (c *Checker) watch() {
 // addBounds widens [lo, hi) to cover the words read.
 func addBounds(b [2]uint64, reads []memRead) [2]uint64 {
 	for _, rd := range reads {
-		end := rd.addr + 8
-		if end < rd.addr {
-			end = ^uint64(0)
-		}
-		b[0], b[1] = min(b[0], rd.addr), max(b[1], end)
+		b = addBound(b, rd.addr)
 	}
 	return b
+}
+
+// addBound widens [lo, hi) to cover the word at addr.
+func addBound(b [2]uint64, addr uint64) [2]uint64 {
+	end := addr + 8
+	if end < addr {
+		end = ^uint64(0)
+	}
+	return [2]uint64{min(b[0], addr), max(b[1], end)}
 }
 
 // unchanged reports whether every recorded word still reads the same.
