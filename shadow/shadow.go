@@ -149,11 +149,11 @@ type Stack struct {
 	signals   []SignalMark // deliveries not returned from, oldest first
 	anomalies []Anomaly
 	// Flow classes per 4 KiB page of code (flowUnknown where not yet
-	// classified), with the last page used at hand: a slice index instead
-	// of a map lookup for nearly every instruction.
+	// classified), with the pages used last at hand (direct-mapped by page
+	// number): a slice index instead of a map lookup for nearly every
+	// instruction, also in code that calls across pages.
 	pages    map[uint64][]arch.Flow
-	lastPage uint64
-	last     []arch.Flow
+	recent   [recentPages]recentPage
 	prev     Record
 	prevFlow arch.Flow
 	havePrev bool
@@ -396,10 +396,20 @@ func (s *Stack) pop(r Record) bool {
 
 const flowUnknown = arch.Flow(0xff)
 
+// recentPage is a page of flow classes at hand (flows nil: none).
+type recentPage struct {
+	page  uint64
+	flows []arch.Flow
+}
+
+// recentPages is the number of pages of flow classes at hand.
+const recentPages = 16
+
 // flow classifies the instruction at pc, once per address.
 func (s *Stack) flow(pc uint64, size uint32) arch.Flow {
 	page := pc >> 12
-	if s.last == nil || page != s.lastPage {
+	rp := &s.recent[page%recentPages]
+	if rp.flows == nil || rp.page != page {
 		p, ok := s.pages[page]
 		if !ok {
 			p = make([]arch.Flow, 1<<12)
@@ -408,12 +418,12 @@ func (s *Stack) flow(pc uint64, size uint32) arch.Flow {
 			}
 			s.pages[page] = p
 		}
-		s.lastPage, s.last = page, p
+		rp.page, rp.flows = page, p
 	}
-	f := s.last[pc&(1<<12-1)]
+	f := rp.flows[pc&(1<<12-1)]
 	if f == flowUnknown {
 		f = s.classifyAt(pc, size)
-		s.last[pc&(1<<12-1)] = f
+		rp.flows[pc&(1<<12-1)] = f
 	}
 	return f
 }
@@ -459,8 +469,8 @@ func (s *Stack) forget(page uint64, p []arch.Flow, lo, hi uint64) {
 	start, end := page<<12, page<<12+1<<12
 	if lo <= start && hi >= end {
 		delete(s.pages, page)
-		if s.last != nil && s.lastPage == page {
-			s.last = nil
+		if rp := &s.recent[page%recentPages]; rp.flows != nil && rp.page == page {
+			rp.flows = nil
 		}
 		return
 	}
@@ -523,7 +533,7 @@ func (s *Stack) Save() State {
 // then.
 func (s *Stack) Restore(st State) {
 	clear(s.pages)
-	s.last = nil
+	s.recent = [recentPages]recentPage{}
 	s.frames = append(s.frames[:0], st.frames...)
 	s.signals = append(s.signals[:0], st.signals...)
 	s.anomalies = s.anomalies[:min(len(s.anomalies), st.anomalies)]

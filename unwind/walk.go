@@ -411,32 +411,12 @@ func (it *Iterator) step(f *Frame) {
 // eval computes a rule's value in frame f (cfa: the frame's CFA, for rules
 // based on it).
 func (it *Iterator) eval(f *Frame, r sframe.Rule, cfa uint64) (uint64, error) {
-	sp, fp, _, _ := f.abiRegs()
-	var base uint64
-	switch r.Reg {
-	case sframe.RegCFA:
-		base = cfa
-	case sp:
-		base = f.SP
-	case fp:
-		base = f.FP
-	default:
-		if f.Interrupted {
-			v, err := it.saved(r.Reg)
-			if err != nil {
-				return 0, err
-			}
-			base = v
-			break
+	base := cfa
+	if r.Reg != sframe.RegCFA {
+		var err error
+		if base, err = it.base(f, r.Reg); err != nil {
+			return 0, err
 		}
-		if !f.Topmost || it.regs.Get == nil {
-			return 0, fmt.Errorf("%w: %s", ErrRegister, sframe.RegName(f.abi(), r.Reg))
-		}
-		v, ok := it.regs.Get(r.Reg)
-		if !ok {
-			return 0, fmt.Errorf("%w: %s", ErrRegister, sframe.RegName(f.abi(), r.Reg))
-		}
-		base = v
 	}
 	addr := base + uint64(int64(r.Offset))
 	if !r.Deref {
@@ -445,6 +425,27 @@ func (it *Iterator) eval(f *Frame, r sframe.Rule, cfa uint64) (uint64, error) {
 	v, err := it.mem.ReadUint64(addr)
 	if err != nil {
 		return 0, fmt.Errorf("reading %#x (%s): %w", addr, r.Format(f.abi()), err)
+	}
+	return v, nil
+}
+
+// base returns register reg's value in frame f (a rule's base other than
+// the CFA).
+func (it *Iterator) base(f *Frame, reg sframe.Reg) (uint64, error) {
+	sp, fp, _, _ := f.abiRegs()
+	switch {
+	case reg == sp:
+		return f.SP, nil
+	case reg == fp:
+		return f.FP, nil
+	case f.Interrupted:
+		return it.saved(reg)
+	case !f.Topmost || it.regs.Get == nil:
+		return 0, fmt.Errorf("%w: %s", ErrRegister, sframe.RegName(f.abi(), reg))
+	}
+	v, ok := it.regs.Get(reg)
+	if !ok {
+		return 0, fmt.Errorf("%w: %s", ErrRegister, sframe.RegName(f.abi(), reg))
 	}
 	return v, nil
 }
