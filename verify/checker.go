@@ -109,13 +109,11 @@ type memRead struct {
 	ok        bool
 }
 
-// recorder reads memory and remembers every word read, and the bounds
-// of the words read since reset.
+// recorder reads memory and remembers every word read.
 type recorder struct {
 	mem   unwind.Memory
 	eng   *emu.Engine // mem's, when it is a Memory: one dynamic call less per read
 	reads *[]memRead
-	b     [2]uint64 // [lo, hi) of the words read since reset (addBounds)
 }
 
 func newRecorder(mem unwind.Memory, reads *[]memRead) *recorder {
@@ -128,10 +126,7 @@ func newRecorder(mem unwind.Memory, reads *[]memRead) *recorder {
 }
 
 // reset empties the list of words read.
-func (r *recorder) reset() {
-	*r.reads = (*r.reads)[:0]
-	r.b = [2]uint64{^uint64(0), 0}
-}
+func (r *recorder) reset() { *r.reads = (*r.reads)[:0] }
 
 func (r *recorder) ReadUint64(addr uint64) (v uint64, err error) {
 	if r.eng != nil {
@@ -140,7 +135,6 @@ func (r *recorder) ReadUint64(addr uint64) (v uint64, err error) {
 		v, err = r.mem.ReadUint64(addr)
 	}
 	*r.reads = append(*r.reads, memRead{addr, v, err == nil})
-	r.b = addBound(r.b, addr)
 	return v, err
 }
 
@@ -171,8 +165,10 @@ func (c *Checker) checkStack(r *shadow.Record, st *shadow.Stack) *Result {
 	}
 	res := &c.res
 	if c.lastOK && r.PC-c.lo < c.hi-c.lo && r.SP == c.sp && r.FP == c.fp && r.RA == c.ra && st.Version() == c.version {
+		// Frame 0's few words are read again (the watch covers only the
+		// tail's: see watch), the tail's when the watch saw a store.
 		touched := c.Watch == nil || c.Watch.Touched()
-		if !touched || unchanged(c.mem, c.reads0) && unchanged(c.mem, c.reads) {
+		if c.unchanged(c.reads0) && (!touched || c.unchanged(c.reads)) {
 			if touched && c.Watch != nil {
 				c.watch()
 			}
@@ -277,7 +273,7 @@ func (c *Checker) check(r *shadow.Record, shadow []shadow.Frame, version uint64,
 	}
 	c.f0 = f0
 	key := [3]uint64{f0.RA, f0.CFA, f0.CallerFP}
-	if c.valid && key == c.key && (c.Watch != nil && !c.Watch.Touched() || unchanged(c.mem, c.reads)) {
+	if c.valid && key == c.key && (c.Watch != nil && !c.Watch.Touched() || c.unchanged(c.reads)) {
 		c.TailReused++
 	} else {
 		c.walkTail(f0)
@@ -416,7 +412,7 @@ func (c *Checker) prefixUnchanged(q int) bool {
 	if c.Watch != nil && !c.Watch.Touched() {
 		return true
 	}
-	return unchanged(c.mem, c.reads[:c.spans[q][1]])
+	return c.unchanged(c.reads[:c.spans[q][1]])
 }
 
 // compare compares frame 0 and the tail with the shadow stack. Tail frame
@@ -505,14 +501,16 @@ func (c *Checker) compare(f0 *unwind.Frame, shadow []shadow.Frame, res *Result) 
 	}
 }
 
-// watch arms the watcher over the words frame 0 and the tail read.
+// watch arms the watcher over the words the tail read. Not frame 0's,
+// which CheckStack reads again: they are one to three words, and the
+// watch is one range, which would then also span frame 0's locals
+// (AArch64 saves FP and LR at the bottom of the frame), whose every store
+// would have the tail's words read again.
 func (c *Checker) watch() {
 	b := [2]uint64{^uint64(0), 0}
 	if n := len(c.bounds); n > 0 {
 		b = c.bounds[n-1]
 	}
-	// The recorder keeps the bounds of frame 0's reads (c.reads0).
-	b = [2]uint64{min(b[0], c.rec0.b[0]), max(b[1], c.rec0.b[1])}
 	if b[1] == 0 {
 		b[0] = 0
 	}
@@ -537,6 +535,22 @@ func addBound(b [2]uint64, addr uint64) [2]uint64 {
 }
 
 // unchanged reports whether every recorded word still reads the same.
+func (c *Checker) unchanged(reads []memRead) bool {
+	e := c.rec0.eng
+	if e == nil {
+		return unchanged(c.mem, reads)
+	}
+	for _, rd := range reads {
+		v, err := e.Read64(rd.addr)
+		if (err == nil) != rd.ok || v != rd.val {
+			return false
+		}
+	}
+	return true
+}
+
+// unchanged reports whether every recorded word still reads the same in
+// mem.
 func unchanged(mem unwind.Memory, reads []memRead) bool {
 	for _, rd := range reads {
 		v, err := mem.ReadUint64(rd.addr)
