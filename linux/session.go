@@ -148,8 +148,11 @@ func (s *Session) recordHook() func(er emu.Record, live bool) {
 		var r shadow.Record
 		r.PC, r.SP, r.FP, r.RA = er.PC, er.SP, er.FP, er.RA
 		r.Size, r.N, r.LastPC, r.LastSize = er.Size, er.N, er.LastPC, er.LastSize
-		s.rec = er
 		s.Shadow.Observe(r)
+		// After Observe: er arrived in registers, which the function
+		// entry stored field by field, and copying it whole right then
+		// waited for those stores.
+		s.rec = er
 		if s.stopped {
 			// A batch goes on after a stop (Batch): the shadow stack
 			// follows.

@@ -355,7 +355,11 @@ func (it *Iterator) step(f *Frame) {
 		}
 		return
 	}
-	f.HasRow, f.Row, f.Section = true, *row, sec
+	// One statement each: a tuple assignment copies the row through a
+	// temporary, in overlapping wide moves that wait for each other.
+	f.HasRow = true
+	f.Row = *row
+	f.Section = sec
 	if row.Outermost {
 		f.Outermost = true
 		return

@@ -288,7 +288,7 @@ func (c *Checker) check(r *shadow.Record, shadow []shadow.Frame, version uint64,
 		// The same tail, shadow stack and frame 0 results (the key) as
 		// the last comparison, whose result is still in res, beyond frame
 		// 0 (Depth >= 1): only frame 0's row can differ.
-		res.Top, res.TopSection = [2]int{f0.Row.FDE, f0.Row.FRE}, f0.Section
+		res.Top[0], res.Top[1], res.TopSection = f0.Row.FDE, f0.Row.FRE, f0.Section
 		c.cmpOK = true
 		return
 	}
@@ -440,7 +440,7 @@ func (c *Checker) compare(f0 *unwind.Frame, shadow []shadow.Frame, res *Result) 
 	}
 	*res = Result{}
 	if f0.HasRow {
-		res.Top, res.TopSection = [2]int{f0.Row.FDE, f0.Row.FRE}, f0.Section
+		res.Top[0], res.Top[1], res.TopSection = f0.Row.FDE, f0.Row.FRE, f0.Section
 	}
 	if _, done := judge(0, f0, shadow, c.covered); done {
 		// Frame 0 ends the walk (cannot happen with a tail; kept exact).
