@@ -85,6 +85,10 @@ type Checker struct {
 	sp, fp, ra uint64
 	version    uint64
 
+	// What CheckStack found of the rows at recently checked PCs
+	// (direct-mapped; cleared with the unwinder's generation).
+	rows []rowInfo
+
 	// Reused counts whole results reused, TailReused the callers' frames
 	// reused whole, Walked the tails unwound (at least in part), Steps the
 	// caller frames unwound.
@@ -94,6 +98,18 @@ type Checker struct {
 	// (a depth-0 frame has the new PC).
 	Same bool
 }
+
+// rowInfo is what CheckStack knows of the row at pc, which has one (ok):
+// whether a result there is reusable over [lo, hi) (its rules use only SP,
+// FP and the link register, and the section knows the row's extent).
+type rowInfo struct {
+	pc           uint64
+	lo, hi       uint64
+	ok, reusable bool
+}
+
+// rowMemoSize is the number of PCs a Checker remembers rows of.
+const rowMemoSize = 2048
 
 // Watcher watches memory for stores (emu.Engine implements it).
 type Watcher interface {
@@ -141,7 +157,7 @@ func (r *recorder) ReadUint64(addr uint64) (v uint64, err error) {
 // NewChecker returns a Checker over u, reading memory through mem and the
 // topmost frame's other registers through regs (may be nil).
 func NewChecker(u *unwind.Unwinder, mem unwind.Memory, regs func(sframe.Reg) (uint64, bool)) *Checker {
-	c := &Checker{u: u, mem: mem, regs: regs, covered: covers(u)}
+	c := &Checker{u: u, mem: mem, regs: regs, covered: covers(u), rows: make([]rowInfo, rowMemoSize)}
 	c.rec0 = newRecorder(mem, &c.reads0)
 	c.rec = newRecorder(mem, &c.newReads)
 	return c
@@ -181,7 +197,11 @@ func (c *Checker) checkStack(r *shadow.Record, st *shadow.Stack) *Result {
 		}
 	}
 	c.lastOK = false
-	if c.u.LookupErr(r.PC) == unwind.ErrNoFDE {
+	row := &c.rows[r.PC%rowMemoSize]
+	if !row.ok || row.pc != r.PC {
+		row = nil
+	}
+	if row == nil && c.u.LookupErr(r.PC) == unwind.ErrNoFDE {
 		// No SFrame data for the PC (most of a static glibc program): the
 		// result needs no walk, no shadow stack and no memory.
 		c.cmpOK = false
@@ -192,13 +212,27 @@ func (c *Checker) checkStack(r *shadow.Record, st *shadow.Stack) *Result {
 	}
 	c.check(r, st.Frames(), st.Version(), res)
 	// Frame 0's error would name its PC: not reusable at another.
-	if f := c.f0; f != nil && f.Err == nil && f.HasRow && f.Section != nil && !f.Signal && plainRules(f) {
-		if lo, hi, ok := c.u.RowExtent(r.PC); ok {
+	if f := c.f0; f != nil && f.Err == nil && f.HasRow && f.Section != nil && !f.Signal {
+		if row == nil {
+			row = c.rowMemo(r.PC, f)
+		}
+		if row.reusable {
 			c.lastOK = true
-			c.lo, c.hi, c.sp, c.fp, c.ra, c.version = lo, hi, r.SP, r.FP, r.RA, st.Version()
+			c.lo, c.hi, c.sp, c.fp, c.ra, c.version = row.lo, row.hi, r.SP, r.FP, r.RA, st.Version()
 		}
 	}
 	return res
+}
+
+// rowMemo returns pc's entry of c.rows, made from frame 0 f at pc (which
+// has a row, not a signal frame's).
+func (c *Checker) rowMemo(pc uint64, f *unwind.Frame) *rowInfo {
+	row := &c.rows[pc%rowMemoSize]
+	*row = rowInfo{pc: pc, ok: true}
+	if plainRules(f) {
+		row.lo, row.hi, row.reusable = c.u.RowExtent(pc)
+	}
+	return row
 }
 
 // Reusable reports whether the last CheckStack's result holds for any PC
@@ -212,6 +246,7 @@ func (c *Checker) Reusable() bool { return c.lastOK }
 func (c *Checker) sync() {
 	if g := c.u.Generation(); g != c.gen {
 		c.valid, c.lastOK, c.cmpOK, c.okN, c.gen = false, false, false, 0, g
+		clear(c.rows)
 	}
 }
 
