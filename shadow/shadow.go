@@ -241,14 +241,14 @@ func (s *Stack) settle(r Record) {
 				Insn:       s.insn,
 			})
 		case arch.FlowRet:
-			jumped = !s.pop(r)
+			jumped = !s.pop(&r)
 		case arch.FlowJump:
 			jumped = true
 		}
 	}
 	// Frames the stack pointer has left are gone (longjmp, exception
 	// unwinding).
-	for n := len(s.frames); n > 0 && s.abandoned(&s.frames[n-1], r, jumped); n-- {
+	for n := len(s.frames); n > 0 && s.abandoned(&s.frames[n-1], &r, jumped); n-- {
 		s.frames = s.frames[:n-1]
 		s.unwound++
 	}
@@ -344,7 +344,7 @@ func (s *Stack) Signals() []SignalMark { return s.signals }
 // caller restores the caller's own x30. Elsewhere x30 may legitimately
 // hold something else for a while, as in glibc's __sigsetjmp, which parks
 // it in x13 around a call.
-func (s *Stack) abandoned(f *Frame, r Record, jumped bool) bool {
+func (s *Stack) abandoned(f *Frame, r *Record, jumped bool) bool {
 	if f.SignalFrame {
 		// Only rt_sigreturn returns from a signal frame whose handler
 		// returned, wherever the trampoline's stack is.
@@ -367,7 +367,7 @@ func (s *Stack) abandoned(f *Frame, r Record, jumped bool) bool {
 }
 
 // pop handles a return that landed at r.PC; false if no frame expected it.
-func (s *Stack) pop(r Record) bool {
+func (s *Stack) pop(r *Record) bool {
 	n := len(s.frames)
 	for i := n - 1; i >= 0; i-- {
 		if s.frames[i].ReturnAddr == r.PC {
