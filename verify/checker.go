@@ -28,11 +28,14 @@ import (
 //     shadow stack has not changed and no word read has changed: most
 //     instructions of a function body;
 //   - otherwise unwinds the topmost frame and reuses the callers' frames
-//     while its results and their words are the same.
+//     while its results and their words are the same, and the comparison
+//     of those frames with the shadow stack while the shadow stack has not
+//     changed either (only the topmost frame's row, Result.Top, differs).
 //
-// Words are known unchanged without reading them again when Watch (the
-// emulator in history mode, which sees every store) says nothing stored
-// there; otherwise they are re-read, which costs no cgo call.
+// The callers' words are known unchanged without reading them again when
+// Watch (the emulator in history mode, which sees every store) says
+// nothing stored there; otherwise they are re-read, which costs no cgo
+// call. The topmost frame's few words are always re-read.
 type Checker struct {
 	u       *unwind.Unwinder
 	covered func(pc uint64) bool // the unwinder has a row for pc
