@@ -34,7 +34,8 @@ type Session struct {
 	stopped  bool
 	batch    bool // records arrive in batches (Batch)
 	cur      shadow.Record
-	rec      emu.Record // the record the observer is handling
+	rec      emu.Record                     // the record the observer is handling
+	hook     func(er emu.Record, live bool) // recordHook's, given to the engine
 }
 
 // shadowRecord is the shadow stack's view of an engine record.
@@ -78,6 +79,7 @@ func NewSession(p *Process) *Session {
 	})
 	p.OnSwitch(s.switchThread)
 	p.OnSignal(s.signal)
+	s.hook = s.recordHook()
 	p.Engine.ObserveHistory(1, s.hook)
 	s.sync()
 	return s
@@ -151,22 +153,41 @@ func (s *Session) Batch(n int) error {
 // the instruction. nil removes it.
 func (s *Session) Observe(fn func(r shadow.Record) bool) { s.observer = fn }
 
-func (s *Session) hook(er emu.Record, live bool) {
-	r := shadowRecord(er)
-	s.rec = er
-	s.Shadow.Observe(r)
-	if s.stopped {
-		// A batch goes on after a stop (Batch): the shadow stack follows.
-		if live {
-			s.Shadow.Unobserve()
-			s.P.Engine.StopBefore()
+// recordHook returns the function the engine hands each record to (its
+// body is the closure's own, not a method it calls: a method value adds a
+// call that copies the record once more, for every record).
+func (s *Session) recordHook() func(er emu.Record, live bool) {
+	return func(er emu.Record, live bool) {
+		// Field by field (not shadowRecord's composite literal, which is
+		// built in a temporary and copied in wide moves that stall on the
+		// narrow stores that built it): once per checked record.
+		var r shadow.Record
+		r.PC, r.SP, r.FP, r.RA = er.PC, er.SP, er.FP, er.RA
+		r.Size, r.N, r.LastPC, r.LastSize = er.Size, er.N, er.LastPC, er.LastSize
+		s.Shadow.Observe(r)
+		// After Observe: er arrived in registers, which the function
+		// entry stored field by field, and copying it whole right then
+		// waited for those stores.
+		s.rec = er
+		if s.stopped {
+			// A batch goes on after a stop (Batch): the shadow stack
+			// follows.
+			if live {
+				s.Shadow.Unobserve()
+				s.P.Engine.StopBefore()
+			}
+			return
 		}
-		return
+		if (s.observer != nil && !s.observer(r)) || (s.pred != nil && s.pred(r)) {
+			s.stop(live)
+		}
 	}
-	stop := (s.observer != nil && !s.observer(r)) || (s.pred != nil && s.pred(r))
-	if !stop {
-		return
-	}
+}
+
+// stop stops the engine before the record the observer or the predicate
+// stopped at (live: its instruction has not run) or at the end of the
+// batch.
+func (s *Session) stop(live bool) {
 	s.stopped = true
 	if live {
 		s.Shadow.Unobserve()

@@ -149,11 +149,11 @@ type Stack struct {
 	signals   []SignalMark // deliveries not returned from, oldest first
 	anomalies []Anomaly
 	// Flow classes per 4 KiB page of code (flowUnknown where not yet
-	// classified), with the last page used at hand: a slice index instead
-	// of a map lookup for nearly every instruction.
+	// classified), with the pages used last at hand (direct-mapped by page
+	// number): a slice index instead of a map lookup for nearly every
+	// instruction, also in code that calls across pages.
 	pages    map[uint64][]arch.Flow
-	lastPage uint64
-	last     []arch.Flow
+	recent   [recentPages]recentPage
 	prev     Record
 	prevFlow arch.Flow
 	havePrev bool
@@ -178,12 +178,23 @@ func New(a *arch.Arch, readCode func(addr uint64, buf []byte) error) *Stack {
 func (s *Stack) Observe(r Record) {
 	s.insn++
 	s.settle(r)
-	s.prev, s.havePrev = r, true
+	s.setPrev(&r)
+	s.havePrev = true
 	if r.N > 1 {
 		s.insn += uint64(r.N - 1)
 		s.prev.PC, s.prev.Size, s.prev.N = r.LastPC, r.LastSize, 1
 	}
 	s.prevFlow = s.flow(s.prev.PC, s.prev.Size)
+}
+
+// setPrev sets s.prev to *r field by field. (s.prev = *r compiles to wide
+// moves from the argument, which the caller stored field by field: each
+// waits for those narrow stores to retire, once per observed record.)
+// TestSetPrev checks that every field is copied.
+func (s *Stack) setPrev(r *Record) {
+	p := &s.prev
+	p.PC, p.SP, p.FP, p.RA = r.PC, r.SP, r.FP, r.RA
+	p.Size, p.N, p.LastPC, p.LastSize = r.Size, r.N, r.LastPC, r.LastSize
 }
 
 // Unobserve takes back the last Observe when that instruction did not run
@@ -230,14 +241,14 @@ func (s *Stack) settle(r Record) {
 				Insn:       s.insn,
 			})
 		case arch.FlowRet:
-			jumped = !s.pop(r)
+			jumped = !s.pop(&r)
 		case arch.FlowJump:
 			jumped = true
 		}
 	}
 	// Frames the stack pointer has left are gone (longjmp, exception
 	// unwinding).
-	for n := len(s.frames); n > 0 && s.abandoned(&s.frames[n-1], r, jumped); n-- {
+	for n := len(s.frames); n > 0 && s.abandoned(&s.frames[n-1], &r, jumped); n-- {
 		s.frames = s.frames[:n-1]
 		s.unwound++
 	}
@@ -333,7 +344,7 @@ func (s *Stack) Signals() []SignalMark { return s.signals }
 // caller restores the caller's own x30. Elsewhere x30 may legitimately
 // hold something else for a while, as in glibc's __sigsetjmp, which parks
 // it in x13 around a call.
-func (s *Stack) abandoned(f *Frame, r Record, jumped bool) bool {
+func (s *Stack) abandoned(f *Frame, r *Record, jumped bool) bool {
 	if f.SignalFrame {
 		// Only rt_sigreturn returns from a signal frame whose handler
 		// returned, wherever the trampoline's stack is.
@@ -356,7 +367,7 @@ func (s *Stack) abandoned(f *Frame, r Record, jumped bool) bool {
 }
 
 // pop handles a return that landed at r.PC; false if no frame expected it.
-func (s *Stack) pop(r Record) bool {
+func (s *Stack) pop(r *Record) bool {
 	n := len(s.frames)
 	for i := n - 1; i >= 0; i-- {
 		if s.frames[i].ReturnAddr == r.PC {
@@ -385,10 +396,20 @@ func (s *Stack) pop(r Record) bool {
 
 const flowUnknown = arch.Flow(0xff)
 
+// recentPage is a page of flow classes at hand (flows nil: none).
+type recentPage struct {
+	page  uint64
+	flows []arch.Flow
+}
+
+// recentPages is the number of pages of flow classes at hand.
+const recentPages = 16
+
 // flow classifies the instruction at pc, once per address.
 func (s *Stack) flow(pc uint64, size uint32) arch.Flow {
 	page := pc >> 12
-	if s.last == nil || page != s.lastPage {
+	rp := &s.recent[page%recentPages]
+	if rp.flows == nil || rp.page != page {
 		p, ok := s.pages[page]
 		if !ok {
 			p = make([]arch.Flow, 1<<12)
@@ -397,12 +418,12 @@ func (s *Stack) flow(pc uint64, size uint32) arch.Flow {
 			}
 			s.pages[page] = p
 		}
-		s.lastPage, s.last = page, p
+		rp.page, rp.flows = page, p
 	}
-	f := s.last[pc&(1<<12-1)]
+	f := rp.flows[pc&(1<<12-1)]
 	if f == flowUnknown {
 		f = s.classifyAt(pc, size)
-		s.last[pc&(1<<12-1)] = f
+		rp.flows[pc&(1<<12-1)] = f
 	}
 	return f
 }
@@ -448,8 +469,8 @@ func (s *Stack) forget(page uint64, p []arch.Flow, lo, hi uint64) {
 	start, end := page<<12, page<<12+1<<12
 	if lo <= start && hi >= end {
 		delete(s.pages, page)
-		if s.last != nil && s.lastPage == page {
-			s.last = nil
+		if rp := &s.recent[page%recentPages]; rp.flows != nil && rp.page == page {
+			rp.flows = nil
 		}
 		return
 	}
@@ -512,7 +533,7 @@ func (s *Stack) Save() State {
 // then.
 func (s *Stack) Restore(st State) {
 	clear(s.pages)
-	s.last = nil
+	s.recent = [recentPages]recentPage{}
 	s.frames = append(s.frames[:0], st.frames...)
 	s.signals = append(s.signals[:0], st.signals...)
 	s.anomalies = s.anomalies[:min(len(s.anomalies), st.anomalies)]

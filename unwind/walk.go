@@ -20,14 +20,25 @@ type Unwinder struct {
 	max   int           // SetMaxFrames (0: no limit)
 }
 
-// lookupEntry is one PC's Lookup result in an Unwinder's cache.
+// lookupEntry is one PC's Lookup result in an Unwinder's cache, with the
+// row's extent (RowExtent) once asked for.
 type lookupEntry struct {
 	pc    uint64
 	valid bool
+	ext   uint8 // extUnknown, extOK, extNone
 	sec   *sframe.Section
 	row   sframe.Row
 	err   error
+	lo    uint64 // the row's extent [lo, hi) when ext is extOK
+	hi    uint64
 }
+
+// What a lookupEntry knows of its row's extent.
+const (
+	extUnknown = iota
+	extOK
+	extNone
+)
 
 // lookupCacheSize is the number of PCs a cache holds (direct-mapped).
 const lookupCacheSize = 1 << 13
@@ -91,12 +102,64 @@ func (u *Unwinder) Lookup(pc uint64) (*sframe.Section, sframe.Row, error) {
 	if u.cache == nil {
 		return u.lookup(pc)
 	}
+	e := u.cached(pc)
+	return e.sec, e.row, e.err
+}
+
+// cached returns pc's entry of the cache (which u must have), looking pc
+// up if the entry holds another PC.
+func (u *Unwinder) cached(pc uint64) *lookupEntry {
 	e := &u.cache[(pc^pc>>13)&(lookupCacheSize-1)]
 	if !e.valid || e.pc != pc {
 		sec, row, err := u.lookup(pc)
 		*e = lookupEntry{pc: pc, valid: true, sec: sec, row: row, err: err}
 	}
-	return e.sec, e.row, e.err
+	return e
+}
+
+// entry returns pc's Lookup result: the cache's entry, or, without a
+// cache, scratch filled in.
+func (u *Unwinder) entry(pc uint64, scratch *lookupEntry) *lookupEntry {
+	if u.cache != nil {
+		return u.cached(pc)
+	}
+	sec, row, err := u.lookup(pc)
+	*scratch = lookupEntry{pc: pc, valid: true, sec: sec, row: row, err: err}
+	return scratch
+}
+
+// LookupErr returns Lookup's error alone: nil when pc has a row, ErrNoFDE
+// when no section has a function for it.
+func (u *Unwinder) LookupErr(pc uint64) error {
+	if u.cache == nil {
+		_, _, err := u.lookup(pc)
+		return err
+	}
+	return u.cached(pc).err
+}
+
+// RowExtent returns the PC range [lo, hi) around pc over which the section
+// holding pc's row (the one Lookup finds) has the same FDE and FRE
+// (sframe.Section.RowExtent); ok is false where pc has no row or the
+// section cannot tell. With a cache it is remembered with the lookup.
+func (u *Unwinder) RowExtent(pc uint64) (lo, hi uint64, ok bool) {
+	if u.cache == nil {
+		sec, _, err := u.lookup(pc)
+		if err != nil || sec == nil {
+			return 0, 0, false
+		}
+		return sec.RowExtent(pc)
+	}
+	e := u.cached(pc)
+	if e.ext == extUnknown {
+		e.ext = extNone
+		if e.err == nil && e.sec != nil {
+			if e.lo, e.hi, ok = e.sec.RowExtent(pc); ok {
+				e.ext = extOK
+			}
+		}
+	}
+	return e.lo, e.hi, e.ext == extOK
 }
 
 func (u *Unwinder) lookup(pc uint64) (*sframe.Section, sframe.Row, error) {
@@ -135,6 +198,7 @@ type Iterator struct {
 	done        bool
 	err         error
 	lastCFA     uint64
+	scratch     lookupEntry // an Unwinder without a cache looks up into it
 }
 
 // maxStackSwitches bounds how many signal frames of one walk may have
@@ -155,7 +219,11 @@ func (u *Unwinder) Walk(regs Registers, mem Memory) *Iterator {
 // allocating.
 func (it *Iterator) Reset(u *Unwinder, regs Registers, mem Memory) {
 	it.reset(u, mem, regs.PC, regs.SP, regs.FP)
-	it.regs, it.topmost = regs, true
+	// Field by field: it.regs = regs compiles to wide moves from the
+	// argument, which the caller stored field by field, and each waits
+	// for those narrow stores (once per walk).
+	it.regs.PC, it.regs.SP, it.regs.FP, it.regs.LR, it.regs.Get = regs.PC, regs.SP, regs.FP, regs.LR, regs.Get
+	it.topmost = true
 }
 
 // reset sets every field but regs and topmost; the last frame is left as
@@ -195,12 +263,18 @@ func (it *Iterator) Next() bool {
 		it.done = true
 		return false
 	}
-	f := Frame{PC: it.pc, SP: it.sp, FP: it.fp, Topmost: it.topmost, Interrupted: it.interrupted}
+	// The frame is computed in place: a Frame is large, and a walk of
+	// every instruction copies none.
+	// (Cleared and then set field by field: a composite literal is built
+	// on the stack and copied over in wide moves that wait for the
+	// narrow stores that built it.)
+	f := &it.frame
+	*f = Frame{}
+	f.PC, f.SP, f.FP, f.Topmost, f.Interrupted = it.pc, it.sp, it.fp, it.topmost, it.interrupted
 	if f.Interrupted {
 		f.Context = it.ctx
 	}
-	it.step(&f)
-	it.frame = f
+	it.step(f)
 	it.depth++
 	if f.Err != nil || f.Outermost {
 		it.done = true
@@ -218,7 +292,7 @@ func (it *Iterator) Next() bool {
 			it.switches++ // from an alternate signal stack
 		default:
 			f.Err = &StepError{PC: f.PC, What: "CFA", Err: fmt.Errorf("CFA %#x is not above the previous frame's %#x", f.CFA, it.lastCFA)}
-			it.frame, it.err, it.done = f, f.Err, true
+			it.err, it.done = f.Err, true
 			return true
 		}
 	}
@@ -244,20 +318,30 @@ func (it *Iterator) Interrupted() (ctx uint64, ok bool) { return it.ctx, it.inte
 // Frame returns the frame Next computed.
 func (it *Iterator) Frame() Frame { return it.frame }
 
+// Current returns the frame Next computed, without copying it: the
+// iterator's own, overwritten by the next call to Next.
+func (it *Iterator) Current() *Frame { return &it.frame }
+
 // Err returns the failure that ended the walk, or nil when it ended at an
 // outermost frame or at a PC without SFrame data (see the last Frame's Err).
 
 // NoData reports whether a frame's error only means that the SFrame data
 // does not cover its PC (ErrNoFDE, ErrNoFRE): the end of the SFrame chain,
 // not an unwinding failure.
-func NoData(err error) bool     { return errors.Is(err, ErrNoFDE) || errors.Is(err, ErrNoFRE) }
+func NoData(err error) bool {
+	// The walk's own errors are these values themselves: no unwrapping
+	// for the common case (every walk that ends at a gap).
+	return err == ErrNoFDE || err == ErrNoFRE || errors.Is(err, ErrNoFDE) || errors.Is(err, ErrNoFRE)
+}
+
 func (it *Iterator) Err() error { return it.err }
 
 // step fills in what the SFrame data says about frame f.
 func (it *Iterator) step(f *Frame) {
-	sec, row, err := it.u.Lookup(f.PC)
+	e := it.u.entry(f.PC, &it.scratch)
+	sec, row, err := e.sec, &e.row, e.err
 	if signalFDE(sec, row, err) && it.sigreturnAt(f.PC) {
-		it.signal(f, sec, row, err == nil)
+		it.signal(f, sec, *row, err == nil)
 		return
 	}
 	if err != nil {
@@ -271,7 +355,11 @@ func (it *Iterator) step(f *Frame) {
 		}
 		return
 	}
-	f.HasRow, f.Row, f.Section = true, row, sec
+	// One statement each: a tuple assignment copies the row through a
+	// temporary, in overlapping wide moves that wait for each other.
+	f.HasRow = true
+	f.Row = *row
+	f.Section = sec
 	if row.Outermost {
 		f.Outermost = true
 		return
@@ -327,32 +415,12 @@ func (it *Iterator) step(f *Frame) {
 // eval computes a rule's value in frame f (cfa: the frame's CFA, for rules
 // based on it).
 func (it *Iterator) eval(f *Frame, r sframe.Rule, cfa uint64) (uint64, error) {
-	sp, fp, _, _ := f.abiRegs()
-	var base uint64
-	switch r.Reg {
-	case sframe.RegCFA:
-		base = cfa
-	case sp:
-		base = f.SP
-	case fp:
-		base = f.FP
-	default:
-		if f.Interrupted {
-			v, err := it.saved(r.Reg)
-			if err != nil {
-				return 0, err
-			}
-			base = v
-			break
+	base := cfa
+	if r.Reg != sframe.RegCFA {
+		var err error
+		if base, err = it.base(f, r.Reg); err != nil {
+			return 0, err
 		}
-		if !f.Topmost || it.regs.Get == nil {
-			return 0, fmt.Errorf("%w: %s", ErrRegister, sframe.RegName(f.abi(), r.Reg))
-		}
-		v, ok := it.regs.Get(r.Reg)
-		if !ok {
-			return 0, fmt.Errorf("%w: %s", ErrRegister, sframe.RegName(f.abi(), r.Reg))
-		}
-		base = v
 	}
 	addr := base + uint64(int64(r.Offset))
 	if !r.Deref {
@@ -365,10 +433,31 @@ func (it *Iterator) eval(f *Frame, r sframe.Rule, cfa uint64) (uint64, error) {
 	return v, nil
 }
 
+// base returns register reg's value in frame f (a rule's base other than
+// the CFA).
+func (it *Iterator) base(f *Frame, reg sframe.Reg) (uint64, error) {
+	sp, fp, _, _ := f.abiRegs()
+	switch {
+	case reg == sp:
+		return f.SP, nil
+	case reg == fp:
+		return f.FP, nil
+	case f.Interrupted:
+		return it.saved(reg)
+	case !f.Topmost || it.regs.Get == nil:
+		return 0, fmt.Errorf("%w: %s", ErrRegister, sframe.RegName(f.abi(), reg))
+	}
+	v, ok := it.regs.Get(reg)
+	if !ok {
+		return 0, fmt.Errorf("%w: %s", ErrRegister, sframe.RegName(f.abi(), reg))
+	}
+	return v, nil
+}
+
 // signalFDE reports whether a lookup found a signal trampoline: an FDE
 // with the V3 signal flag, with a row for the PC or none (gas writes such
 // FDEs without rows).
-func signalFDE(sec *sframe.Section, row sframe.Row, err error) bool {
+func signalFDE(sec *sframe.Section, row *sframe.Row, err error) bool {
 	if err == nil {
 		return row.Signal
 	}

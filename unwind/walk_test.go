@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/sframesim/sframesim/arch"
@@ -261,5 +262,28 @@ func TestWalkDeep(t *testing.T) {
 	var se *StepError
 	if n != 3002 || !errors.As(err, &se) || se.What != "CFA" || last.Err != err {
 		t.Errorf("looping stack: %d frames, last %+v, err %v", n, last, err)
+	}
+}
+
+// TestResetRegisters: Reset keeps every field of the Registers (it copies
+// them one by one, so a field added to Registers must be added there too).
+func TestResetRegisters(t *testing.T) {
+	var regs Registers
+	v := reflect.ValueOf(&regs).Elem()
+	for i := range v.NumField() {
+		if f := v.Field(i); f.Kind() == reflect.Uint64 {
+			f.SetUint(uint64(0x1000 + i))
+		} else {
+			f.Set(reflect.ValueOf(func(sframe.Reg) (uint64, bool) { return 0, false }))
+		}
+	}
+	var it Iterator
+	it.Reset(nil, regs, nil)
+	got := reflect.ValueOf(it.regs)
+	for i := range v.NumField() {
+		a, b := v.Field(i), got.Field(i)
+		if a.Kind() == reflect.Func && a.Pointer() != b.Pointer() || a.Kind() != reflect.Func && !a.Equal(b) {
+			t.Errorf("Reset left Registers.%s %v, want %v", v.Type().Field(i).Name, b, a)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"sort"
 
+	"github.com/sframesim/sframesim/emu"
 	"github.com/sframesim/sframesim/sframe"
 	"github.com/sframesim/sframesim/shadow"
 	"github.com/sframesim/sframesim/unwind"
@@ -27,11 +28,14 @@ import (
 //     shadow stack has not changed and no word read has changed: most
 //     instructions of a function body;
 //   - otherwise unwinds the topmost frame and reuses the callers' frames
-//     while its results and their words are the same.
+//     while its results and their words are the same, and the comparison
+//     of those frames with the shadow stack while the shadow stack has not
+//     changed either (only the topmost frame's row, Result.Top, differs).
 //
-// Words are known unchanged without reading them again when Watch (the
-// emulator in history mode, which sees every store) says nothing stored
-// there; otherwise they are re-read, which costs no cgo call.
+// The callers' words are known unchanged without reading them again when
+// Watch (the emulator in history mode, which sees every store) says
+// nothing stored there; otherwise they are re-read, which costs no cgo
+// call. The topmost frame's few words are always re-read.
 type Checker struct {
 	u       *unwind.Unwinder
 	covered func(pc uint64) bool // the unwinder has a row for pc
@@ -58,8 +62,10 @@ type Checker struct {
 	newReads []memRead
 	newSpans [][2]int
 	newTail  []unwind.Frame
-	frames   []unwind.Frame
-	it       unwind.Iterator
+	frames   []unwind.Frame  // a whole walk (frame 0 with an error, outermost or a signal frame)
+	it       unwind.Iterator // walks frame 0, which it keeps
+	tit      unwind.Iterator // walks the tail
+	f0       *unwind.Frame   // the last check's frame 0 (nil: none): c.it's or c.frames[0]
 	// Tail frames [0, okN) matched shadow frames [0, okN), which had the
 	// Insn values okIDs.
 	okN, okOff int
@@ -69,13 +75,22 @@ type Checker struct {
 	rec0       *recorder // records into reads0
 	rec        *recorder // records into reads
 
-	// The last result, valid for PCs in [lo, hi) with the same regs and
-	// shadow stack version.
-	last       Result
+	// The last result CheckStack returned, valid for PCs in [lo, hi) with
+	// the same regs and shadow stack version when lastOK. When cmpOK, it
+	// is also the result of the last comparison beyond frame 0 (Depth >=
+	// 1), computed with shadow stack version cmpVersion and the current
+	// tail: it holds for any frame 0 with the same key (but for Top).
+	res        Result
 	lastOK     bool
+	cmpOK      bool
+	cmpVersion uint64
 	lo, hi     uint64
 	sp, fp, ra uint64
 	version    uint64
+
+	// What CheckStack found of the rows at recently checked PCs
+	// (direct-mapped; cleared with the unwinder's generation).
+	rows []rowInfo
 
 	// Reused counts whole results reused, TailReused the callers' frames
 	// reused whole, Walked the tails unwound (at least in part), Steps the
@@ -86,6 +101,18 @@ type Checker struct {
 	// (a depth-0 frame has the new PC).
 	Same bool
 }
+
+// rowInfo is what CheckStack knows of the row at pc, which has one (ok):
+// whether a result there is reusable over [lo, hi) (its rules use only SP,
+// FP and the link register, and the section knows the row's extent).
+type rowInfo struct {
+	pc           uint64
+	lo, hi       uint64
+	ok, reusable bool
+}
+
+// rowMemoSize is the number of PCs a Checker remembers rows of.
+const rowMemoSize = 2048
 
 // Watcher watches memory for stores (emu.Engine implements it).
 type Watcher interface {
@@ -104,11 +131,28 @@ type memRead struct {
 // recorder reads memory and remembers every word read.
 type recorder struct {
 	mem   unwind.Memory
+	eng   *emu.Engine // mem's, when it is a Memory: one dynamic call less per read
 	reads *[]memRead
 }
 
-func (r *recorder) ReadUint64(addr uint64) (uint64, error) {
-	v, err := r.mem.ReadUint64(addr)
+func newRecorder(mem unwind.Memory, reads *[]memRead) *recorder {
+	r := &recorder{mem: mem, reads: reads}
+	if m, ok := mem.(Memory); ok {
+		r.eng = m.E
+	}
+	r.reset()
+	return r
+}
+
+// reset empties the list of words read.
+func (r *recorder) reset() { *r.reads = (*r.reads)[:0] }
+
+func (r *recorder) ReadUint64(addr uint64) (v uint64, err error) {
+	if r.eng != nil {
+		v, err = r.eng.Read64(addr)
+	} else {
+		v, err = r.mem.ReadUint64(addr)
+	}
 	*r.reads = append(*r.reads, memRead{addr, v, err == nil})
 	return v, err
 }
@@ -116,9 +160,9 @@ func (r *recorder) ReadUint64(addr uint64) (uint64, error) {
 // NewChecker returns a Checker over u, reading memory through mem and the
 // topmost frame's other registers through regs (may be nil).
 func NewChecker(u *unwind.Unwinder, mem unwind.Memory, regs func(sframe.Reg) (uint64, bool)) *Checker {
-	c := &Checker{u: u, mem: mem, regs: regs, covered: covers(u)}
-	c.rec0 = &recorder{mem: mem, reads: &c.reads0}
-	c.rec = &recorder{mem: mem, reads: &c.newReads}
+	c := &Checker{u: u, mem: mem, regs: regs, covered: covers(u), rows: make([]rowInfo, rowMemoSize)}
+	c.rec0 = newRecorder(mem, &c.reads0)
+	c.rec = newRecorder(mem, &c.newReads)
 	return c
 }
 
@@ -128,46 +172,70 @@ func NewChecker(u *unwind.Unwinder, mem unwind.Memory, regs func(sframe.Reg) (ui
 // Each guest thread has its own shadow stack: when st is another stack
 // than the previous call's (another thread runs), nothing of the previous
 // walks is reused.
-func (c *Checker) CheckStack(r shadow.Record, st *shadow.Stack) Result {
+func (c *Checker) CheckStack(r shadow.Record, st *shadow.Stack) Result { return *c.checkStack(&r, st) }
+
+// checkStack is CheckStack without copying the result (a few hundred
+// bytes) out: it returns the Checker's own, valid until the next check.
+func (c *Checker) checkStack(r *shadow.Record, st *shadow.Stack) *Result {
 	c.sync()
 	c.Same = false
 	if st != c.stack {
-		c.valid, c.lastOK, c.okN, c.stack = false, false, 0, st
+		c.valid, c.lastOK, c.cmpOK, c.okN, c.stack = false, false, false, 0, st
 	}
+	res := &c.res
 	if c.lastOK && r.PC-c.lo < c.hi-c.lo && r.SP == c.sp && r.FP == c.fp && r.RA == c.ra && st.Version() == c.version {
+		// Frame 0's few words are read again (the watch covers only the
+		// tail's: see watch), the tail's when the watch saw a store.
 		touched := c.Watch == nil || c.Watch.Touched()
-		if !touched || unchanged(c.mem, c.reads0) && unchanged(c.mem, c.reads) {
+		if c.unchanged(c.reads0) && (!touched || c.unchanged(c.reads)) {
 			if touched && c.Watch != nil {
 				c.watch()
 			}
 			c.Reused++
 			c.Same = true
-			res := c.last
 			if res.Depth == 0 {
 				res.Frame.PC = r.PC
 			}
 			return res
 		}
 	}
-	if _, _, err := c.u.Lookup(r.PC); err == unwind.ErrNoFDE {
+	c.lastOK = false
+	row := &c.rows[r.PC%rowMemoSize]
+	if !row.ok || row.pc != r.PC {
+		row = nil
+	}
+	if row == nil && c.u.LookupErr(r.PC) == unwind.ErrNoFDE {
 		// No SFrame data for the PC (most of a static glibc program): the
 		// result needs no walk, no shadow stack and no memory.
-		c.lastOK = false
-		return Result{Kind: NoFDE, Frame: unwind.Frame{PC: r.PC, SP: r.SP, FP: r.FP, Topmost: true, Err: unwind.ErrNoFDE}}
-	}
-	res := c.Check(r, st.Frames())
-	c.lastOK = false
-	if len(c.frames) == 0 {
+		c.cmpOK = false
+		*res = Result{Kind: NoFDE}
+		f := &res.Frame
+		f.PC, f.SP, f.FP, f.Topmost, f.Err = r.PC, r.SP, r.FP, true, unwind.ErrNoFDE
 		return res
 	}
+	c.check(r, st.Frames(), st.Version(), res)
 	// Frame 0's error would name its PC: not reusable at another.
-	if f := &c.frames[0]; f.Err == nil && f.HasRow && f.Section != nil && !f.Signal && plainRules(f) {
-		if lo, hi, ok := f.Section.RowExtent(r.PC); ok {
-			c.last, c.lastOK = res, true
-			c.lo, c.hi, c.sp, c.fp, c.ra, c.version = lo, hi, r.SP, r.FP, r.RA, st.Version()
+	if f := c.f0; f != nil && f.Err == nil && f.HasRow && f.Section != nil && !f.Signal {
+		if row == nil {
+			row = c.rowMemo(r.PC, f)
+		}
+		if row.reusable {
+			c.lastOK = true
+			c.lo, c.hi, c.sp, c.fp, c.ra, c.version = row.lo, row.hi, r.SP, r.FP, r.RA, st.Version()
 		}
 	}
 	return res
+}
+
+// rowMemo returns pc's entry of c.rows, made from frame 0 f at pc (which
+// has a row, not a signal frame's).
+func (c *Checker) rowMemo(pc uint64, f *unwind.Frame) *rowInfo {
+	row := &c.rows[pc%rowMemoSize]
+	*row = rowInfo{pc: pc, ok: true}
+	if plainRules(f) {
+		row.lo, row.hi, row.reusable = c.u.RowExtent(pc)
+	}
+	return row
 }
 
 // Reusable reports whether the last CheckStack's result holds for any PC
@@ -207,7 +275,8 @@ func (c *Checker) Reads(addr, size uint64) bool {
 // unwinder.
 func (c *Checker) sync() {
 	if g := c.u.Generation(); g != c.gen {
-		c.valid, c.lastOK, c.okN, c.gen = false, false, 0, g
+		c.valid, c.lastOK, c.cmpOK, c.okN, c.gen = false, false, false, 0, g
+		clear(c.rows)
 	}
 }
 
@@ -227,41 +296,74 @@ func plainRules(f *unwind.Frame) bool {
 // (outermost first), reusing the callers' frames of the previous walk when
 // the topmost frame's results and their words are the same.
 func (c *Checker) Check(r shadow.Record, shadow []shadow.Frame) Result {
+	var res Result
+	c.check(&r, shadow, 0, &res)
+	return res
+}
+
+// check is Check into res. With a shadow stack's version (CheckStack; 0:
+// unknown), res may be the Checker's own result (c.res) of the last
+// comparison, which it then only updates where it can differ.
+func (c *Checker) check(r *shadow.Record, shadow []shadow.Frame, version uint64, res *Result) {
 	c.sync()
-	c.reads0 = c.reads0[:0]
+	// The memo of the last comparison (cmpOK) holds only for c.res: any
+	// other result written there, or a comparison without a version,
+	// ends it.
+	memo := c.cmpOK && res == &c.res && version != 0 && version == c.cmpVersion
+	c.cmpOK = false
+	c.rec0.reset()
 	it := &c.it
 	it.Reset(c.u, unwind.Registers{PC: r.PC, SP: r.SP, FP: r.FP, LR: r.RA, Get: c.regs}, c.rec0)
-	c.frames = c.frames[:0]
+	c.f0 = nil
 	if !it.Next() {
-		return compare(c.frames, it.Err(), shadow, c.covered)
+		*res = compare(nil, it.Err(), shadow, c.covered)
+		return
 	}
-	c.frames = append(c.frames, it.Frame())
-	f0 := &c.frames[0]
+	f0 := it.Current() // stays: the tail has an iterator of its own
 	if f0.Err != nil || f0.Outermost || f0.Signal {
 		// A signal trampoline's callers are unwound from its signal
 		// context, which a tail walked from RA, CFA and FP cannot know:
 		// the whole stack is walked (two instructions per delivery).
+		c.frames = append(c.frames[:0], *f0)
 		for it.Next() {
-			c.frames = append(c.frames, it.Frame())
+			c.frames = append(c.frames, *it.Current())
 		}
+		c.f0 = &c.frames[0]
 		c.valid = false
 		if c.Watch != nil {
 			c.watch()
 		}
-		return compare(c.frames, it.Err(), shadow, c.covered)
+		*res = compare(c.frames, it.Err(), shadow, c.covered)
+		return
 	}
+	c.f0 = f0
 	key := [3]uint64{f0.RA, f0.CFA, f0.CallerFP}
-	if c.valid && key == c.key && (c.Watch != nil && !c.Watch.Touched() || unchanged(c.mem, c.reads)) {
+	if c.valid && key == c.key && (c.Watch != nil && !c.Watch.Touched() || c.unchanged(c.reads)) {
 		c.TailReused++
 	} else {
 		c.walkTail(f0)
 		c.key, c.valid = key, true
 		c.Walked++
+		memo = false
 	}
 	if c.Watch != nil {
 		c.watch()
 	}
-	return c.compare(&c.frames[0], shadow)
+	if memo {
+		// The same tail, shadow stack and frame 0 results (the key) as
+		// the last comparison, whose result is still in res, beyond frame
+		// 0 (Depth >= 1): only frame 0's row can differ.
+		res.Top[0], res.Top[1], res.TopSection = f0.Row.FDE, f0.Row.FRE, f0.Section
+		c.cmpOK = true
+		return
+	}
+	c.compare(f0, shadow, res)
+	// A result beyond frame 0 depends on frame 0 only through the key and
+	// its row (Top): a frame 0 here has no error, is not the outermost
+	// and not a signal frame.
+	if res == &c.res && version != 0 && res.Depth >= 1 {
+		c.cmpOK, c.cmpVersion = true, version
+	}
 }
 
 // walkTail unwinds the callers of frame 0, reusing the previous tail from
@@ -272,7 +374,8 @@ func (c *Checker) Check(r shadow.Record, shadow []shadow.Frame) Result {
 // so the reused part stays where it is.
 func (c *Checker) walkTail(f0 *unwind.Frame) {
 	c.newReads, c.newSpans, c.newTail = c.newReads[:0], c.newSpans[:0], c.newTail[:0]
-	it := &c.it
+	c.cmpOK = false
+	it := &c.tit
 	it.ResetCaller(c.u, f0.RA, f0.CFA, f0.CallerFP, c.rec)
 	keep := 0 // old frames [0, keep) stay
 	var err error
@@ -297,7 +400,7 @@ func (c *Checker) walkTail(f0 *unwind.Frame) {
 			break
 		}
 		c.Steps++
-		c.newTail = append(c.newTail, it.Frame())
+		c.newTail = append(c.newTail, *it.Current())
 		c.newSpans = append(c.newSpans, [2]int{start, len(c.newReads)})
 	}
 	if !c.valid {
@@ -374,7 +477,7 @@ func (c *Checker) prefixUnchanged(q int) bool {
 	if c.Watch != nil && !c.Watch.Touched() {
 		return true
 	}
-	return unchanged(c.mem, c.reads[:c.spans[q][1]])
+	return c.unchanged(c.reads[:c.spans[q][1]])
 }
 
 // compare compares frame 0 and the tail with the shadow stack. Tail frame
@@ -385,7 +488,7 @@ func (c *Checker) prefixUnchanged(q int) bool {
 // unchanged: a shadow frame is the same while the one at the top of the
 // known-good part still has the Insn (the instruction count of its call) it
 // had, since frames only come and go at the top.
-func (c *Checker) compare(f0 *unwind.Frame, shadow []shadow.Frame) Result {
+func (c *Checker) compare(f0 *unwind.Frame, shadow []shadow.Frame, res *Result) {
 	n, L := len(shadow), len(c.tail)
 	// o is 1 when the unwind's outermost frame is the true outermost
 	// function's (no shadow frame), 0 when the unwind reached the true
@@ -394,21 +497,23 @@ func (c *Checker) compare(f0 *unwind.Frame, shadow []shadow.Frame) Result {
 	o := L + 1 - n
 	if L == 0 || o > 1 {
 		c.okN = 0
-		return compare2(f0, c.tail, true, c.tailErr, shadow, c.covered)
+		*res = compare2(f0, c.tail, true, c.tailErr, shadow, c.covered)
+		return
 	}
 	if o != c.okOff {
 		c.okN, c.okOff = 0, o
 	}
-	res := Result{}
+	*res = Result{}
 	if f0.HasRow {
-		res.Top, res.TopSection = [2]int{f0.Row.FDE, f0.Row.FRE}, f0.Section
+		res.Top[0], res.Top[1], res.TopSection = f0.Row.FDE, f0.Row.FRE, f0.Section
 	}
 	if _, done := judge(0, f0, shadow, c.covered); done {
 		// Frame 0 ends the walk (cannot happen with a tail; kept exact).
-		return compare2(f0, c.tail, true, c.tailErr, shadow, c.covered)
+		*res = compare2(f0, c.tail, true, c.tailErr, shadow, c.covered)
+		return
 	} else if kind, w, g := frameMismatch(f0, &shadow[n-1]); kind != OK {
 		res.Kind, res.Frame, res.Want, res.Got = kind, *f0, w, g
-		return res
+		return
 	}
 	// Shrink the known-good part to what is still the same.
 	if c.okN > o && c.okN > 0 && shadow[c.okN-1-o].Insn != c.okIDs[c.okN-1] {
@@ -422,12 +527,13 @@ func (c *Checker) compare(f0 *unwind.Frame, shadow []shadow.Frame) Result {
 			if kind == OK && i == 0 {
 				break
 			}
-			return compare2(f0, c.tail, true, c.tailErr, shadow, c.covered)
+			*res = compare2(f0, c.tail, true, c.tailErr, shadow, c.covered)
+			return
 		}
 		if kind, w, g := frameMismatch(f, &shadow[i-o]); kind != OK {
 			res.Kind, res.Depth, res.Frame, res.Want, res.Got, res.Checked = kind, k, *f, w, g, checked
 			res.Signals = b2i(f0.Signal) + c.sigs[L-1] - c.sigs[i]
-			return res
+			return
 		}
 		checked++
 	}
@@ -447,7 +553,8 @@ func (c *Checker) compare(f0 *unwind.Frame, shadow []shadow.Frame) Result {
 	res.Signals = b2i(f0.Signal) + c.sigs[L-1]
 	if kind, done := judge(L, &c.tail[0], shadow, c.covered); done {
 		if kind != OK {
-			return compare2(f0, c.tail, true, c.tailErr, shadow, c.covered)
+			*res = compare2(f0, c.tail, true, c.tailErr, shadow, c.covered)
+			return
 		}
 		res.Checked = L
 		res.Signals -= c.sigs[0]
@@ -457,16 +564,18 @@ func (c *Checker) compare(f0 *unwind.Frame, shadow []shadow.Frame) Result {
 			res.Kind, res.Err = walkKind(c.tailErr), c.tailErr
 		}
 	}
-	return res
 }
 
-// watch arms the watcher over the words frame 0 and the tail read.
+// watch arms the watcher over the words the tail read. Not frame 0's,
+// which CheckStack reads again: they are one to three words, and the
+// watch is one range, which would then also span frame 0's locals
+// (AArch64 saves FP and LR at the bottom of the frame), whose every store
+// would have the tail's words read again.
 func (c *Checker) watch() {
 	b := [2]uint64{^uint64(0), 0}
 	if n := len(c.bounds); n > 0 {
 		b = c.bounds[n-1]
 	}
-	b = addBounds(b, c.reads0)
 	if b[1] == 0 {
 		b[0] = 0
 	}
@@ -476,16 +585,37 @@ func (c *Checker) watch() {
 // addBounds widens [lo, hi) to cover the words read.
 func addBounds(b [2]uint64, reads []memRead) [2]uint64 {
 	for _, rd := range reads {
-		end := rd.addr + 8
-		if end < rd.addr {
-			end = ^uint64(0)
-		}
-		b[0], b[1] = min(b[0], rd.addr), max(b[1], end)
+		b = addBound(b, rd.addr)
 	}
 	return b
 }
 
+// addBound widens [lo, hi) to cover the word at addr.
+func addBound(b [2]uint64, addr uint64) [2]uint64 {
+	end := addr + 8
+	if end < addr {
+		end = ^uint64(0)
+	}
+	return [2]uint64{min(b[0], addr), max(b[1], end)}
+}
+
 // unchanged reports whether every recorded word still reads the same.
+func (c *Checker) unchanged(reads []memRead) bool {
+	e := c.rec0.eng
+	if e == nil {
+		return unchanged(c.mem, reads)
+	}
+	for _, rd := range reads {
+		v, err := e.Read64(rd.addr)
+		if (err == nil) != rd.ok || v != rd.val {
+			return false
+		}
+	}
+	return true
+}
+
+// unchanged reports whether every recorded word still reads the same in
+// mem.
 func unchanged(mem unwind.Memory, reads []memRead) bool {
 	for _, rd := range reads {
 		v, err := mem.ReadUint64(rd.addr)

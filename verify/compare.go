@@ -87,10 +87,7 @@ func Check(u *unwind.Unwinder, r shadow.Record, mem unwind.Memory, shadow []shad
 
 // covers returns whether u has SFrame data (a row) for a PC.
 func covers(u *unwind.Unwinder) func(pc uint64) bool {
-	return func(pc uint64) bool {
-		_, _, err := u.Lookup(pc)
-		return err == nil
-	}
+	return func(pc uint64) bool { return u.LookupErr(pc) == nil }
 }
 
 // compare matches unwound frames (topmost first; walkErr: the error that

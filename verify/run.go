@@ -119,8 +119,8 @@ func (tg *Target) run(opt Options) (*Report, error) {
 			n = min(n, opt.MaxInsns-c.insns)
 		}
 		*count += n
-		res := checker.CheckStack(r, s.Shadow)
-		c.add(r, &res, checker.Same)
+		res := checker.checkStack(&r, s.Shadow)
+		c.add(r, res, checker.Same)
 		if n == 1 {
 			return true
 		}
