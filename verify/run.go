@@ -127,7 +127,7 @@ func (tg *Target) run(opt Options) (*Report, error) {
 		if !res.Kind.Problem() && (res.Kind == NoFDE || checker.Reusable() && !runStoresHit(s, checker)) {
 			c.addRun(n-1, r.PC)
 			if s.RunCrossed() {
-				c.spread(s.RunPCs()[1:n], &res)
+				c.spread(s.RunPCs()[1:n], res)
 			}
 			return true
 		}
@@ -135,8 +135,7 @@ func (tg *Target) run(opt Options) (*Report, error) {
 		for k, pc := range s.RunPCs()[1:n] {
 			s.RunAdvance(k + 1)
 			r.PC = pc
-			res := checker.CheckStack(r, s.Shadow)
-			c.add(r, &res, checker.Same)
+			c.add(r, checker.checkStack(&r, s.Shadow), checker.Same)
 		}
 		return true
 	})
