@@ -248,27 +248,36 @@ func (c *Checker) Reusable() bool { return c.lastOK }
 // read (frame 0's and its callers'): a store there may change the result
 // Reusable speaks of.
 func (c *Checker) Reads(addr, size uint64) bool {
-	b := [2]uint64{^uint64(0), 0}
-	if n := len(c.bounds); n > 0 && c.valid {
-		b = c.bounds[n-1]
-	}
-	b = addBounds(b, c.reads0)
 	end := addr + size
 	if end < addr {
 		end = ^uint64(0)
 	}
-	if addr >= b[1] || end <= b[0] {
-		return false
-	}
 	hit := func(reads []memRead) bool {
 		for _, rd := range reads {
-			if addr <= rd.addr+7 && end > rd.addr {
+			if rd.addr < end && addr < satAdd(rd.addr, 8) {
 				return true
 			}
 		}
 		return false
 	}
-	return hit(c.reads0) || c.valid && hit(c.reads)
+	// Frame 0's few words first; the callers' only within their span (a
+	// store into frame 0's own locals lies below it).
+	if hit(c.reads0) {
+		return true
+	}
+	n := len(c.bounds)
+	if !c.valid || n == 0 || addr >= c.bounds[n-1][1] || end <= c.bounds[n-1][0] {
+		return false
+	}
+	return hit(c.reads)
+}
+
+// satAdd is a+b, or the largest address if that overflows.
+func satAdd(a, b uint64) uint64 {
+	if a+b < a {
+		return ^uint64(0)
+	}
+	return a + b
 }
 
 // sync forgets everything computed before a section was added to the

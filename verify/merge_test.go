@@ -118,10 +118,11 @@ func TestMergeBounds(t *testing.T) {
 // TestStoresUnderTheUnwind: a run of instructions with the same registers
 // in one row goes on past stores (emu.Engine.SetMerge), but where a store
 // hits a word the unwind read — the return address, then the caller's FP
-// overwritten and put back (testdata/src/slotstore.S) — the instructions
-// after it are checked one by one with the memory they saw: the RA is
-// wrong at exactly 4 of them and the FP at 3, batched as instruction by
-// instruction, and the reports are the same.
+// overwritten and put back, then, from a callee, the return address one
+// frame up (testdata/src/slotstore.S) — the instructions after it are
+// checked one by one with the memory they saw: an RA is wrong at exactly
+// 4 + 3 of them and the FP at 3, batched as instruction by instruction,
+// and the reports are the same.
 func TestStoresUnderTheUnwind(t *testing.T) {
 	for _, a := range []string{"x86_64", "aarch64"} {
 		t.Run(a, func(t *testing.T) {
@@ -137,8 +138,17 @@ func TestStoresUnderTheUnwind(t *testing.T) {
 				return rep
 			}
 			exact, batched := run(1), run(0)
-			if exact.Counts["ra"] != 4 || exact.Counts["fp"] != 3 {
-				t.Errorf("exact: %v, want ra 4 and fp 3", exact.Counts)
+			if exact.Counts["ra"] != 7 || exact.Counts["fp"] != 3 {
+				t.Errorf("exact: %v, want ra 7 and fp 3", exact.Counts)
+			}
+			depth1 := 0
+			for _, p := range exact.Problems {
+				if p.Depth == 1 && p.Kind == "ra" {
+					depth1 += int(p.Hits)
+				}
+			}
+			if depth1 != 3 {
+				t.Errorf("exact: %d RA problems at depth 1 (the callee overwriting its caller's slot), want 3", depth1)
 			}
 			exact.Seconds, batched.Seconds = 0, 0
 			if !reflect.DeepEqual(exact, batched) {

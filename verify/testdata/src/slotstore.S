@@ -1,10 +1,13 @@
 /* slotstore.S: a function that overwrites the slots an unwinder reads —
  * its return address, then its caller's saved frame pointer — and puts
- * them back, all within one SFrame row with SP and FP unchanged. Between
- * a store and its undoing the unwind is wrong (RA, then FP): verify must
- * say so at exactly those instructions, batched as instruction by
- * instruction, though no register changes there. _start has no CFI: the
- * unwind ends there, at a frame without SFrame data. Freestanding, static. */
+ * them back, all within one SFrame row with SP and FP unchanged; then a
+ * function g it calls does the same to f's return address (a word the
+ * unwind reads for the caller's frame, not g's own). Between a store and
+ * its undoing the unwind is wrong (RA, then FP, then RA one frame up):
+ * verify must say so at exactly those instructions, batched as
+ * instruction by instruction, though no register changes there. _start
+ * has no CFI: the unwind ends there, at a frame without SFrame data.
+ * Freestanding, static. */
 
 #if defined(__x86_64__)
 
@@ -40,11 +43,33 @@ f:
 	nop
 	movq	%rcx, (%rbp)		/* put back */
 	nop
+	call	g
 	popq	%rbp
 	.cfi_def_cfa %rsp, 8
 	ret
 	.cfi_endproc
 	.size	f, .-f
+
+	.type	g, @function
+g:
+	.cfi_startproc
+	pushq	%rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbp, -16
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	movq	(%rbp), %rcx		/* f's frame pointer */
+	movq	8(%rcx), %rax		/* f's return address */
+	movq	$0x1234, 8(%rcx)	/* f's RA slot: frame 1 wrong from the next instruction */
+	nop
+	nop
+	movq	%rax, 8(%rcx)		/* put back */
+	nop
+	popq	%rbp
+	.cfi_def_cfa %rsp, 8
+	ret
+	.cfi_endproc
+	.size	g, .-g
 
 	.section .note.GNU-stack, "", @progbits
 
@@ -88,11 +113,36 @@ f:
 	nop
 	str	x3, [x29]		/* put back */
 	nop
+	bl	g
 	ldp	x29, x30, [sp], 16
 	.cfi_def_cfa sp, 0
 	ret
 	.cfi_endproc
 	.size	f, .-f
+
+	.type	g, %function
+	.p2align 2
+g:
+	.cfi_startproc
+	stp	x29, x30, [sp, -16]!
+	.cfi_def_cfa_offset 16
+	.cfi_offset x29, -16
+	.cfi_offset x30, -8
+	mov	x29, sp
+	.cfi_def_cfa_register x29
+	ldr	x4, [x29]		/* f's frame pointer */
+	ldr	x5, [x4, 8]		/* f's return address */
+	mov	x6, 0x1234
+	str	x6, [x4, 8]		/* f's RA slot: frame 1 wrong from the next instruction */
+	nop
+	nop
+	str	x5, [x4, 8]		/* put back */
+	nop
+	ldp	x29, x30, [sp], 16
+	.cfi_def_cfa sp, 0
+	ret
+	.cfi_endproc
+	.size	g, .-g
 
 	.section .note.GNU-stack, "", @progbits
 
