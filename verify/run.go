@@ -405,20 +405,31 @@ func (c *collector) spread(pcs []uint64, res *Result) {
 	fi := res.Top[0]
 	f := &c.sec.FDEs[fi]
 	hits := c.rowHits[fi]
-	lo, hi := f.Start+uint64(f.FREs[res.Top[1]].Start), f.Start+uint64(f.Size)
-	if j := res.Top[1] + 1; j < len(f.FREs) {
-		hi = f.Start + uint64(f.FREs[j].Start)
+	// extent is row j's addresses.
+	extent := func(j int) (uint64, uint64) {
+		hi := f.Start + uint64(f.Size)
+		if j+1 < len(f.FREs) {
+			hi = f.Start + uint64(f.FREs[j+1].Start)
+		}
+		return f.Start + uint64(f.FREs[j].Start), hi
 	}
+	lo, hi := extent(res.Top[1])
+	// The other row met last (a run goes back and forth between a few).
+	olo, ohi, oj := uint64(0), uint64(0), -1
 	for _, pc := range pcs {
 		if pc-lo < hi-lo {
 			continue
 		}
-		j, err := c.sec.FindFRE(f, pc)
-		if err != nil {
-			continue // cannot be: mergeBounds put pc in a row of f
+		if pc-olo >= ohi-olo {
+			j, err := c.sec.FindFRE(f, pc)
+			if err != nil {
+				continue // cannot be: mergeBounds put pc in a row of f
+			}
+			oj = j
+			olo, ohi = extent(j)
 		}
 		*m.hits--
-		hits[j]++
+		hits[oj]++
 	}
 }
 
