@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/sframesim/sframesim/internal/testcorpus"
 	"github.com/sframesim/sframesim/linux"
@@ -153,6 +154,28 @@ func TestStoresUnderTheUnwind(t *testing.T) {
 			exact.Seconds, batched.Seconds = 0, 0
 			if !reflect.DeepEqual(exact, batched) {
 				t.Errorf("reports differ:\nexact   %v\nbatched %v", exact.Counts, batched.Counts)
+			}
+		})
+	}
+}
+
+// TestTimeoutClock: with a timeout, the run looks at the clock at least
+// every timeCheckInsns instructions, also when the instructions arrive
+// in long merged records (testdata/src/storeloop.S: a loop storing to the
+// stack, 64 K instructions a record): once every 4096 records would be
+// never there.
+func TestTimeoutClock(t *testing.T) {
+	defer func(c func() time.Time) { clock = c }(clock)
+	for _, a := range []string{"x86_64", "aarch64"} {
+		t.Run(a, func(t *testing.T) {
+			reads := uint64(0)
+			clock = func() time.Time { reads++; return time.Now() }
+			rep, err := Run(filepath.Join("testdata", "storeloop-"+a), Options{Timeout: time.Hour, Config: linux.Config{Stdout: io.Discard, Stderr: io.Discard}})
+			if err != nil || !rep.OK() {
+				t.Fatalf("%v %+v", err, rep)
+			}
+			if want := rep.Instructions / timeCheckInsns; reads < want || reads == 0 {
+				t.Errorf("the clock was read %d times in %d instructions, want at least %d", reads, rep.Instructions, max(want, 1))
 			}
 		})
 	}

@@ -42,6 +42,13 @@ type Options struct {
 	Static bool
 }
 
+// timeCheckInsns bounds the instructions checked between two looks at the
+// clock for Options.Timeout: a few milliseconds' worth.
+const timeCheckInsns = 1 << 22
+
+// clock is time.Now (tests count its calls).
+var clock = time.Now
+
 // DefaultBatch is Options.Batch's default.
 const DefaultBatch = 4096
 
@@ -98,14 +105,19 @@ func (tg *Target) run(opt Options) (*Report, error) {
 	// unwind) each instruction is checked on its own, with the memory it
 	// saw.
 	tg.merge()
-	var ticks uint64
+	// The clock is read every 4096 records or timeCheckInsns instructions,
+	// whichever comes first: a merged record may stand for 64 K.
+	var ticks, clockAt uint64
 	s.Observe(func(r shadow.Record) bool {
 		if opt.Interrupt != nil && opt.Interrupt.Load() {
 			return false
 		}
-		if ticks++; opt.Timeout > 0 && ticks&0xfff == 0 && time.Since(start) > opt.Timeout {
-			c.stop = fmt.Sprintf("timeout: %v of wall-clock time passed", opt.Timeout)
-			return false
+		if ticks++; opt.Timeout > 0 && (ticks&0xfff == 0 || c.insns >= clockAt) {
+			clockAt = c.insns + timeCheckInsns
+			if clock().Sub(start) > opt.Timeout {
+				c.stop = fmt.Sprintf("timeout: %v of wall-clock time passed", opt.Timeout)
+				return false
+			}
 		}
 		if opt.MaxInsns > 0 && c.insns >= opt.MaxInsns {
 			c.stop = fmt.Sprintf("instruction budget of %d reached", opt.MaxInsns)
