@@ -74,9 +74,7 @@ func BenchmarkAnalyzeKinds(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					cb := &corpusBinary{entry: e, f: f, a: arch.ForMachine(f.ELF.Machine), syms: symbols.New(f.ELF, 0)}
-					cb.loadPads(b)
-					cb.mem = elfMem(f.ELF)
+					cb := newCorpusBinary(b, e, f)
 					fns, _ := cb.funcs()
 					for i := range fns {
 						fns[i].Code = append([]byte(nil), fns[i].Code...)

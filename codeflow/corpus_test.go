@@ -50,6 +50,15 @@ type corpusBinary struct {
 }
 
 // loadPads reads the LSDA of every FDE of the file's CFI.
+// newCorpusBinary makes the corpusBinary of entry e, whose file f is open,
+// with its landing pads and memory loaded.
+func newCorpusBinary(tb testing.TB, e testcorpus.Entry, f *sframe.File) *corpusBinary {
+	b := &corpusBinary{entry: e, f: f, a: arch.ForMachine(f.ELF.Machine), syms: symbols.New(f.ELF, 0)}
+	b.loadPads(tb)
+	b.mem = elfMem(f.ELF)
+	return b
+}
+
 func (b *corpusBinary) loadPads(tb testing.TB) {
 	tab, err := cfi.Load(b.f.ELF)
 	if err != nil {
@@ -234,9 +243,7 @@ func TestCorpusAgreesWithSFrame(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", e.Path, err)
 		}
-		b := &corpusBinary{entry: e, f: f, a: arch.ForMachine(f.ELF.Machine), syms: symbols.New(f.ELF, 0)}
-		b.loadPads(t)
-		b.mem = elfMem(f.ELF)
+		b := newCorpusBinary(t, e, f)
 		// expect.json gives run-time addresses: a PIE is loaded at
 		// ELF_ET_DYN_BASE (linux/abi_*.go).
 		bias := uint64(0)
@@ -440,9 +447,7 @@ func TestAnalyzerSameAsAnalyze(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", e.Path, err)
 		}
-		b := &corpusBinary{entry: e, f: f, a: arch.ForMachine(f.ELF.Machine), syms: symbols.New(f.ELF, 0)}
-		b.loadPads(t)
-		b.mem = elfMem(f.ELF)
+		b := newCorpusBinary(t, e, f)
 		fns, _ := b.funcs()
 		for _, fn := range fns {
 			want := Analyze(b.a, fn)
