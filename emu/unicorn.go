@@ -387,9 +387,12 @@ func (e *Engine) setProt(lo, hi uint64, prot Prot) {
 }
 
 // executable reports whether any page of [addr, addr+size) is executable.
-func (e *Engine) executable(addr, size uint64) bool {
+func (e *Engine) executable(addr, size uint64) bool { return e.hasProt(addr, size, ProtExec) }
+
+// hasProt reports whether some of [addr, addr+size) has protection p.
+func (e *Engine) hasProt(addr, size uint64, p Prot) bool {
 	for _, r := range e.prots {
-		if r.lo < addr+size && r.hi > addr && r.prot&ProtExec != 0 {
+		if r.lo < addr+size && r.hi > addr && r.prot&p != 0 {
 			return true
 		}
 	}
@@ -1041,7 +1044,7 @@ func (e *Engine) classifyKeeps() {
 	var code [16]byte
 	for _, pc := range unsafe.Slice((*uint64)(unsafe.Pointer(e.st.kq)), n) {
 		v := C.uint8_t(2)
-		if b := e.codeAt(pc, code[:]); len(b) > 0 && !e.writable(pc, uint64(len(b))) && e.arch.KeepsFrame(b) {
+		if n, err := e.ReadCode(pc, code[:]); err == nil && !e.hasProt(pc, uint64(n), ProtWrite) && e.arch.KeepsFrame(code[:n]) {
 			v = 1
 		}
 		C.sfs_keep_set(e.st, C.uint64_t(pc), v)
@@ -1049,26 +1052,15 @@ func (e *Engine) classifyKeeps() {
 	e.st.nkq = 0
 }
 
-// codeAt reads up to len(buf) bytes of code at pc, fewer at the end of a
-// mapping.
-func (e *Engine) codeAt(pc uint64, buf []byte) []byte {
+// ReadCode reads up to len(buf) bytes of code at pc into buf, fewer at the
+// end of a mapping, and returns how many.
+func (e *Engine) ReadCode(pc uint64, buf []byte) (int, error) {
 	for n := len(buf); n > 0; n-- {
 		if e.ReadMem(pc, buf[:n]) == nil {
-			return buf[:n]
+			return n, nil
 		}
 	}
-	return nil
-}
-
-// writable reports whether guest memory in [addr, addr+size) may be
-// written.
-func (e *Engine) writable(addr, size uint64) bool {
-	for _, r := range e.prots {
-		if r.lo < addr+size && r.hi > addr && r.prot&ProtWrite != 0 {
-			return true
-		}
-	}
-	return false
+	return 0, fmt.Errorf("no code at %#x", pc)
 }
 
 // CheckKeptRegisters has the C hook read the frame registers even where it

@@ -226,15 +226,6 @@ func (s *Session) RunUntil(pred func(shadow.Record) bool, max uint64) (exit *Exi
 	return s.run(max, pred)
 }
 
-func (s *Session) readCode(pc uint64, buf []byte) (int, error) {
-	for n := len(buf); n > 0; n-- {
-		if err := s.P.Engine.ReadMem(pc, buf[:n]); err == nil {
-			return n, nil
-		}
-	}
-	return 0, fmt.Errorf("no code at %#x", pc)
-}
-
 // chunk bounds one Continue so a long run can be interrupted.
 const chunk = 1 << 20
 
@@ -267,7 +258,7 @@ func (s *Session) run(max uint64, pred func(shadow.Record) bool) (*Exit, bool, e
 // Disasm disassembles the instruction at pc.
 func (s *Session) Disasm(pc uint64) (text string, size int) {
 	code := make([]byte, 16)
-	n, err := s.readCode(pc, code)
+	n, err := s.P.Engine.ReadCode(pc, code)
 	if err != nil {
 		return "(unmapped)", 0
 	}
