@@ -248,10 +248,7 @@ func (c *Checker) Reusable() bool { return c.lastOK }
 // read (frame 0's and its callers'): a store there may change the result
 // Reusable speaks of.
 func (c *Checker) Reads(addr, size uint64) bool {
-	end := addr + size
-	if end < addr {
-		end = ^uint64(0)
-	}
+	end := satAdd(addr, size)
 	hit := func(reads []memRead) bool {
 		for _, rd := range reads {
 			if rd.addr < end && addr < satAdd(rd.addr, 8) {
@@ -601,11 +598,7 @@ func addBounds(b [2]uint64, reads []memRead) [2]uint64 {
 
 // addBound widens [lo, hi) to cover the word at addr.
 func addBound(b [2]uint64, addr uint64) [2]uint64 {
-	end := addr + 8
-	if end < addr {
-		end = ^uint64(0)
-	}
-	return [2]uint64{min(b[0], addr), max(b[1], end)}
+	return [2]uint64{min(b[0], addr), max(b[1], satAdd(addr, 8))}
 }
 
 // unchanged reports whether every recorded word still reads the same.

@@ -200,11 +200,7 @@ func (tg *Target) run(opt Options) (*Report, error) {
 func runStoresHit(s *linux.Session, c *Checker) bool {
 	lo, hi := ^uint64(0), uint64(0)
 	s.RunStores(func(addr, size uint64) bool {
-		end := addr + size
-		if end < addr {
-			end = ^uint64(0)
-		}
-		lo, hi = min(lo, addr), max(hi, end)
+		lo, hi = min(lo, addr), max(hi, satAdd(addr, size))
 		return false
 	})
 	if hi == 0 || !c.Reads(lo, hi-lo) {
