@@ -32,6 +32,7 @@ static void flush(sfs_state *st, int live) {
 	st->ncodew = 0;
 	st->nwbytes = 0;
 	st->npcs = 0;
+	st->next = 0;
 	st->run_lo = st->run_hi = 0;
 }
 
@@ -43,6 +44,7 @@ static sfs_region *find_region(sfs_state *st, uint64_t addr);
 static void merge_interval(sfs_state *st, uint64_t pc) {
 	st->run_lo = st->run_hi = 0;
 	st->run_cls = 0;
+	st->run_idx = -1;
 	struct sfs_icache *c = NULL;
 	int i;
 	if (st->icache) {
@@ -72,6 +74,7 @@ found:
 	st->run_lo = st->bounds[i];
 	st->run_hi = st->bounds[i + 1];
 	st->run_cls = st->cls[i];
+	st->run_idx = i;
 }
 
 // a64_links_or_jumps reports whether the AArch64 instruction at pc is a
@@ -87,28 +90,113 @@ static int a64_links_or_jumps(sfs_state *st, uint64_t pc) {
 	return (w & 0xfc000000) == 0x94000000 || (w >> 25) == 0x6b;
 }
 
+// keep_flags returns the keep flags of the instruction at pc (0: not
+// known yet, which queues it for Go).
+static inline uint8_t keep_flags(sfs_state *st, uint64_t pc);
+
+// read_word reads the guest word at addr from host memory, as
+// emu.Engine.Read64 does; 0 if it is not within one region.
+static int read_word(sfs_state *st, uint64_t addr, uint64_t *v) {
+	sfs_region *r = find_region(st, addr);
+	if (!r || addr - r->addr > r->size - 8 || r->size < 8)
+		return 0;
+	memcpy(v, r->host + (addr - r->addr), 8);
+	return 1;
+}
+
+// frame_key computes frame 0's return address, CFA and caller FP (key)
+// with interval i's recipe from the registers v (sp, fp, ra) and memory,
+// and the words it read (kw, 0: none); 0 where the recipe gives no frame
+// (none, the CFA below SP or at it when strict, a word unreadable).
+static int frame_key(sfs_state *st, int32_t i, const uint64_t *v, uint64_t *key, uint64_t *kw) {
+	if (i < 0 || !st->recipes)
+		return 0;
+	const sfs_recipe *rc = &st->recipes[i];
+	if (!rc->ok)
+		return 0;
+	uint64_t cfa = (rc->cfa_fp ? v[1] : v[0]) + (uint64_t)(int64_t)rc->cfa_off;
+	if (cfa < v[0] || (st->strict && cfa == v[0]))
+		return 0;
+	uint64_t ra = v[2], fp = v[1];
+	kw[0] = kw[1] = 0;
+	if (!rc->ra_lr) {
+		kw[0] = cfa + (uint64_t)(int64_t)rc->ra_off;
+		if (!read_word(st, kw[0], &ra))
+			return 0;
+	}
+	if (!rc->fp_same) {
+		kw[1] = cfa + (uint64_t)(int64_t)rc->fp_off;
+		if (!read_word(st, kw[1], &fp))
+			return 0;
+	}
+	key[0] = ra & rc->ra_mask;
+	key[1] = cfa;
+	key[2] = fp;
+	return 1;
+}
+
+// add_member adds the instruction at addr to run p.
+static inline void add_member(sfs_state *st, sfs_rec *p, uint64_t addr, uint32_t size, int crossed) {
+	p->n++;
+	p->crossed += crossed;
+	p->last_pc = addr;
+	p->last_size = size;
+	st->pcs[st->npcs++] = addr;
+}
+
+// try_extend adds the instruction at addr, whose registers v differ from
+// the run's last ones (or a store hit the words its key read), to run p if
+// the key stays (see sfs_state.extend).
+static int try_extend(sfs_state *st, sfs_rec *p, uint64_t addr, uint32_t size, const uint64_t *v) {
+	if (!p->keyed || !st->extend || st->next == st->capext)
+		return 0;
+	if (st->nlive > 0 && in_live(st, addr))
+		return 0;
+	if (!(keep_flags(st, p->last_pc) & SFS_FLOW_OTHER))
+		return 0;
+	if (addr - st->run_lo >= st->run_hi - st->run_lo)
+		merge_interval(st, addr);
+	if (st->run_idx < 0 || st->fcls[st->run_idx] != st->rec_fcls)
+		return 0;
+	uint64_t key[3], kw[2], w[3] = {v[0], v[1], st->nregs > 3 ? v[2] : 0};
+	if (!frame_key(st, st->run_idx, w, key, kw) || key[0] != p->key[0] || key[1] != p->key[1] || key[2] != p->key[2])
+		return 0;
+	sfs_ext *e = &st->ext[st->next++];
+	e->rec = st->nbuf - 1;
+	e->member = p->n;
+	e->sp = p->last_sp = st->msp = w[0];
+	e->fp = p->last_fp = st->mfp = w[1];
+	e->ra = p->last_ra = st->mra = w[2];
+	p->next++;
+	st->extended++;
+	st->rec_cls = st->run_cls;
+	st->kw[0] = kw[0];
+	st->kw[1] = kw[1];
+	st->kdirty = 0;
+	add_member(st, p, addr, size, 1);
+	return 1;
+}
+
 // try_merge adds the instruction at addr to the last record if it may
-// stand for it (see sfs_state.merge).
+// stand for it (see sfs_state.merge and extend).
 static int try_merge(sfs_state *st, uint64_t addr, uint32_t size, const uint64_t *v) {
 	sfs_rec *p = &st->buf[st->nbuf - 1];
-	if (st->ncodew != st->wcode || v[0] != p->sp || v[1] != p->fp || (st->nregs > 3 ? v[2] : 0) != p->ra)
+	if (st->ncodew != st->wcode)
 		return 0;
+	if (v[0] != st->msp || v[1] != st->mfp || (st->nregs > 3 ? v[2] : 0) != st->mra || st->kdirty)
+		return try_extend(st, p, addr, size, v);
 	int crossed = 0;
 	if (addr - st->run_lo >= st->run_hi - st->run_lo) {
 		merge_interval(st, addr);
 		if (st->run_cls == 0 || st->run_cls != st->rec_cls)
-			return 0;
+			return try_extend(st, p, addr, size, v);
 		crossed = 1;
 	}
 	if (st->nlive > 0 && in_live(st, addr))
 		return 0;
 	if (st->arm64 && addr != p->last_pc + p->last_size && a64_links_or_jumps(st, p->last_pc))
 		return 0;
-	p->n++;
-	p->crossed += crossed;
-	p->last_pc = addr;
-	p->last_size = size;
-	st->pcs[st->npcs++] = addr;
+	add_member(st, p, addr, size, crossed);
 	return 1;
 }
 
@@ -119,10 +207,18 @@ static uint32_t page_hash(uint64_t key, uint32_t mask) {
 // page_entries returns the entries (esize bytes each) of the page holding
 // addr in t, making them (zeroed) if make is set; NULL if out of memory or
 // not made.
-static inline void *page_entries(struct sfs_pages *t, uint64_t addr, size_t esize, int make) {
+static void *page_entries_slow(struct sfs_pages *t, uint64_t key, size_t esize, int make);
+
+// (The page at hand inline, for the hooks that look up every instruction's
+// page; the search out of line.)
+static inline __attribute__((always_inline)) void *page_entries(struct sfs_pages *t, uint64_t addr, size_t esize, int make) {
 	uint64_t key = (addr >> 12) + 1;
 	if (t->last && t->last->page == key)
 		return t->last->ent;
+	return page_entries_slow(t, key, esize, make);
+}
+
+static __attribute__((noinline)) void *page_entries_slow(struct sfs_pages *t, uint64_t key, size_t esize, int make) {
 	if (t->cap > 0) {
 		uint32_t j = page_hash(key, t->cap - 1);
 		while (t->tab[j].page != 0) {
@@ -184,18 +280,20 @@ void sfs_keep_forget(sfs_state *st) {
 	st->kvalid = 0;
 }
 
-// keeps reports whether the instruction at pc is known to leave sp, fp
-// and the link register alone; an unknown one is queued for Go.
-static inline int keeps(sfs_state *st, uint64_t pc) {
+static inline uint8_t keep_flags(sfs_state *st, uint64_t pc) {
 	uint8_t *k = page_entries(&st->keep, pc, 1, 0);
 	uint8_t v = k ? k[pc & 4095] : 0;
-	if (v == 1)
-		return 1;
 	if (v == 0 && st->nkq < st->capkq && (k || (k = page_entries(&st->keep, pc, 1, 1)))) {
 		k[pc & 4095] = 3;
 		st->kq[st->nkq++] = pc;
 	}
-	return 0;
+	return v;
+}
+
+// keeps reports whether the instruction at pc is known to leave sp, fp
+// and the link register alone; an unknown one is queued for Go.
+static inline int keeps(sfs_state *st, uint64_t pc) {
+	return (keep_flags(st, pc) & 3) == 1;
 }
 
 // read_frame_regs reads sp, fp and the link register before the
@@ -226,6 +324,18 @@ static inline void read_frame_regs(sfs_state *st, uc_engine *uc, uint64_t prev, 
 	st->kvalid = 1;
 }
 
+// run_regs_are reads sp, fp and the link register and reports whether
+// they are the open run's (the check of kept registers), counting a miss.
+static int run_regs_are(sfs_state *st, uc_engine *uc) {
+	uint64_t w[4] = {0, 0, 0, 0};
+	void *p[4] = {&w[0], &w[1], &w[2], &w[3]};
+	uc_reg_read_batch(uc, st->regs + 1, p, st->nregs - 1);
+	if (w[0] == st->msp && w[1] == st->mfp && (st->nregs > 3 ? w[2] : 0) == st->mra)
+		return 1;
+	st->kmiss++;
+	return 0;
+}
+
 static void hook_code(uc_engine *uc, uint64_t addr, uint32_t size, void *user) {
 	sfs_state *st = user;
 	if (st->count >= st->limit) {
@@ -241,6 +351,22 @@ static void hook_code(uc_engine *uc, uint64_t addr, uint32_t size, void *user) {
 	st->last_at = st->count;
 	switch (st->observe) {
 	case SFS_OBSERVE_RECORD: {
+		// The common case first: the previous instruction, the last of
+		// the open run, left sp, fp and the link register alone, so
+		// they are still the run's (kv, which it had, are msp, mfp and
+		// mra), and this one lies in the run's interval: it joins the
+		// run as try_merge would have it (a keeping instruction is no
+		// call, return or branch to a register).
+		if (st->kvalid && st->nbuf > 0 && addr - st->run_lo < st->run_hi - st->run_lo && st->merge &&
+		    st->track == SFS_TRACK_LOG && !st->kdirty && st->ncodew == st->wcode && st->nlive == 0 &&
+		    st->npcs < st->cappcs) {
+			uint8_t *k = page_entries(&st->keep, prev, 1, 0);
+			if (k && (k[prev & 4095] & 3) == 1 && (!st->kcheck || run_regs_are(st, uc))) {
+				st->kkept++;
+				add_member(st, &st->buf[st->nbuf - 1], addr, size, 0);
+				break;
+			}
+		}
 		uint64_t v[4] = {0, 0, 0, 0};
 		read_frame_regs(st, uc, prev, v);
 		int merging = st->merge && st->track == SFS_TRACK_LOG;
@@ -266,9 +392,22 @@ static void hook_code(uc_engine *uc, uint64_t addr, uint32_t size, void *user) {
 		r->last_size = size;
 		r->pcidx = st->npcs;
 		r->crossed = 0;
+		r->keyed = r->next = 0;
+		r->extidx = st->next;
+		r->key[0] = r->key[1] = r->key[2] = 0;
+		r->last_sp = r->last_fp = r->last_ra = 0;
 		if (merging) {
 			st->pcs[st->npcs++] = addr;
 			st->wcode = st->ncodew;
+			st->msp = r->sp;
+			st->mfp = r->fp;
+			st->mra = r->ra;
+			st->kdirty = 0;
+			st->kw[0] = st->kw[1] = 0;
+			if (st->extend && st->run_idx >= 0 && (st->rec_fcls = st->fcls[st->run_idx]) != 0) {
+				uint64_t w[3] = {r->sp, r->fp, r->ra};
+				r->keyed = frame_key(st, st->run_idx, w, r->key, st->kw);
+			}
 		}
 		if (++st->nbuf == st->cap || (st->nlive > 0 && in_live(st, addr)))
 			flush(st, 1);
@@ -329,6 +468,12 @@ static void hook_write(uc_engine *uc, uc_mem_type type, uint64_t addr, int size,
 	}
 	if (st->track != SFS_TRACK_LOG)
 		return;
+	if (st->nbuf > 0 && (st->kw[0] | st->kw[1])) {
+		uint64_t end = addr + (uint64_t)size;
+		for (int i = 0; i < 2; i++)
+			if (st->kw[i] && addr < st->kw[i] + 8 && st->kw[i] < end)
+				st->kdirty = 1;
+	}
 	if (st->nbuf == 0) {
 		// The storing instruction was passed to Go already: only say
 		// where memory changed.
@@ -402,6 +547,14 @@ void sfs_free_history(sfs_state *st) {
 	st->kq = NULL;
 	st->capkq = 0;
 	free(st->pcs);
+	free(st->recipes);
+	free(st->fcls);
+	free(st->ext);
+	st->recipes = NULL;
+	st->fcls = NULL;
+	st->ext = NULL;
+	st->extend = 0;
+	st->next = st->capext = 0;
 	st->bounds = NULL;
 	st->cls = NULL;
 	st->icache = NULL;

@@ -29,7 +29,38 @@ typedef struct {
 	uint64_t last_pc;
 	uint32_t last_size, pcidx;
 	uint32_t crossed, pad;
+	// Extension (sfs_state.extend): key is frame 0's return address, CFA
+	// and caller FP at the first instruction as its interval's recipe
+	// computes them (keyed set). next entries of the state's ext list,
+	// from extidx on, say where the run went on with other registers:
+	// last_sp, last_fp and last_ra are then the last instruction's.
+	uint64_t key[3];
+	uint64_t last_sp, last_fp, last_ra;
+	uint32_t keyed, next, extidx, pad2;
 } sfs_rec;
+
+// Where a run went on with other registers (sfs_rec.next): from its
+// member-th instruction on it had sp, fp and ra.
+typedef struct {
+	uint32_t rec, member;
+	uint64_t sp, fp, ra;
+} sfs_ext;
+
+// How the unwinder computes frame 0's return address, CFA and caller FP in
+// a merge interval from SP, FP, the link register and up to two stack
+// words: CFA = (cfa_fp ? FP : SP) + cfa_off; RA = the link register
+// (ra_lr) or the word at CFA + ra_off, and ra_mask; caller FP = FP
+// (fp_same) or the word at CFA + fp_off. ok 0: no recipe.
+typedef struct {
+	uint64_t ra_mask;
+	int32_t cfa_off, ra_off, fp_off;
+	uint8_t ok, cfa_fp, ra_lr, fp_same;
+} sfs_recipe;
+
+// Keep flags (sfs_state.keep): the low two bits say whether the instruction
+// leaves sp, fp and the link register alone; SFS_FLOW_OTHER that it is no
+// call, return or branch to a register.
+#define SFS_FLOW_OTHER 0x10
 
 // One guest store seen by the write hook (history mode): the bytes it
 // overwrote are at bytes[off:off+size] of the state's byte log, and host is
@@ -114,6 +145,25 @@ typedef struct {
 	uint32_t wcode;          // ncodew when the last instruction started
 	uint64_t *pcs;
 	uint32_t npcs, cappcs;
+	// Extension (SetExtend): a run also goes on where SP, FP or the link
+	// register changed, when the previous instruction was no call, return
+	// or branch to a register (SFS_FLOW_OTHER), the interval has a recipe
+	// and the fcls of the run's first one, and the recipe gives the key
+	// the record's first instruction had. The registers of its last
+	// stretch are msp, mfp, mra; kw the words its key read (0: none), and
+	// kdirty says a store hit one of them since. strict: the CFA must lie
+	// above SP (x86-64: at SP the return address was popped).
+	int32_t extend, strict;
+	sfs_recipe *recipes;
+	uint32_t *fcls;
+	int32_t run_idx;         // the interval of run_lo (-1: none)
+	uint32_t rec_fcls;
+	uint64_t msp, mfp, mra;
+	uint64_t kw[2];
+	int32_t kdirty, pad3;
+	sfs_ext *ext;
+	uint32_t next, capext;
+	uint64_t extended;       // extensions in all (a test's count)
 	// Last invalid memory access (UC_HOOK_MEM_INVALID).
 	int32_t fault_type;
 	int32_t fault_size;

@@ -176,9 +176,55 @@ type Record struct {
 	LastSize uint32
 	pcIdx    uint32 // the record's addresses in the C pcs buffer
 	// Crossed counts the times the run went on into another merge
-	// interval of the same class (SetMerge): 0 when it lies in one.
+	// interval of the same class (SetMerge), or with other registers
+	// (SetExtend): 0 when it lies in one.
 	Crossed uint32
 	_       uint32
+	// Key is frame 0's return address, CFA and caller FP at PC as the
+	// interval's recipe computes them (SetExtend), when Keyed is not 0.
+	Key [3]uint64
+	// The registers of the run's last instruction when it went on with
+	// other registers (NExt > 0: RunExt says where).
+	LastSP, LastFP, LastRA uint64
+	Keyed, NExt            uint32
+	extIdx                 uint32
+	_                      uint32
+}
+
+// Record and Ext mirror C's sfs_rec and sfs_ext: the same size and the
+// same offsets (the build fails otherwise).
+var (
+	_ [unsafe.Sizeof(Record{}) - unsafe.Sizeof(C.sfs_rec{})]struct{}
+	_ [unsafe.Sizeof(C.sfs_rec{}) - unsafe.Sizeof(Record{})]struct{}
+	_ [unsafe.Offsetof(Record{}.Key) - unsafe.Offsetof(C.sfs_rec{}.key)]struct{}
+	_ [unsafe.Offsetof(C.sfs_rec{}.key) - unsafe.Offsetof(Record{}.Key)]struct{}
+	_ [unsafe.Offsetof(Record{}.extIdx) - unsafe.Offsetof(C.sfs_rec{}.extidx)]struct{}
+	_ [unsafe.Offsetof(C.sfs_rec{}.extidx) - unsafe.Offsetof(Record{}.extIdx)]struct{}
+	_ [unsafe.Sizeof(Ext{}) - unsafe.Sizeof(C.sfs_ext{})]struct{}
+	_ [unsafe.Sizeof(C.sfs_ext{}) - unsafe.Sizeof(Ext{})]struct{}
+	_ [unsafe.Offsetof(Ext{}.SP) - unsafe.Offsetof(C.sfs_ext{}.sp)]struct{}
+	_ [unsafe.Offsetof(C.sfs_ext{}.sp) - unsafe.Offsetof(Ext{}.SP)]struct{}
+)
+
+// Ext is where a run went on with other registers (SetExtend): from its
+// Member-th instruction (RunPCs index) on, it had SP, FP and RA. It
+// mirrors the C sfs_ext.
+type Ext struct {
+	rec, Member uint32
+	SP, FP, RA  uint64
+}
+
+// Recipe says how the unwinder computes frame 0's return address, CFA
+// and caller FP in a merge interval (SetExtend) from the frame registers
+// and up to two stack words: CFA is FP (CFAFromFP) or SP plus CFAOff; the
+// return address is the link register (RAFromLR) or the word at CFA +
+// RAOff, and RAMask; the caller's FP is FP (FPSame) or the word at CFA +
+// FPOff. The zero Recipe is none.
+type Recipe struct {
+	OK                          bool
+	CFAFromFP, RAFromLR, FPSame bool
+	CFAOff, RAOff, FPOff        int32
+	RAMask                      uint64
 }
 
 // engines maps the slot numbers the C hooks carry to engines; C never holds
@@ -855,6 +901,7 @@ func (e *Engine) SetMerge(bounds []uint64, class []uint32) {
 	C.free(unsafe.Pointer(e.st.bounds))
 	C.free(unsafe.Pointer(e.st.cls))
 	C.free(unsafe.Pointer(e.st.icache))
+	e.SetExtend(nil, nil)
 	e.st.bounds, e.st.cls, e.st.icache, e.st.nbounds = nil, nil, nil, 0
 	e.st.run_lo, e.st.run_hi, e.st.run_cls, e.st.rec_cls = 0, 0, 0, 0
 	if bounds == nil {
@@ -884,6 +931,71 @@ func (e *Engine) SetMerge(bounds []uint64, class []uint32) {
 		e.st.cappcs = mergePCs
 	}
 	e.st.merge = 1
+}
+
+// SetExtend lets merged runs (SetMerge, which it follows) also go on where
+// SP, FP or the link register changed (recipes not nil): an instruction
+// joins the run when the one before it was no call, return or branch to
+// a register (arch.Arch.Classify's FlowOther), its interval i has a
+// recipe (recipes[i].OK) and the fcls[i] (not 0) of the run's first
+// instruction, and the recipe gives the Key the first instruction had —
+// computed before each instruction from its registers and memory; the
+// CFA must be at or above SP (above on x86-64, where SP at the CFA means
+// the return address was popped). A store into a word a run's key read
+// has the next instruction compute it again. So each instruction of such
+// a run had frame 0 with the same return address, CFA and caller FP.
+// RunExt says where the registers changed.
+func (e *Engine) SetExtend(fcls []uint32, recipes []Recipe) {
+	C.free(unsafe.Pointer(e.st.recipes))
+	C.free(unsafe.Pointer(e.st.fcls))
+	e.st.recipes, e.st.fcls, e.st.extend = nil, nil, 0
+	n := int(e.st.nbounds)
+	if recipes == nil || e.st.merge == 0 || len(recipes) != n || len(fcls) != n {
+		return
+	}
+	e.st.recipes = (*C.sfs_recipe)(C.calloc(C.size_t(max(n, 1)), C.size_t(unsafe.Sizeof(C.sfs_recipe{}))))
+	e.st.fcls = (*C.uint32_t)(C.calloc(C.size_t(max(n, 1)), 4))
+	if e.st.ext == nil {
+		// Kept (like pcs) while records may wait for the observer.
+		e.st.ext = (*C.sfs_ext)(C.calloc(mergePCs, C.size_t(unsafe.Sizeof(C.sfs_ext{}))))
+		if e.st.ext == nil {
+			return
+		}
+		e.st.capext = mergePCs
+	}
+	rs, fs := unsafe.Slice(e.st.recipes, max(n, 1)), unsafe.Slice(e.st.fcls, max(n, 1))
+	for i, r := range recipes {
+		fs[i] = C.uint32_t(fcls[i])
+		if !r.OK {
+			continue
+		}
+		rs[i] = C.sfs_recipe{ra_mask: C.uint64_t(r.RAMask), cfa_off: C.int32_t(r.CFAOff), ra_off: C.int32_t(r.RAOff),
+			fp_off: C.int32_t(r.FPOff), ok: 1, cfa_fp: cbool(r.CFAFromFP), ra_lr: cbool(r.RAFromLR), fp_same: cbool(r.FPSame)}
+	}
+	e.st.strict = C.int32_t(b2i(!e.arch.HasLinkRegister()))
+	e.st.extend = 1
+}
+
+func cbool(b bool) C.uint8_t { return C.uint8_t(b2i(b)) }
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Extended returns how often runs went on with other registers
+// (SetExtend) since the engine was made.
+func (e *Engine) Extended() uint64 { return uint64(e.st.extended) }
+
+// RunExt returns where the run r went on with other registers (SetExtend),
+// in order. Valid only while the observer handles r.
+func (e *Engine) RunExt(r Record) []Ext {
+	if r.NExt == 0 || e.st.ext == nil || int(r.extIdx)+int(r.NExt) > int(e.st.next) {
+		return nil
+	}
+	return unsafe.Slice((*Ext)(unsafe.Pointer(e.st.ext)), int(e.st.next))[r.extIdx : r.extIdx+r.NExt]
 }
 
 // RunPCs returns the addresses of the instructions r stands for, in the
@@ -970,6 +1082,7 @@ func (e *Engine) FlushRecords() {
 		e.replay(n, false)
 		e.st.nbuf, e.st.nwlog, e.st.ncodew, e.st.nwbytes = 0, 0, 0, 0
 		e.st.npcs, e.st.run_lo, e.st.run_hi, e.st.run_cls = 0, 0, 0, 0
+		e.st.next, e.st.kdirty, e.st.kw = 0, 0, [2]C.uint64_t{}
 	}
 }
 
@@ -1044,8 +1157,13 @@ func (e *Engine) classifyKeeps() {
 	var code [16]byte
 	for _, pc := range unsafe.Slice((*uint64)(unsafe.Pointer(e.st.kq)), n) {
 		v := C.uint8_t(2)
-		if n, err := e.ReadCode(pc, code[:]); err == nil && !e.hasProt(pc, uint64(n), ProtWrite) && e.arch.KeepsFrame(code[:n]) {
-			v = 1
+		if n, err := e.ReadCode(pc, code[:]); err == nil && !e.hasProt(pc, uint64(n), ProtWrite) {
+			if e.arch.KeepsFrame(code[:n]) {
+				v = 1
+			}
+			if f, _ := e.arch.Classify(code[:n]); f == arch.FlowOther {
+				v |= C.SFS_FLOW_OTHER
+			}
 		}
 		C.sfs_keep_set(e.st, C.uint64_t(pc), v)
 	}

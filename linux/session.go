@@ -53,6 +53,15 @@ func (s *Session) RunPCs() []uint64 { return s.P.Engine.RunPCs(s.rec) }
 // (emu.Record.Crossed).
 func (s *Session) RunCrossed() bool { return s.rec.Crossed > 0 }
 
+// RunKey returns frame 0's return address, CFA and caller FP at the first
+// instruction of the observer's run as the engine's recipe computed them,
+// if it did (emu.Engine.SetExtend, emu.Record.Key).
+func (s *Session) RunKey() ([3]uint64, bool) { return s.rec.Key, s.rec.Keyed != 0 }
+
+// RunExt returns where the observer's run went on with other registers
+// (emu.Engine.RunExt).
+func (s *Session) RunExt() []emu.Ext { return s.P.Engine.RunExt(s.rec) }
+
 // RunStores calls fn with each store an instruction of the observer's run
 // made before its last one, until fn returns true, and reports whether it
 // did (emu.Engine.RunStores).
@@ -164,6 +173,9 @@ func (s *Session) recordHook() func(er emu.Record, live bool) {
 		var r shadow.Record
 		r.PC, r.SP, r.FP, r.RA = er.PC, er.SP, er.FP, er.RA
 		r.Size, r.N, r.LastPC, r.LastSize = er.Size, er.N, er.LastPC, er.LastSize
+		if er.NExt > 0 {
+			r.Moved, r.LastSP, r.LastFP, r.LastRA = true, er.LastSP, er.LastFP, er.LastRA
+		}
 		s.Shadow.Observe(r)
 		// After Observe: er arrived in registers, which the function
 		// entry stored field by field, and copying it whole right then

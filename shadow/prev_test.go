@@ -11,7 +11,11 @@ func TestSetPrev(t *testing.T) {
 	var r Record
 	v := reflect.ValueOf(&r).Elem()
 	for i := range v.NumField() {
-		v.Field(i).SetUint(uint64(0x1000 + i))
+		if f := v.Field(i); f.Kind() == reflect.Bool {
+			f.SetBool(true)
+		} else {
+			f.SetUint(uint64(0x1000 + i))
+		}
 	}
 	var s Stack
 	s.setPrev(&r)

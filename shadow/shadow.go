@@ -81,6 +81,12 @@ type Record struct {
 	N        uint32
 	LastPC   uint64
 	LastSize uint32
+	// Moved: the run went on with other registers after instructions
+	// that neither called, returned nor branched to a register
+	// (emu.Engine.SetExtend); LastSP, LastFP and LastRA are the last
+	// instruction's. Follow applies such an instruction's own.
+	Moved                  bool
+	LastSP, LastFP, LastRA uint64
 }
 
 // Frame is one activation on the shadow call stack, recorded by watching
@@ -183,6 +189,9 @@ func (s *Stack) Observe(r Record) {
 	if r.N > 1 {
 		s.insn += uint64(r.N - 1)
 		s.prev.PC, s.prev.Size, s.prev.N = r.LastPC, r.LastSize, 1
+		if r.Moved {
+			s.prev.SP, s.prev.FP, s.prev.RA = r.LastSP, r.LastFP, r.LastRA
+		}
 	}
 	s.prevFlow = s.flow(s.prev.PC, s.prev.Size)
 }
@@ -195,6 +204,26 @@ func (s *Stack) setPrev(r *Record) {
 	p := &s.prev
 	p.PC, p.SP, p.FP, p.RA = r.PC, r.SP, r.FP, r.RA
 	p.Size, p.N, p.LastPC, p.LastSize = r.Size, r.N, r.LastPC, r.LastSize
+	p.Moved, p.LastSP, p.LastFP, p.LastRA = r.Moved, r.LastSP, r.LastFP, r.LastRA
+}
+
+// Follow applies to the stack an instruction of a run Observe counted
+// already whose registers r changed after one that neither called,
+// returned nor branched to a register (Record.Moved): the frames its
+// stack pointer left are gone, as Observe would have found instruction
+// by instruction.
+func (s *Stack) Follow(r Record) {
+	n0 := len(s.frames)
+	for n := len(s.frames); n > 0 && s.abandoned(&s.frames[n-1], &r, false); n-- {
+		s.frames = s.frames[:n-1]
+		s.unwound++
+	}
+	for k := len(s.signals); k > 0 && s.signals[k-1].Depth >= len(s.frames); k-- {
+		s.signals = s.signals[:k-1]
+	}
+	if len(s.frames) != n0 {
+		s.version++
+	}
 }
 
 // Unobserve takes back the last Observe when that instruction did not run

@@ -897,3 +897,44 @@ func TestSignalFaultingCall(t *testing.T) {
 		{pc: main + 6, sp: 0x8000},
 	})
 }
+
+// TestFollow: Follow, for an instruction of a run whose registers changed
+// after one that neither called, returned nor branched to a register,
+// drops the frames the stack pointer left, as observing that instruction
+// after such a one (a nop) does, and otherwise leaves the stack and its
+// version alone.
+func TestFollow(t *testing.T) {
+	c := code{
+		0x1000: x86call(0x1000, 0x1010), // main: call f
+		0x1005: x86hlt,
+		0x1010: {0x90}, // f: nop
+		0x1011: {0x90}, // nop
+		0x1012: x86ret,
+	}
+	in := []step{{0x1000, sp0, fp0, 0, 0}, {0x1010, sp0 - 8, fp0, 0, 1}}
+	for _, tc := range []struct {
+		sp    uint64
+		depth int
+	}{
+		{sp0 - 24, 1}, // below f's CFA (sp0): f's frame stays
+		{sp0 - 8, 1},  // at its return address
+		{sp0, 0},      // at f's CFA: the return address was popped
+		{sp0 + 32, 0}, // above it
+	} {
+		s := shadow.New(arch.AMD64, c.readCode)
+		observe(t, s, c, in)
+		v := s.Version()
+		r := c.record(step{0x1011, tc.sp, fp0, 0, tc.depth})
+		s.Follow(r)
+		if s.Depth() != tc.depth || (s.Version() != v) != (tc.depth != 1) {
+			t.Errorf("SP %#x: depth %d, version changed %v; want depth %d", tc.sp, s.Depth(), s.Version() != v, tc.depth)
+		}
+		// Observing the instruction after f's nop (FlowOther) does the same.
+		o := shadow.New(arch.AMD64, c.readCode)
+		observe(t, o, c, in)
+		o.Observe(r)
+		if !slices.Equal(o.Frames(), s.Frames()) {
+			t.Errorf("SP %#x: Follow left %+v, Observe %+v", tc.sp, s.Frames(), o.Frames())
+		}
+	}
+}

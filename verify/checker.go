@@ -96,6 +96,9 @@ type Checker struct {
 	// reused whole, Walked the tails unwound (at least in part), Steps the
 	// caller frames unwound.
 	Reused, TailReused, Walked, Steps uint64
+	// KeyMisses counts runs whose key (KeyHolds) the engine computed
+	// otherwise than the unwinder: a bug of the recipes, never expected.
+	KeyMisses uint64
 	// Same reports whether the last CheckStack reused the result before it
 	// whole: the same kind, frame and rows, with the PC of the same FRE row
 	// (a depth-0 frame has the new PC).
@@ -248,25 +251,57 @@ func (c *Checker) Reusable() bool { return c.lastOK }
 // read (frame 0's and its callers'): a store there may change the result
 // Reusable speaks of.
 func (c *Checker) Reads(addr, size uint64) bool {
-	end := satAdd(addr, size)
-	hit := func(reads []memRead) bool {
-		for _, rd := range reads {
-			if rd.addr < end && addr < satAdd(rd.addr, 8) {
-				return true
-			}
-		}
-		return false
-	}
 	// Frame 0's few words first; the callers' only within their span (a
 	// store into frame 0's own locals lies below it).
-	if hit(c.reads0) {
-		return true
-	}
+	return hitReads(c.reads0, addr, size) || c.TailReads(addr, size)
+}
+
+// TailReads reports whether [addr, addr+size) overlaps a word the last
+// walk read for the callers of frame 0.
+func (c *Checker) TailReads(addr, size uint64) bool {
 	n := len(c.bounds)
-	if !c.valid || n == 0 || addr >= c.bounds[n-1][1] || end <= c.bounds[n-1][0] {
+	if !c.valid || n == 0 || addr >= c.bounds[n-1][1] || satAdd(addr, size) <= c.bounds[n-1][0] {
 		return false
 	}
-	return hit(c.reads)
+	return hitReads(c.reads, addr, size)
+}
+
+// hitReads reports whether [addr, addr+size) overlaps a word of reads.
+func hitReads(reads []memRead, addr, size uint64) bool {
+	end := satAdd(addr, size)
+	for _, rd := range reads {
+		if rd.addr < end && addr < satAdd(rd.addr, 8) {
+			return true
+		}
+	}
+	return false
+}
+
+// KeyHolds reports whether the last check's result, res, holds for every
+// instruction of a run with the same shadow stack st and no store into
+// the words the callers' unwind read, where the engine found frame 0 to
+// have the return address, CFA and caller FP key at each (emu.Engine.
+// SetExtend) — but for the topmost row (Result.Top). It does when the
+// check's frame 0 had that key, no error and a row (the unwinder's result
+// is then a function of the key, the tail and the shadow stack alone),
+// frame 0 matched the shadow stack's top frame (Depth >= 1) and was no
+// problem. A key the Checker computed otherwise than the engine counts in
+// KeyMisses.
+func (c *Checker) KeyHolds(key [3]uint64, res *Result, st *shadow.Stack) bool {
+	f := c.f0
+	if f == nil || res.Kind.Problem() || res.Kind == NoFDE || res.Depth < 1 || f.Err != nil || f.Signal || f.Outermost || !f.HasRow {
+		return false
+	}
+	if f.RA != key[0] || f.CFA != key[1] || f.CallerFP != key[2] {
+		c.KeyMisses++
+		return false
+	}
+	// Frame 0 matched the top frame, whose CFA is then the key's; the
+	// engine had SP at or below it (below on x86-64) at every instruction,
+	// so no instruction of the run left that frame (shadow.Stack.Follow).
+	frames := st.Frames()
+	n := len(frames)
+	return n > 0 && frames[n-1].CFA == key[1] && !frames[n-1].SignalFrame
 }
 
 // satAdd is a+b, or the largest address if that overflows.

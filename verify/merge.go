@@ -6,6 +6,8 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/sframesim/sframesim/arch"
+	"github.com/sframesim/sframesim/emu"
 	"github.com/sframesim/sframesim/sframe"
 	"github.com/sframesim/sframesim/unwind"
 )
@@ -23,7 +25,12 @@ import (
 // .cfi_remember_state and .cfi_restore_state, or an epilogue's rows
 // repeated. Every other interval has a class of its own. The rows a run
 // spans are told apart again by their addresses (collector.spread).
-func (tg *Target) mergeBounds() (bounds []uint64, class []uint32) {
+//
+// For runs that go on where the frame registers change (emu.Engine.
+// SetExtend) it also returns each interval's frame-0 recipe (recipeOf)
+// and its FDE class: intervals of one FDE in one symbol and one object
+// share one, whatever their rules (0 where class is).
+func (tg *Target) mergeBounds() (bounds []uint64, class, fcls []uint32, recipes []emu.Recipe) {
 	var pts []uint64
 	type span struct{ lo, hi uint64 }
 	var masked []span
@@ -48,6 +55,8 @@ func (tg *Target) mergeBounds() (bounds []uint64, class []uint32) {
 	slices.Sort(pts)
 	bounds = slices.Compact(pts)
 	class = make([]uint32, len(bounds))
+	fcls = make([]uint32, len(bounds))
+	recipes = make([]emu.Recipe, len(bounds))
 	slices.SortFunc(masked, func(a, b span) int { return cmp.Compare(a.lo, b.lo) })
 	// The FDE (of a section: of one object), a row's rules with its
 	// indices cleared (what the unwind of frame 0 computes from) and the
@@ -60,6 +69,12 @@ func (tg *Target) mergeBounds() (bounds []uint64, class []uint32) {
 		symAt uint64
 	}
 	classes := map[key]uint32{}
+	type fkey struct {
+		sec   *sframe.Section
+		fde   int
+		symAt uint64
+	}
+	fclasses := map[fkey]uint32{}
 	next := uint32(0)
 	k := 0
 	for i := range bounds {
@@ -90,6 +105,12 @@ func (tg *Target) mergeBounds() (bounds []uint64, class []uint32) {
 		if _, off, ok := tg.Symbols.Lookup(pc); ok {
 			kk.symAt = pc - off
 		}
+		fk := fkey{sec, row.FDE, kk.symAt}
+		if fcls[i] = fclasses[fk]; fcls[i] == 0 {
+			fcls[i] = uint32(len(fclasses) + 1)
+			fclasses[fk] = fcls[i]
+		}
+		recipes[i] = recipeOf(tg.Unwinder.Arch(), sec, &row)
 		if c, ok := classes[kk]; ok {
 			class[i] = c
 			next--
@@ -97,7 +118,44 @@ func (tg *Target) mergeBounds() (bounds []uint64, class []uint32) {
 			classes[kk] = next
 		}
 	}
-	return bounds, class
+	return bounds, class, fcls, recipes
+}
+
+// recipeOf returns how the unwinder (unwind.Iterator) computes frame 0's
+// return address, CFA and caller FP with row's rules, for the C hook to
+// compute them too (emu.Recipe): a CFA from SP or FP, the return address
+// from the link register or a word at an offset from the CFA, the caller's
+// FP the same or from such a word. Any other rule: none.
+func recipeOf(a *arch.Arch, sec *sframe.Section, row *sframe.Row) emu.Recipe {
+	sp, fp, _, _ := sec.Header.ABI.Regs()
+	var r emu.Recipe
+	cfa := row.CFA
+	if row.Outermost || row.Signal || cfa.Kind != sframe.RuleExpr || cfa.Deref || cfa.Reg != sp && cfa.Reg != fp {
+		return emu.Recipe{}
+	}
+	r.CFAFromFP, r.CFAOff = cfa.Reg == fp, cfa.Offset
+	switch ra := row.RA; {
+	case ra.Kind == sframe.RuleExpr && ra.Reg == sframe.RegCFA && ra.Deref:
+		r.RAOff = ra.Offset
+	case ra.Kind == sframe.RuleSame && a.HasLinkRegister():
+		r.RAFromLR = true
+	default:
+		return emu.Recipe{}
+	}
+	r.RAMask = ^uint64(0)
+	if row.MangledRA && a.PACMask != 0 {
+		r.RAMask = a.PACMask
+	}
+	switch f := row.FP; {
+	case f.Kind != sframe.RuleExpr:
+		r.FPSame = true
+	case f.Reg == sframe.RegCFA && f.Deref:
+		r.FPOff = f.Offset
+	default:
+		return emu.Recipe{}
+	}
+	r.OK = true
+	return r
 }
 
 // plainRow reports whether a row's rules use no register beyond SP, FP
@@ -115,5 +173,8 @@ func (tg *Target) merge() {
 		return
 	}
 	tg.merging = true
-	tg.Process.Engine.SetMerge(tg.mergeBounds())
+	bounds, class, fcls, recipes := tg.mergeBounds()
+	e := tg.Process.Engine
+	e.SetMerge(bounds, class)
+	e.SetExtend(fcls, recipes)
 }

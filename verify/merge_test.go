@@ -36,7 +36,7 @@ func TestMergeBounds(t *testing.T) {
 			if _, err := tg.Process.Run(); err != nil {
 				t.Fatal(err)
 			}
-			bounds, class := tg.mergeBounds()
+			bounds, class, _, _ := tg.mergeBounds()
 			type classKey struct {
 				sec   *sframe.Section
 				fde   int

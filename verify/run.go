@@ -136,7 +136,15 @@ func (tg *Target) run(opt Options) (*Report, error) {
 		if n == 1 {
 			return true
 		}
-		if !res.Kind.Problem() && (res.Kind == NoFDE || checker.Reusable() && !runStoresHit(s, checker)) {
+		var whole bool
+		if key, keyed := s.RunKey(); keyed {
+			// The engine computed frame 0's key at every instruction
+			// (emu.Engine.SetExtend): only the callers' words matter.
+			whole = checker.KeyHolds(key, res, s.Shadow) && !runStoresHit(s, checker.TailReads)
+		} else {
+			whole = !res.Kind.Problem() && (res.Kind == NoFDE || checker.Reusable() && !runStoresHit(s, checker.Reads))
+		}
+		if whole {
 			c.addRun(n-1, r.PC)
 			if s.RunCrossed() {
 				c.spread(s.RunPCs()[1:n], res)
@@ -144,9 +152,15 @@ func (tg *Target) run(opt Options) (*Report, error) {
 			return true
 		}
 		r.N, r.Size = 1, 0
+		ext := s.RunExt()
 		for k, pc := range s.RunPCs()[1:n] {
 			s.RunAdvance(k + 1)
 			r.PC = pc
+			if len(ext) > 0 && int(ext[0].Member) == k+1 {
+				r.SP, r.FP, r.RA = ext[0].SP, ext[0].FP, ext[0].RA
+				ext = ext[1:]
+				s.Shadow.Follow(r)
+			}
 			c.add(r, checker.checkStack(&r, s.Shadow), checker.Same)
 		}
 		return true
@@ -194,19 +208,19 @@ func (tg *Target) run(opt Options) (*Report, error) {
 }
 
 // runStoresHit reports whether a store of the run the session's observer
-// handles (but its last instruction's) hit a word the checker's last walk
-// read: the stores' span against the reads first (one pass over each),
-// then store by store.
-func runStoresHit(s *linux.Session, c *Checker) bool {
+// handles (but its last instruction's) hit a word reads says the
+// checker's last walk read (Checker.Reads, TailReads): the stores' span
+// first, then store by store.
+func runStoresHit(s *linux.Session, reads func(addr, size uint64) bool) bool {
 	lo, hi := ^uint64(0), uint64(0)
 	s.RunStores(func(addr, size uint64) bool {
 		lo, hi = min(lo, addr), max(hi, satAdd(addr, size))
 		return false
 	})
-	if hi == 0 || !c.Reads(lo, hi-lo) {
+	if hi == 0 || !reads(lo, hi-lo) {
 		return false
 	}
-	return s.RunStores(c.Reads)
+	return s.RunStores(reads)
 }
 
 // collector aggregates the results of every instruction.
