@@ -336,8 +336,39 @@ static int run_regs_are(sfs_state *st, uc_engine *uc) {
 	return 0;
 }
 
+static void hook_code_slow(uc_engine *uc, uint64_t addr, uint32_t size, sfs_state *st);
+
+// hook_code runs before every instruction. Most instructions of a run in
+// merge mode only join it (the previous one left the frame registers
+// alone, this one lies in the run's interval: see hook_code_slow): that is
+// done here, in a function small enough to need no saved registers; all
+// else in hook_code_slow.
 static void hook_code(uc_engine *uc, uint64_t addr, uint32_t size, void *user) {
 	sfs_state *st = user;
+	uint64_t prev = st->last_pc;
+	struct sfs_page *lp = st->keep.last;
+	if (__builtin_expect(st->count < st->limit && st->observe == SFS_OBSERVE_RECORD && st->kvalid && st->nbuf > 0 &&
+	                         addr - st->run_lo < st->run_hi - st->run_lo && st->merge && st->track == SFS_TRACK_LOG &&
+	                         !st->kdirty && st->ncodew == st->wcode && st->nlive == 0 && !st->kcheck &&
+	                         st->npcs < st->cappcs && lp && lp->page == (prev >> 12) + 1 &&
+	                         (((uint8_t *)lp->ent)[prev & 4095] & 3) == 1,
+	                     1)) {
+		st->count++;
+		st->last_pc = addr;
+		st->last_size = size;
+		st->last_at = st->count;
+		st->kkept++;
+		sfs_rec *p = &st->buf[st->nbuf - 1];
+		p->n++;
+		p->last_pc = addr;
+		p->last_size = size;
+		st->pcs[st->npcs++] = addr;
+		return;
+	}
+	hook_code_slow(uc, addr, size, st);
+}
+
+static __attribute__((noinline)) void hook_code_slow(uc_engine *uc, uint64_t addr, uint32_t size, sfs_state *st) {
 	if (st->count >= st->limit) {
 		// The instruction budget of this Start is spent: stop before
 		// this one (instead of Unicorn's own count, a second code hook).
@@ -351,12 +382,14 @@ static void hook_code(uc_engine *uc, uint64_t addr, uint32_t size, void *user) {
 	st->last_at = st->count;
 	switch (st->observe) {
 	case SFS_OBSERVE_RECORD: {
-		// The common case first: the previous instruction, the last of
-		// the open run, left sp, fp and the link register alone, so
-		// they are still the run's (kv, which it had, are msp, mfp and
-		// mra), and this one lies in the run's interval: it joins the
-		// run as try_merge would have it (a keeping instruction is no
-		// call, return or branch to a register).
+		// The common case first (hook_code has it too, without the
+		// check of kept registers and with the page at hand only): the
+		// previous instruction, the last of the open run, left sp, fp
+		// and the link register alone, so they are still the run's (kv,
+		// which it had, are msp, mfp and mra), and this one lies in the
+		// run's interval: it joins the run as try_merge would have it (a
+		// keeping instruction is no call, return or branch to a
+		// register).
 		if (st->kvalid && st->nbuf > 0 && addr - st->run_lo < st->run_hi - st->run_lo && st->merge &&
 		    st->track == SFS_TRACK_LOG && !st->kdirty && st->ncodew == st->wcode && st->nlive == 0 &&
 		    st->npcs < st->cappcs) {
