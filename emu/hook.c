@@ -144,6 +144,19 @@ static inline void add_member(sfs_state *st, sfs_rec *p, uint64_t addr, uint32_t
 	st->pcs[st->npcs++] = addr;
 }
 
+// add_ext notes that the next instruction of run p has the registers
+// msp, mfp, mra and lies in interval run_idx (ext has room).
+static void add_ext(sfs_state *st, sfs_rec *p) {
+	sfs_ext *e = &st->ext[st->next++];
+	e->rec = st->nbuf - 1;
+	e->member = p->n;
+	e->sp = p->last_sp = st->msp;
+	e->fp = p->last_fp = st->mfp;
+	e->ra = p->last_ra = st->mra;
+	e->idx = st->run_idx;
+	p->next++;
+}
+
 // try_extend adds the instruction at addr, whose registers v differ from
 // the run's last ones (or a store hit the words its key read), to run p if
 // the key stays (see sfs_state.extend).
@@ -161,13 +174,10 @@ static int try_extend(sfs_state *st, sfs_rec *p, uint64_t addr, uint32_t size, c
 	uint64_t key[3], kw[2], w[3] = {v[0], v[1], st->nregs > 3 ? v[2] : 0};
 	if (!frame_key(st, st->run_idx, w, key, kw) || key[0] != p->key[0] || key[1] != p->key[1] || key[2] != p->key[2])
 		return 0;
-	sfs_ext *e = &st->ext[st->next++];
-	e->rec = st->nbuf - 1;
-	e->member = p->n;
-	e->sp = p->last_sp = st->msp = w[0];
-	e->fp = p->last_fp = st->mfp = w[1];
-	e->ra = p->last_ra = st->mra = w[2];
-	p->next++;
+	st->msp = w[0];
+	st->mfp = w[1];
+	st->mra = w[2];
+	add_ext(st, p);
 	st->extended++;
 	st->rec_cls = st->run_cls;
 	st->kw[0] = kw[0];
@@ -192,10 +202,15 @@ static int try_merge(sfs_state *st, uint64_t addr, uint32_t size, const uint64_t
 			return try_extend(st, p, addr, size, v);
 		crossed = 1;
 	}
+	// With extension on, every change of interval is listed (ext).
+	if (crossed && st->extend && st->next == st->capext)
+		return 0;
 	if (st->nlive > 0 && in_live(st, addr))
 		return 0;
 	if (st->arm64 && addr != p->last_pc + p->last_size && a64_links_or_jumps(st, p->last_pc))
 		return 0;
+	if (crossed && st->extend)
+		add_ext(st, p);
 	add_member(st, p, addr, size, crossed);
 	return 1;
 }

@@ -32,18 +32,22 @@ typedef struct {
 	// Extension (sfs_state.extend): key is frame 0's return address, CFA
 	// and caller FP at the first instruction as its interval's recipe
 	// computes them (keyed set). next entries of the state's ext list,
-	// from extidx on, say where the run went on with other registers:
-	// last_sp, last_fp and last_ra are then the last instruction's.
+	// from extidx on, say where the run went on with other registers or
+	// into another interval: last_sp, last_fp and last_ra are then the
+	// last instruction's.
 	uint64_t key[3];
 	uint64_t last_sp, last_fp, last_ra;
 	uint32_t keyed, next, extidx, pad2;
 } sfs_rec;
 
-// Where a run went on with other registers (sfs_rec.next): from its
-// member-th instruction on it had sp, fp and ra.
+// Where a run went on with other registers or into another merge
+// interval (sfs_rec.next): from its member-th instruction on it had sp, fp
+// and ra, in interval idx.
 typedef struct {
 	uint32_t rec, member;
 	uint64_t sp, fp, ra;
+	int32_t idx;
+	uint32_t pad;
 } sfs_ext;
 
 // How the unwinder computes frame 0's return address, CFA and caller FP in

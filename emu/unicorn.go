@@ -204,14 +204,19 @@ var (
 	_ [unsafe.Sizeof(C.sfs_ext{}) - unsafe.Sizeof(Ext{})]struct{}
 	_ [unsafe.Offsetof(Ext{}.SP) - unsafe.Offsetof(C.sfs_ext{}.sp)]struct{}
 	_ [unsafe.Offsetof(C.sfs_ext{}.sp) - unsafe.Offsetof(Ext{}.SP)]struct{}
+	_ [unsafe.Offsetof(Ext{}.Interval) - unsafe.Offsetof(C.sfs_ext{}.idx)]struct{}
+	_ [unsafe.Offsetof(C.sfs_ext{}.idx) - unsafe.Offsetof(Ext{}.Interval)]struct{}
 )
 
-// Ext is where a run went on with other registers (SetExtend): from its
-// Member-th instruction (RunPCs index) on, it had SP, FP and RA. It
-// mirrors the C sfs_ext.
+// Ext is where a run went on with other registers or into another merge
+// interval (SetExtend): from its Member-th instruction (RunPCs index) on,
+// it had SP, FP and RA, in interval Interval (an index of SetMerge's
+// bounds). It mirrors the C sfs_ext.
 type Ext struct {
 	rec, Member uint32
 	SP, FP, RA  uint64
+	Interval    int32
+	_           uint32
 }
 
 // Recipe says how the unwinder computes frame 0's return address, CFA
@@ -989,7 +994,8 @@ func b2i(b bool) int {
 // (SetExtend) since the engine was made.
 func (e *Engine) Extended() uint64 { return uint64(e.st.extended) }
 
-// RunExt returns where the run r went on with other registers (SetExtend),
+// RunExt returns where the run r went on with other registers or into
+// another merge interval (SetExtend: every change of interval is there),
 // in order. Valid only while the observer handles r.
 func (e *Engine) RunExt(r Record) []Ext {
 	if r.NExt == 0 || e.st.ext == nil || int(r.extIdx)+int(r.NExt) > int(e.st.next) {

@@ -177,4 +177,25 @@ func (tg *Target) merge() {
 	e := tg.Process.Engine
 	e.SetMerge(bounds, class)
 	e.SetExtend(fcls, recipes)
+	tg.mbounds, tg.mrows = bounds, make([]int32, len(bounds))
+	for i := range tg.mrows {
+		tg.mrows[i] = -2
+	}
+}
+
+// intervalRow returns the row (FRE index) of FDE fi of the program's
+// section that merge interval idx lies in, or -1.
+func (tg *Target) intervalRow(fi int, idx int32) int {
+	if idx < 0 || int(idx) >= len(tg.mrows) {
+		return -1
+	}
+	if j := tg.mrows[idx]; j != -2 {
+		return int(j)
+	}
+	j, err := tg.Section.FindFRE(&tg.Section.FDEs[fi], tg.mbounds[idx])
+	if err != nil {
+		j = -1
+	}
+	tg.mrows[idx] = int32(j)
+	return j
 }

@@ -30,6 +30,11 @@ type Target struct {
 	file    *sframe.File // nil for OpenSection
 	batched bool
 	merging bool // runs of instructions arrive as one record (merge)
+	// The merge intervals' bounds (mergeBounds) and, by interval, the
+	// row of the program's section it lies in (intervalRow; -2: not
+	// known yet).
+	mbounds []uint64
+	mrows   []int32
 }
 
 // Open reads path's SFrame section and loads the program (cfg.Args is its

@@ -25,7 +25,11 @@ type Report struct {
 	Incomplete string `json:"incomplete,omitempty"`
 	// ranToEnd: the program ran to its end, and only cut walks (Cut)
 	// make the run incomplete.
-	ranToEnd   bool
+	ranToEnd bool
+	// rowHits: the instructions that had each row of the program's
+	// section as the topmost, by (FDE, FRE) (not reported: the tests
+	// comparing reports of batched and exact runs compare these too).
+	rowHits    map[[2]int]uint64
 	Exited     bool    `json:"exited"`
 	ExitStatus int     `json:"exit_status"`
 	Seconds    float64 `json:"seconds"`

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sframesim/sframesim/emu"
 	"github.com/sframesim/sframesim/linux"
 	"github.com/sframesim/sframesim/sframe"
 	"github.com/sframesim/sframesim/shadow"
@@ -90,6 +91,7 @@ func (tg *Target) run(opt Options) (*Report, error) {
 	tg.Unwinder.SetMaxFrames(opt.MaxFrames)
 	c := newCollector(tg.Path, sec, tg.Process, s)
 	c.lines = tg.Lines
+	c.intervalRow = tg.intervalRow
 	start := time.Now()
 	// Each thread is checked against its own shadow stack (s.Shadow is the
 	// running thread's).
@@ -146,7 +148,9 @@ func (tg *Target) run(opt Options) (*Report, error) {
 		}
 		if whole {
 			c.addRun(n-1, r.PC)
-			if s.RunCrossed() {
+			if ext := s.RunExt(); len(ext) > 0 {
+				c.spreadExt(ext, int(n), res)
+			} else if s.RunCrossed() {
 				c.spread(s.RunPCs()[1:n], res)
 			}
 			return true
@@ -247,6 +251,8 @@ type collector struct {
 	kinds   [len(kindNames)]uint64
 	rowHits [][]uint64
 	pcFunc  []pcFunc
+	// intervalRow is Target.intervalRow (spreadExt).
+	intervalRow func(fi int, idx int32) int
 
 	// What the last full add counted, for results the Checker reused
 	// whole (Checker.Same): the counters to bump again.
@@ -455,6 +461,34 @@ func (c *collector) spread(pcs []uint64, res *Result) {
 	}
 }
 
+// spreadExt is spread for a run whose every change of merge interval the
+// engine listed (emu.Engine.RunExt, in extension mode): the instructions
+// from one change to the next lie in the change's interval, one row.
+func (c *collector) spreadExt(ext []emu.Ext, n int, res *Result) {
+	m := &c.memo
+	if m.hits == nil || res.TopSection != c.sec {
+		return
+	}
+	fi := res.Top[0]
+	hits := c.rowHits[fi]
+	for i, e := range ext {
+		start, end := int(e.Member), n
+		if i+1 < len(ext) {
+			end = min(end, int(ext[i+1].Member))
+		}
+		if start >= end {
+			continue
+		}
+		j := c.intervalRow(fi, e.Interval)
+		if j < 0 || j == res.Top[1] {
+			continue // j < 0 cannot be: the run stays in FDE fi
+		}
+		k := uint64(end - start)
+		*m.hits -= k
+		hits[j] += k
+	}
+}
+
 // thread returns the counter of the instructions checked in thread tid.
 func (c *collector) thread(tid int) *uint64 {
 	n := c.threads[tid]
@@ -496,6 +530,7 @@ func (c *collector) finish() *Report {
 			}
 		}
 	}
+	rep.rowHits = c.rows
 	c.objs.finish(rep)
 	for key, pr := range c.problems {
 		pr.PCs = len(c.pcs[key])
