@@ -24,6 +24,7 @@ var ARM64 = &Arch{
 	Signal:    arm64Signal(),
 	names:     arm64Names(),
 	keeps:     keepsFrameARM64,
+	effect:    stackEffectARM64,
 	classify:  classifyARM64,
 	disasm:    disasmARM64,
 }
@@ -137,6 +138,23 @@ func disasmA64Unknown(w uint32) string {
 		return "bti jc"
 	}
 	return "(bad)"
+}
+
+// stackEffectARM64 is StackEffect for AArch64: a return or a branch to
+// a register writes no register (the authenticating forms check x30 or
+// the target without writing it back); a branch with link writes only
+// x30, the next instruction's address.
+func stackEffectARM64(code []byte) (int64, bool, bool) {
+	if len(code) < 4 {
+		return 0, false, false
+	}
+	switch classifyA64(binary.LittleEndian.Uint32(code)) {
+	case FlowRet, FlowJump:
+		return 0, false, true
+	case FlowCall:
+		return 0, true, true
+	}
+	return 0, false, false
 }
 
 // keepsFrameARM64 is KeepsFrame for AArch64: not a branch with link, a

@@ -46,6 +46,7 @@ type Arch struct {
 
 	names    map[Reg]string
 	keeps    func(code []byte) bool
+	effect   func(code []byte) (sp int64, link, ok bool)
 	classify func(code []byte) (Flow, int)
 	disasm   func(code []byte, pc uint64, sym func(uint64) (string, uint64)) (string, int)
 }
@@ -157,6 +158,19 @@ func (a *Arch) Classify(code []byte) (Flow, int) { return a.classify(code) }
 // emulator's hook then reads them before the next instruction instead of
 // keeping the values it read before this one.
 func (a *Arch) KeepsFrame(code []byte) bool { return a.keeps(code) }
+
+// StackEffect reports what the instruction at the start of code does to
+// the stack pointer, the frame pointer and the link register where its
+// encoding alone fixes that, beyond KeepsFrame's operations (ok): SP
+// changes by sp, the link register becomes the address of the next
+// instruction if link, and nothing else of the three changes. Those are
+// x86-64 near calls and returns (no immediate), and pushes and pops of a
+// general register other than rsp and rbp (-8, +8: 64-bit operands only);
+// AArch64 returns and branches to a register (nothing changes) and
+// branches with link (link). Anything else: not ok. The emulator's hook
+// then computes the registers before the next instruction from those
+// before this one instead of reading them.
+func (a *Arch) StackEffect(code []byte) (sp int64, link, ok bool) { return a.effect(code) }
 
 // Disasm formats the instruction at the start of code, at address pc, in
 // GNU syntax, with symbolic branch targets from sym (may be nil).

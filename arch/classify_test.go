@@ -146,3 +146,49 @@ func TestKeepsFrame(t *testing.T) {
 		}
 	}
 }
+
+// TestStackEffect: the instructions whose effect on SP, FP and the link
+// register the encoding alone fixes, and some whose effect it does not.
+func TestStackEffect(t *testing.T) {
+	le := func(w uint32) []byte { return []byte{byte(w), byte(w >> 8), byte(w >> 16), byte(w >> 24)} }
+	for _, tc := range []struct {
+		a        *Arch
+		name     string
+		code     []byte
+		sp       int64
+		link, ok bool
+	}{
+		{AMD64, "call .+5", []byte{0xe8, 0, 0, 0, 0}, -8, false, true},
+		{AMD64, "call *%rax", []byte{0xff, 0xd0}, -8, false, true},
+		{AMD64, "call *0x8(%rsp)", []byte{0xff, 0x54, 0x24, 0x08}, -8, false, true},
+		{AMD64, "ret", []byte{0xc3}, 8, false, true},
+		{AMD64, "push %rbx", []byte{0x53}, -8, false, true},
+		{AMD64, "push %r15", []byte{0x41, 0x57}, -8, false, true},
+		{AMD64, "pop %r12", []byte{0x41, 0x5c}, 8, false, true},
+		{AMD64, "pop %rbx", []byte{0x5b}, 8, false, true},
+		{AMD64, "ret $0x10", []byte{0xc2, 0x10, 0x00}, 0, false, false},
+		{AMD64, "push %rbp (FP's value stays, but pop's would not)", []byte{0x55}, 0, false, false},
+		{AMD64, "pop %rbp", []byte{0x5d}, 0, false, false},
+		{AMD64, "pop %rsp", []byte{0x5c}, 0, false, false},
+		{AMD64, "push %bx (16-bit)", []byte{0x66, 0x53}, 0, false, false},
+		{AMD64, "push $1", []byte{0x6a, 0x01}, 0, false, false},
+		{AMD64, "leave", []byte{0xc9}, 0, false, false},
+		{AMD64, "sub $0x18,%rsp", []byte{0x48, 0x83, 0xec, 0x18}, 0, false, false},
+		{AMD64, "mov %rcx,%rax (KeepsFrame's)", []byte{0x48, 0x89, 0xc8}, 0, false, false},
+		{AMD64, "truncated", []byte{0xe8, 0}, 0, false, false},
+		{ARM64, "ret", le(0xd65f03c0), 0, false, true},
+		{ARM64, "retaa", le(0xd65f0bff), 0, false, true},
+		{ARM64, "br x16", le(0xd61f0200), 0, false, true},
+		{ARM64, "bl .", le(0x94000000), 0, true, true},
+		{ARM64, "blr x8", le(0xd63f0100), 0, true, true},
+		{ARM64, "blraaz x8", le(0xd63f091f), 0, true, true},
+		{ARM64, "stp x29, x30, [sp, #-16]!", le(0xa9bf7bfd), 0, false, false},
+		{ARM64, "b .", le(0x14000000), 0, false, false},
+		{ARM64, "truncated", []byte{0xc0, 0x03}, 0, false, false},
+	} {
+		sp, link, ok := tc.a.StackEffect(tc.code)
+		if sp != tc.sp || link != tc.link || ok != tc.ok {
+			t.Errorf("%s %s: StackEffect = %d, %v, %v; want %d, %v, %v", tc.a.Name, tc.name, sp, link, ok, tc.sp, tc.link, tc.ok)
+		}
+	}
+}

@@ -19,6 +19,7 @@ var AMD64 = &Arch{
 	Signal:    amd64Signal,
 	names:     amd64Names(),
 	keeps:     keepsFrameAMD64,
+	effect:    stackEffectAMD64,
 	classify:  classifyAMD64,
 	disasm:    disasmAMD64,
 }
@@ -98,6 +99,37 @@ func keepsFrameAMD64(code []byte) bool {
 		}
 	}
 	return true
+}
+
+// stackEffectAMD64 is StackEffect for x86-64.
+func stackEffectAMD64(code []byte) (int64, bool, bool) {
+	// (An operand-size prefix makes the stack operation 16 bits wide;
+	// x/arch says 32 for the default, 64-bit one.)
+	inst, err := x86asm.Decode(code, 64)
+	if err != nil || inst.DataSize == 16 {
+		return 0, false, false
+	}
+	gpr := func(a x86asm.Arg) bool {
+		r, ok := a.(x86asm.Reg)
+		return ok && r >= x86asm.RAX && r <= x86asm.R15 && r != x86asm.RSP && r != x86asm.RBP
+	}
+	switch inst.Op {
+	case x86asm.CALL:
+		return -8, false, true
+	case x86asm.RET:
+		if inst.Args[0] == nil {
+			return 8, false, true
+		}
+	case x86asm.PUSH:
+		if gpr(inst.Args[0]) {
+			return -8, false, true
+		}
+	case x86asm.POP:
+		if gpr(inst.Args[0]) {
+			return 8, false, true
+		}
+	}
+	return 0, false, false
 }
 
 // amd64Keeps lists the operations that write only their explicit operands,

@@ -313,21 +313,29 @@ static inline int keeps(sfs_state *st, uint64_t pc) {
 
 // read_frame_regs reads sp, fp and the link register before the
 // instruction at addr into v, or takes them from before the previous
-// instruction (prev) when that one left them alone.
+// instruction (prev) when that one left them alone or changed them as its
+// encoding says (SFS_EFFECT_*).
 static inline void read_frame_regs(sfs_state *st, uc_engine *uc, uint64_t prev, uint64_t *v) {
-	if (st->kvalid && st->kq && keeps(st, prev)) {
+	uint8_t f;
+	if (st->kvalid && st->kq && ((f = keep_flags(st, prev)) & 3) != 0 && ((f & 3) == 1 || (f & SFS_EFFECTS))) {
 		v[0] = st->kv[0];
 		v[1] = st->kv[1];
 		v[2] = st->kv[2];
+		if (f & SFS_EFFECT_SP_DOWN8)
+			v[0] -= 8;
+		else if (f & SFS_EFFECT_SP_UP8)
+			v[0] += 8;
+		else if (f & SFS_EFFECT_LINK)
+			v[2] = prev + 4; // AArch64 only
 		st->kkept++;
-		if (!st->kcheck)
-			return;
-		uint64_t w[4] = {0, 0, 0, 0};
-		void *p[4] = {&w[0], &w[1], &w[2], &w[3]};
-		uc_reg_read_batch(uc, st->regs + 1, p, st->nregs - 1);
-		if (w[0] != v[0] || w[1] != v[1] || (st->nregs > 3 && w[2] != v[2])) {
-			st->kmiss++;
-			v[0] = w[0], v[1] = w[1], v[2] = w[2];
+		if (st->kcheck) {
+			uint64_t w[4] = {0, 0, 0, 0};
+			void *p[4] = {&w[0], &w[1], &w[2], &w[3]};
+			uc_reg_read_batch(uc, st->regs + 1, p, st->nregs - 1);
+			if (w[0] != v[0] || w[1] != v[1] || (st->nregs > 3 && w[2] != v[2])) {
+				st->kmiss++;
+				v[0] = w[0], v[1] = w[1], v[2] = w[2];
+			}
 		}
 	} else {
 		void *p[4] = {&v[0], &v[1], &v[2], &v[3]};

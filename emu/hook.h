@@ -62,9 +62,17 @@ typedef struct {
 } sfs_recipe;
 
 // Keep flags (sfs_state.keep): the low two bits say whether the instruction
-// leaves sp, fp and the link register alone; SFS_FLOW_OTHER that it is no
-// call, return or branch to a register.
+// leaves sp, fp and the link register alone (and is no branch but a
+// direct one); SFS_FLOW_OTHER that it is no call, return or branch to a
+// register. The SFS_EFFECT flags say what it does to them where the
+// encoding fixes that (arch.Arch.StackEffect): nothing (a return or
+// branch), sp -= 8, sp += 8, the link register := the next address.
 #define SFS_FLOW_OTHER 0x10
+#define SFS_EFFECT_NONE 0x04
+#define SFS_EFFECT_SP_DOWN8 0x08
+#define SFS_EFFECT_SP_UP8 0x20
+#define SFS_EFFECT_LINK 0x40
+#define SFS_EFFECTS (SFS_EFFECT_NONE | SFS_EFFECT_SP_DOWN8 | SFS_EFFECT_SP_UP8 | SFS_EFFECT_LINK)
 
 // One guest store seen by the write hook (history mode): the bytes it
 // overwrote are at bytes[off:off+size] of the state's byte log, and host is
@@ -216,7 +224,8 @@ typedef struct {
 	// kvalid says they are still the engine's (cleared whenever Go runs).
 	// keep flags (by page, lastk at hand) say per PC of read-only code
 	// whether its instruction leaves them alone: 0 unknown, 1 leaves them,
-	// 2 may change them, 3 queued in kq for Go to classify.
+	// 2 may change them, 3 queued in kq for Go to classify; and what it
+	// does to them where that is fixed (SFS_EFFECT_*).
 	uint64_t kv[3];
 	int32_t kvalid;
 	int32_t kcheck;          // read the registers anyway and count misses

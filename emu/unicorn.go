@@ -1170,6 +1170,17 @@ func (e *Engine) classifyKeeps() {
 			if f, _ := e.arch.Classify(code[:n]); f == arch.FlowOther {
 				v |= C.SFS_FLOW_OTHER
 			}
+			switch sp, link, ok := e.arch.StackEffect(code[:n]); {
+			case !ok:
+			case link && sp == 0:
+				v |= C.SFS_EFFECT_LINK
+			case !link && sp == 0:
+				v |= C.SFS_EFFECT_NONE
+			case !link && sp == -8:
+				v |= C.SFS_EFFECT_SP_DOWN8
+			case !link && sp == 8:
+				v |= C.SFS_EFFECT_SP_UP8
+			}
 		}
 		C.sfs_keep_set(e.st, C.uint64_t(pc), v)
 	}
