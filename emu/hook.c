@@ -153,8 +153,9 @@ static inline void add_member(sfs_state *st, sfs_rec *p, uint64_t addr, uint32_t
 }
 
 // add_ext notes that the next instruction of run p has the registers
-// msp, mfp, mra and lies in interval run_idx (ext has room).
-static void add_ext(sfs_state *st, sfs_rec *p) {
+// msp, mfp, mra and lies in interval run_idx, after a branch to a
+// register if jumped (ext has room).
+static void add_ext(sfs_state *st, sfs_rec *p, int jumped) {
 	sfs_ext *e = &st->ext[st->next++];
 	e->rec = st->nbuf - 1;
 	e->member = p->n;
@@ -162,7 +163,18 @@ static void add_ext(sfs_state *st, sfs_rec *p) {
 	e->fp = p->last_fp = st->mfp;
 	e->ra = p->last_ra = st->mra;
 	e->idx = st->run_idx;
+	e->jumped = jumped;
 	p->next++;
+}
+
+// jump_within reports whether a keyed run p may go on after its last
+// instruction, a branch to a register (AArch64 br: SFS_FLOW_JUMP), with
+// SP sp: below the run's CFA, where the shadow stack does nothing at such
+// a branch (a frame the SP left, or a landing with SP at the top frame's
+// CFA, both need SP at or above the CFA, which Go checks is the top
+// frame's).
+static int jump_within(sfs_state *st, sfs_rec *p, uint64_t sp) {
+	return p->keyed && st->extend && sp < p->key[1] && (keep_flags(st, p->last_pc) & SFS_FLOW_JUMP);
 }
 
 // try_extend adds the instruction at addr, whose registers v differ from
@@ -173,7 +185,8 @@ static int try_extend(sfs_state *st, sfs_rec *p, uint64_t addr, uint32_t size, c
 		return 0;
 	if (st->nlive > 0 && in_live(st, addr))
 		return 0;
-	if (!(keep_flags(st, p->last_pc) & SFS_FLOW_OTHER))
+	int jumped = 0;
+	if (!(keep_flags(st, p->last_pc) & SFS_FLOW_OTHER) && !(jumped = jump_within(st, p, v[0])))
 		return 0;
 	if (addr - st->run_lo >= st->run_hi - st->run_lo)
 		merge_interval(st, addr);
@@ -185,7 +198,7 @@ static int try_extend(sfs_state *st, sfs_rec *p, uint64_t addr, uint32_t size, c
 	st->msp = w[0];
 	st->mfp = w[1];
 	st->mra = w[2];
-	add_ext(st, p);
+	add_ext(st, p, jumped);
 	st->extended++;
 	st->rec_cls = st->run_cls;
 	st->kw[0] = kw[0];
@@ -210,15 +223,19 @@ static int try_merge(sfs_state *st, uint64_t addr, uint32_t size, const uint64_t
 			return try_extend(st, p, addr, size, v);
 		crossed = 1;
 	}
-	// With extension on, every change of interval is listed (ext).
-	if (crossed && st->extend && st->next == st->capext)
-		return 0;
 	if (st->nlive > 0 && in_live(st, addr))
 		return 0;
-	if (st->arm64 && addr != p->last_pc + p->last_size && a64_links_or_jumps(st, p->last_pc))
+	int jumped = 0;
+	if (st->arm64 && addr != p->last_pc + p->last_size && a64_links_or_jumps(st, p->last_pc) &&
+	    !(jumped = jump_within(st, p, v[0])))
 		return 0;
-	if (crossed && st->extend)
-		add_ext(st, p);
+	// With extension on, every change of interval and every branch to a
+	// register is listed (ext).
+	if ((crossed || jumped) && st->extend) {
+		if (st->next == st->capext)
+			return 0;
+		add_ext(st, p, jumped);
+	}
 	add_member(st, p, addr, size, crossed);
 	return 1;
 }

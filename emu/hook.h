@@ -47,7 +47,7 @@ typedef struct {
 	uint32_t rec, member;
 	uint64_t sp, fp, ra;
 	int32_t idx;
-	uint32_t pad;
+	uint32_t jumped; // after a branch to a register (SFS_FLOW_JUMP)
 } sfs_ext;
 
 // How the unwinder computes frame 0's return address, CFA and caller FP in
@@ -68,6 +68,9 @@ typedef struct {
 // encoding fixes that (arch.Arch.StackEffect): nothing (a return or
 // branch), sp -= 8, sp += 8, the link register := the next address.
 #define SFS_FLOW_OTHER 0x10
+// SFS_FLOW_JUMP: a branch to a register that is no call or return
+// (AArch64 br).
+#define SFS_FLOW_JUMP 0x80
 #define SFS_EFFECT_NONE 0x04
 #define SFS_EFFECT_SP_DOWN8 0x08
 #define SFS_EFFECT_SP_UP8 0x20

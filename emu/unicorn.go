@@ -216,7 +216,9 @@ type Ext struct {
 	rec, Member uint32
 	SP, FP, RA  uint64
 	Interval    int32
-	_           uint32
+	// Jumped: the instruction before was a branch to a register
+	// (arch.FlowJump).
+	Jumped uint32
 }
 
 // Recipe says how the unwinder computes frame 0's return address, CFA
@@ -941,7 +943,8 @@ func (e *Engine) SetMerge(bounds []uint64, class []uint32) {
 // SetExtend lets merged runs (SetMerge, which it follows) also go on where
 // SP, FP or the link register changed (recipes not nil): an instruction
 // joins the run when the one before it was no call, return or branch to
-// a register (arch.Arch.Classify's FlowOther), its interval i has a
+// a register (arch.Arch.Classify's FlowOther) — or a branch to a register
+// (FlowJump) with SP below the key's CFA — its interval i has a
 // recipe (recipes[i].OK) and the fcls[i] (not 0) of the run's first
 // instruction, and the recipe gives the Key the first instruction had —
 // computed before each instruction from its registers and memory; the
@@ -1167,8 +1170,11 @@ func (e *Engine) classifyKeeps() {
 			if e.arch.KeepsFrame(code[:n]) {
 				v = 1
 			}
-			if f, _ := e.arch.Classify(code[:n]); f == arch.FlowOther {
+			switch f, _ := e.arch.Classify(code[:n]); f {
+			case arch.FlowOther:
 				v |= C.SFS_FLOW_OTHER
+			case arch.FlowJump:
+				v |= C.SFS_FLOW_JUMP
 			}
 			switch sp, link, ok := e.arch.StackEffect(code[:n]); {
 			case !ok:

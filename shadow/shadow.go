@@ -207,23 +207,12 @@ func (s *Stack) setPrev(r *Record) {
 	p.Moved, p.LastSP, p.LastFP, p.LastRA = r.Moved, r.LastSP, r.LastFP, r.LastRA
 }
 
-// Follow applies to the stack an instruction of a run Observe counted
-// already whose registers r changed after one that neither called,
-// returned nor branched to a register (Record.Moved): the frames its
-// stack pointer left are gone, as Observe would have found instruction
-// by instruction.
-func (s *Stack) Follow(r Record) {
-	n0 := len(s.frames)
-	for n := len(s.frames); n > 0 && s.abandoned(&s.frames[n-1], &r, false); n-- {
-		s.frames = s.frames[:n-1]
-		s.unwound++
-	}
-	for k := len(s.signals); k > 0 && s.signals[k-1].Depth >= len(s.frames); k-- {
-		s.signals = s.signals[:k-1]
-	}
-	if len(s.frames) != n0 {
-		s.version++
-	}
+// Follow applies to the stack an instruction r of a run Observe counted
+// already (Record.Moved), after one that neither called nor returned: a
+// branch to a register (jumped) or none. The frames its stack pointer
+// left are gone, as Observe would have found instruction by instruction.
+func (s *Stack) Follow(r Record, jumped bool) {
+	s.land(&r, len(s.frames), false, jumped)
 }
 
 // Unobserve takes back the last Observe when that instruction did not run
@@ -275,9 +264,16 @@ func (s *Stack) settle(r Record) {
 			jumped = true
 		}
 	}
+	s.land(&r, n0, called, jumped)
+}
+
+// land drops the frames r's instruction left, after one that called
+// (called), made an unexpected jump (jumped, see settle) or neither, and
+// counts a new version if the frames changed since they were n0.
+func (s *Stack) land(r *Record, n0 int, called, jumped bool) {
 	// Frames the stack pointer has left are gone (longjmp, exception
 	// unwinding).
-	for n := len(s.frames); n > 0 && s.abandoned(&s.frames[n-1], &r, jumped); n-- {
+	for n := len(s.frames); n > 0 && s.abandoned(&s.frames[n-1], r, jumped); n-- {
 		s.frames = s.frames[:n-1]
 		s.unwound++
 	}

@@ -925,7 +925,7 @@ func TestFollow(t *testing.T) {
 		observe(t, s, c, in)
 		v := s.Version()
 		r := c.record(step{0x1011, tc.sp, fp0, 0, tc.depth})
-		s.Follow(r)
+		s.Follow(r, false)
 		if s.Depth() != tc.depth || (s.Version() != v) != (tc.depth != 1) {
 			t.Errorf("SP %#x: depth %d, version changed %v; want depth %d", tc.sp, s.Depth(), s.Version() != v, tc.depth)
 		}
@@ -936,5 +936,53 @@ func TestFollow(t *testing.T) {
 		if !slices.Equal(o.Frames(), s.Frames()) {
 			t.Errorf("SP %#x: Follow left %+v, Observe %+v", tc.sp, s.Frames(), o.Frames())
 		}
+	}
+}
+
+// TestFollowJumped: Follow after a branch to a register (jumped) does
+// what observing the instruction after a br does: a landing pad in main
+// or in f, with SP at a frame's CFA, drops the frames above it; with SP
+// below the top frame's CFA nothing changes.
+func TestFollowJumped(t *testing.T) {
+	// TestStack's a64nest(a64brX16): main calls f, f calls g, g ends with
+	// br x16.
+	c := code{
+		0x1000: a64bl(0x1000, 0x1100), 0x1004: a64nop, 0x1008: a64nop,
+		0x1100: a64push, 0x1104: a64movFP, 0x1108: a64bl(0x1108, 0x1200), 0x110c: a64pop, 0x1110: a64ret,
+		0x1114: a64pop, 0x1118: a64ret,
+		0x1200: a64movSPX1, 0x1204: a64brX16,
+	}
+	in := []step{
+		{0x1000, sp0, fp0, 0, 0},
+		{0x1100, sp0, fp0, 0x1004, 1},
+		{0x1104, sp0 - 16, fp0, 0x1004, 1},
+		{0x1108, sp0 - 16, sp0 - 16, 0x1004, 1},
+		{0x1200, sp0 - 16, sp0 - 16, 0x110c, 2},
+		{0x1204, sp0 - 16, sp0 - 16, 0x110c, 2}, // br x16
+	}
+	for _, tc := range []struct {
+		name  string
+		next  step
+		depth int
+	}{
+		{"landing pad in main", step{0x1008, sp0, fp0, 0x1004, 0}, 0},
+		{"landing pad in f", step{0x1114, sp0 - 16, sp0 - 16, 0x110c, 1}, 1},
+		{"within g, below its CFA", step{0x1200, sp0 - 32, sp0 - 16, 0x110c, 2}, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := shadow.New(arch.ARM64, c.readCode)
+			s.SameFunction = sameFunction
+			observe(t, s, c, in)
+			o := shadow.New(arch.ARM64, c.readCode)
+			o.SameFunction = sameFunction
+			observe(t, o, c, in)
+			v := s.Version()
+			s.Follow(c.record(tc.next), true)
+			o.Observe(c.record(tc.next))
+			if s.Depth() != tc.depth || !slices.Equal(s.Frames(), o.Frames()) || (s.Version() != v) != (tc.depth != 2) {
+				t.Errorf("Follow left depth %d, frames %+v (version changed %v); Observe %+v; want depth %d",
+					s.Depth(), s.Frames(), s.Version() != v, o.Frames(), tc.depth)
+			}
+		})
 	}
 }
