@@ -186,8 +186,8 @@ func TestMergeRecords(t *testing.T) {
 			var runs [][]uint64
 			var stores [][2]uint64
 			var seen []uint64 // the slot's value at each instruction of a run
-			if err := e.ObserveHistory(64, func(r Record, live bool) {
-				got = append(got, r)
+			if err := e.ObserveHistory(64, func(r *Record, live bool) {
+				got = append(got, *r)
 				pcs := e.RunPCs(r)
 				runs = append(runs, slices.Clone(pcs))
 				e.RunStores(r, func(addr, size uint64) bool {
@@ -252,7 +252,7 @@ func TestMergeRecordsARM64(t *testing.T) {
 	le.PutUint32(code[0x24:], 0xd503201f) // 1024: nop
 	e := newTestEngine(t, arch.ARM64, code)
 	var got []Record
-	if err := e.ObserveHistory(64, func(r Record, live bool) { got = append(got, r) }); err != nil {
+	if err := e.ObserveHistory(64, func(r *Record, live bool) { got = append(got, *r) }); err != nil {
 		t.Fatal(err)
 	}
 	e.SetMerge([]uint64{0x1000, 0x2000}, []uint32{1, 0})

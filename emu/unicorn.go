@@ -127,7 +127,7 @@ type Engine struct {
 	onInterrupt func(intno uint32)
 	onPortIO    func()
 	onRecords   func([]Record)
-	onHistory   func(r Record, live bool)
+	onHistory   func(r *Record, live bool)
 	records     []Record // view of st.buf
 	live        bool     // the record being replayed is the engine's state
 	replaying   bool
@@ -840,7 +840,7 @@ func (e *Engine) ObserveRecords(n int, fn func([]Record)) {
 // always live. With n = 1 every record is live and nothing is replayed.
 // System calls and interrupts see the state after all records before them
 // were passed to fn. nil turns it off.
-func (e *Engine) ObserveHistory(n int, fn func(r Record, live bool)) error {
+func (e *Engine) ObserveHistory(n int, fn func(r *Record, live bool)) error {
 	e.ObserveRecords(0, nil)
 	if fn != nil && e.blocks {
 		if err := e.CountBlocks(false); err != nil {
@@ -1000,7 +1000,7 @@ func (e *Engine) Extended() uint64 { return uint64(e.st.extended) }
 // RunExt returns where the run r went on with other registers or into
 // another merge interval (SetExtend: every change of interval is there),
 // in order. Valid only while the observer handles r.
-func (e *Engine) RunExt(r Record) []Ext {
+func (e *Engine) RunExt(r *Record) []Ext {
 	if r.NExt == 0 || e.st.ext == nil || int(r.extIdx)+int(r.NExt) > int(e.st.next) {
 		return nil
 	}
@@ -1010,7 +1010,7 @@ func (e *Engine) RunExt(r Record) []Ext {
 // RunPCs returns the addresses of the instructions r stands for, in the
 // order they ran (merge mode; otherwise r.PC alone). Valid only while the
 // observer handles r.
-func (e *Engine) RunPCs(r Record) []uint64 {
+func (e *Engine) RunPCs(r *Record) []uint64 {
 	if r.N <= 1 || e.st.pcs == nil || int(r.pcIdx)+int(r.N) > int(e.st.npcs) {
 		return []uint64{r.PC}
 	}
@@ -1022,7 +1022,7 @@ func (e *Engine) RunPCs(r Record) []uint64 {
 // made before its last one, in order, until fn returns true; it reports
 // whether fn did. Those are the stores some instruction of the run saw
 // made (the last one's are seen by the records after it).
-func (e *Engine) RunStores(r Record, fn func(addr, size uint64) bool) bool {
+func (e *Engine) RunStores(r *Record, fn func(addr, size uint64) bool) bool {
 	if !e.replaying || r.N <= 1 {
 		return false
 	}
@@ -1038,7 +1038,7 @@ func (e *Engine) RunStores(r Record, fn func(addr, size uint64) bool) bool {
 // (RunPCs(r)[k], the history observer's record) saw: it redoes the stores
 // the instructions before it made. The observer may advance k by k, never
 // back; the rest of the run's stores are redone when it returns.
-func (e *Engine) RunAdvance(r Record, k int) {
+func (e *Engine) RunAdvance(r *Record, k int) {
 	if !e.replaying {
 		return
 	}
@@ -1134,10 +1134,10 @@ func (e *Engine) replay(n int, live bool) {
 	e.rj = 0
 	e.replaying = true
 	defer func() { e.replaying, e.live, e.rlog, e.rsaved = false, false, nil, nil }()
-	for i, r := range e.records[:n] {
+	for i := range e.records[:n] {
 		e.live = live && i == n-1
 		e.ri = i
-		e.onHistory(r, e.live)
+		e.onHistory(&e.records[i], e.live)
 		for ; e.rj < len(e.rlog) && int(e.rlog[e.rj].rec) <= i; e.rj++ {
 			e.redo(&e.rlog[e.rj])
 		}

@@ -34,8 +34,8 @@ type Session struct {
 	stopped  bool
 	batch    bool // records arrive in batches (Batch)
 	cur      shadow.Record
-	rec      emu.Record                     // the record the observer is handling
-	hook     func(er emu.Record, live bool) // recordHook's, given to the engine
+	rec      *emu.Record                     // the record the observer is handling (the engine's, valid while it does)
+	hook     func(er *emu.Record, live bool) // recordHook's, given to the engine
 }
 
 // shadowRecord is the shadow stack's view of an engine record.
@@ -165,8 +165,8 @@ func (s *Session) Observe(fn func(r shadow.Record) bool) { s.observer = fn }
 // recordHook returns the function the engine hands each record to (its
 // body is the closure's own, not a method it calls: a method value adds a
 // call that copies the record once more, for every record).
-func (s *Session) recordHook() func(er emu.Record, live bool) {
-	return func(er emu.Record, live bool) {
+func (s *Session) recordHook() func(er *emu.Record, live bool) {
+	return func(er *emu.Record, live bool) {
 		// Field by field (not shadowRecord's composite literal, which is
 		// built in a temporary and copied in wide moves that stall on the
 		// narrow stores that built it): once per checked record.
@@ -177,10 +177,7 @@ func (s *Session) recordHook() func(er emu.Record, live bool) {
 			r.Moved, r.LastSP, r.LastFP, r.LastRA = true, er.LastSP, er.LastFP, er.LastRA
 		}
 		s.Shadow.Observe(r)
-		// After Observe: er arrived in registers, which the function
-		// entry stored field by field, and copying it whole right then
-		// waited for those stores.
-		s.rec = er
+		s.rec = er // the engine's, valid while the observer runs
 		if s.stopped {
 			// A batch goes on after a stop (Batch): the shadow stack
 			// follows.
