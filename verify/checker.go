@@ -423,7 +423,8 @@ func (c *Checker) walkTail(f0 *unwind.Frame) {
 	// With a frame limit, the old frames are the walk's end only if it
 	// ended within the limit (a cut depends on the depth it is cut at) and
 	// still does at the new depth.
-	limit, oldCut := c.u.MaxFrames(), errors.Is(c.tailErr, unwind.ErrMaxFrames)
+	limit := c.u.MaxFrames()
+	oldCut := limit > 0 && errors.Is(c.tailErr, unwind.ErrMaxFrames)
 	for {
 		pc, sp, fp, depth, done := it.Position()
 		if done {
@@ -442,7 +443,12 @@ func (c *Checker) walkTail(f0 *unwind.Frame) {
 		}
 		c.Steps++
 		c.newTail = append(c.newTail, *it.Current())
-		c.newSpans = append(c.newSpans, [2]int{start, len(c.newReads)})
+		// (Grown, then set element by element: a composite literal is
+		// built on the stack and copied in a wide move that waits for
+		// the narrow stores that built it.)
+		c.newSpans = append(c.newSpans, [2]int{})
+		ns := &c.newSpans[len(c.newSpans)-1]
+		ns[0], ns[1] = start, len(c.newReads)
 	}
 	if !c.valid {
 		keep = 0
@@ -456,13 +462,20 @@ func (c *Checker) walkTail(f0 *unwind.Frame) {
 	for k := len(c.newTail) - 1; k >= 0; k-- {
 		start := len(c.reads)
 		c.reads = append(c.reads, c.newReads[c.newSpans[k][0]:c.newSpans[k][1]]...)
-		c.spans = append(c.spans, [2]int{start, len(c.reads)})
+		c.spans = append(c.spans, [2]int{})
+		sp := &c.spans[len(c.spans)-1]
+		sp[0], sp[1] = start, len(c.reads)
 		c.tail = append(c.tail, c.newTail[k])
-		b := [2]uint64{^uint64(0), 0}
+		lo, hi := ^uint64(0), uint64(0)
 		if n := len(c.bounds); n > 0 {
-			b = c.bounds[n-1]
+			lo, hi = c.bounds[n-1][0], c.bounds[n-1][1]
 		}
-		c.bounds = append(c.bounds, addBounds(b, c.reads[start:]))
+		for _, rd := range c.reads[start:] {
+			lo, hi = min(lo, rd.addr), max(hi, satAdd(rd.addr, 8))
+		}
+		c.bounds = append(c.bounds, [2]uint64{})
+		b := &c.bounds[len(c.bounds)-1]
+		b[0], b[1] = lo, hi
 		c.sigs = append(c.sigs, c.sigsUpTo(len(c.sigs)-1)+b2i(c.newTail[k].Signal))
 	}
 	c.tailErr = err
@@ -621,19 +634,6 @@ func (c *Checker) watch() {
 		b[0] = 0
 	}
 	c.Watch.Watch(b[0], b[1])
-}
-
-// addBounds widens [lo, hi) to cover the words read.
-func addBounds(b [2]uint64, reads []memRead) [2]uint64 {
-	for _, rd := range reads {
-		b = addBound(b, rd.addr)
-	}
-	return b
-}
-
-// addBound widens [lo, hi) to cover the word at addr.
-func addBound(b [2]uint64, addr uint64) [2]uint64 {
-	return [2]uint64{min(b[0], addr), max(b[1], satAdd(addr, 8))}
 }
 
 // unchanged reports whether every recorded word still reads the same.
