@@ -372,25 +372,17 @@ static inline void read_frame_regs(sfs_state *st, uc_engine *uc, uint64_t prev, 
 	st->kvalid = 1;
 }
 
-// run_regs_are reads sp, fp and the link register and reports whether
-// they are the open run's (the check of kept registers), counting a miss.
-static int run_regs_are(sfs_state *st, uc_engine *uc) {
-	uint64_t w[4] = {0, 0, 0, 0};
-	void *p[4] = {&w[0], &w[1], &w[2], &w[3]};
-	uc_reg_read_batch(uc, st->regs + 1, p, st->nregs - 1);
-	if (w[0] == st->msp && w[1] == st->mfp && (st->nregs > 3 ? w[2] : 0) == st->mra)
-		return 1;
-	st->kmiss++;
-	return 0;
-}
-
 static void hook_code_slow(uc_engine *uc, uint64_t addr, uint32_t size, sfs_state *st);
 
 // hook_code runs before every instruction. Most instructions of a run in
-// merge mode only join it (the previous one left the frame registers
-// alone, this one lies in the run's interval: see hook_code_slow): that is
-// done here, in a function small enough to need no saved registers; all
-// else in hook_code_slow.
+// merge mode only join it: the previous one, the last of the open run,
+// left sp, fp and the link register alone, so they are still the run's
+// (kv, which it had, are msp, mfp and mra), and this one lies in the run's
+// interval, as try_merge would have it (a keeping instruction is no call,
+// return or branch to a register). That is done here, in a function small
+// enough to need no saved registers, when the previous instruction's page
+// of keep flags is at hand; all else (and every instruction while kept
+// registers are checked) in hook_code_slow.
 static void hook_code(uc_engine *uc, uint64_t addr, uint32_t size, void *user) {
 	sfs_state *st = user;
 	uint64_t prev = st->last_pc;
@@ -430,24 +422,6 @@ static __attribute__((noinline)) void hook_code_slow(uc_engine *uc, uint64_t add
 	st->last_at = st->count;
 	switch (st->observe) {
 	case SFS_OBSERVE_RECORD: {
-		// The common case first (hook_code has it too, without the
-		// check of kept registers and with the page at hand only): the
-		// previous instruction, the last of the open run, left sp, fp
-		// and the link register alone, so they are still the run's (kv,
-		// which it had, are msp, mfp and mra), and this one lies in the
-		// run's interval: it joins the run as try_merge would have it (a
-		// keeping instruction is no call, return or branch to a
-		// register).
-		if (st->kvalid && st->nbuf > 0 && addr - st->run_lo < st->run_hi - st->run_lo && st->merge &&
-		    st->track == SFS_TRACK_LOG && !st->kdirty && st->ncodew == st->wcode && st->nlive == 0 &&
-		    st->npcs < st->cappcs) {
-			uint8_t *k = page_entries(&st->keep, prev, 1, 0);
-			if (k && (k[prev & 4095] & 3) == 1 && (!st->kcheck || run_regs_are(st, uc))) {
-				st->kkept++;
-				add_member(st, &st->buf[st->nbuf - 1], addr, size, 0);
-				break;
-			}
-		}
 		uint64_t v[4] = {0, 0, 0, 0};
 		read_frame_regs(st, uc, prev, v);
 		int merging = st->merge && st->track == SFS_TRACK_LOG;
