@@ -111,10 +111,24 @@ struct sfs_pages {
 
 // Per-engine hook state, allocated in C memory and shared with Go.
 typedef struct {
+	// What the block hook's common case reads and writes, in the first 64
+	// bytes (the state is allocated 64-aligned: sfs_state_new): one cache
+	// line, which the translated code's own data keeps evicting.
+	uint64_t count;      // instructions whose hook ran (started)
+	uint64_t limit;      // count a run may reach (UINT64_MAX: none)
+	struct sfs_dent *dcache; // a direct-mapped cache of the blocks seen lately
+	uint64_t slow_hi;    // see slow_lo below
+	// The block counted last: where and its size.
+	uint64_t blk_addr;
+	uint32_t blk_size;
+	int32_t stopping;    // a stop was asked for: blocks no longer count
+	int32_t ncode;       // see code below
+	int32_t arm64;       // fixed-size instructions: a block has size/4
+	int32_t cur_slow;    // see slow_lo below
+	int32_t pad0;
 	uc_engine *uc;
 	int32_t slot;        // index of the Go engine in the Go-side table
 	int32_t observe;     // SFS_OBSERVE_*
-	uint64_t count;      // instructions whose hook ran (started)
 	int regs[4];         // unicorn ids of pc, sp, fp, ra (ra < 0: none)
 	int nregs;
 	sfs_rec *buf;        // record buffer (SFS_OBSERVE_RECORD)
@@ -141,7 +155,6 @@ typedef struct {
 	// Stores there by instructions already passed to Go: [clo, chi), chi 0
 	// if none since Go last looked.
 	uint64_t *code;
-	int32_t ncode;
 	uint64_t clo, chi;
 	// Merge mode (history mode only): an instruction joins the previous
 	// record when it has the same sp, fp and ra, lies in a merge interval
@@ -193,24 +206,17 @@ typedef struct {
 	// block hook adds a translated block's instruction count when it
 	// starts, and stops before a block that would pass limit.
 	int32_t blocks;      // block counting is on
-	int32_t arm64;       // fixed-size instructions: a block has size/4
-	int32_t stopping;    // a stop was asked for: blocks no longer count
 	int32_t stopped_before; // the last stop was before block stop_addr
-	uint64_t limit;      // count a run may reach (UINT64_MAX: none)
 	uint64_t stop_addr;
 	uint32_t stop_size;
 	// last_pc/last_size are the last instruction when count is last_at;
 	// otherwise it is the last one of the block counted last.
 	uint64_t last_at;
-	// The block counted last: where and its size.
-	uint64_t blk_addr;
-	uint32_t blk_size;
 	// Per-instruction counting of the blocks inside [slow_lo, slow_hi):
 	// a code hook bounded to it; cur_slow says whether the running block
 	// is counted so.
 	uc_hook slow_hook;
-	uint64_t slow_lo, slow_hi;
-	int32_t cur_slow;
+	uint64_t slow_lo;
 	// Instruction counts of blocks seen: open addressing on (addr, size);
 	// n 0 means "run per instruction". Blocks in writable and executable
 	// memory keep a copy of their bytes, compared at every start.
@@ -219,8 +225,7 @@ typedef struct {
 	// The same for read-only code, by page: a uint32_t per address, the
 	// block starting there, size << 12 | n (0: not known).
 	struct sfs_pages blockpages;
-	// In front of it, a direct-mapped cache of the blocks seen lately.
-	struct sfs_dent *dcache;
+	// In front of it, dcache (above).
 	uc_hook block_hook;
 	// Registers kept across instructions that do not change them (record
 	// mode): kv are sp, fp, ra as read before the instruction at last_pc;
@@ -291,6 +296,9 @@ uc_err sfs_set_cpu_model(uc_engine *uc, int model);
 
 // sfs_code_hook_del removes the per-instruction hook (for baselines).
 uc_err sfs_code_hook_del(sfs_state *st);
+
+// sfs_state_new returns a zeroed state, 64-aligned (NULL: no memory).
+sfs_state *sfs_state_new(void);
 
 // sfs_block_counting switches between the per-instruction code hook (on
 // 0) and block counting (on 1); the caller drops the translations made

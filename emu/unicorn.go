@@ -262,7 +262,11 @@ func NewEngine(a *arch.Arch) (*Engine, error) {
 			return nil, fmt.Errorf("selecting CPU model %d for %s: %w", uca.cpu, a.Name, err)
 		}
 	}
-	e.st = (*C.sfs_state)(C.calloc(1, C.size_t(unsafe.Sizeof(C.sfs_state{}))))
+	e.st = C.sfs_state_new()
+	if e.st == nil {
+		C.uc_close(uc)
+		return nil, fmt.Errorf("allocating the hook state for %s: out of memory", a.Name)
+	}
 	e.regIDs = (*C.int)(C.calloc(64, C.size_t(unsafe.Sizeof(C.int(0)))))
 	e.regVals = (*C.uint64_t)(C.calloc(64, 8))
 	e.st.uc = uc
