@@ -300,6 +300,15 @@ uc_err sfs_code_hook_del(sfs_state *st);
 // sfs_state_new returns a zeroed state, 64-aligned (NULL: no memory).
 sfs_state *sfs_state_new(void);
 
+// Cached lookups of guest memory regions (mmcache.c): sfs_mm_patch gives
+// the engine the cached lookup (1: done, 0: left as it is); every change of
+// the engine's regions and its close go through the wrappers.
+int sfs_mm_patch(uc_engine *uc, int arm64);
+uc_err sfs_mem_map_ptr(uc_engine *uc, uint64_t addr, size_t size, uint32_t perms, void *ptr);
+uc_err sfs_mem_unmap(uc_engine *uc, uint64_t addr, size_t size);
+uc_err sfs_mem_protect(uc_engine *uc, uint64_t addr, size_t size, uint32_t perms);
+uc_err sfs_close(uc_engine *uc);
+
 // sfs_block_counting switches between the per-instruction code hook (on
 // 0) and block counting (on 1); the caller drops the translations made
 // the other way.

@@ -110,12 +110,14 @@ type region struct {
 // Engine owns one libunicorn instance. It is not safe for concurrent use.
 // Close releases it; a finalizer is only a safety net.
 type Engine struct {
-	arch    *arch.Arch
-	uca     *ucArch
-	uc      *C.uc_engine
-	st      *C.sfs_state
-	slot    int
-	regions []*region // sorted by addr, non-overlapping
+	arch *arch.Arch
+	uca  *ucArch
+	uc   *C.uc_engine
+	st   *C.sfs_state
+	// regionsCached: the engine's region lookups go through mmcache.c.
+	regionsCached bool
+	slot          int
+	regions       []*region // sorted by addr, non-overlapping
 	// lastRegion is the region of the last access: stack reads hit it.
 	lastRegion *region
 	closed     sync.Once
@@ -258,13 +260,13 @@ func NewEngine(a *arch.Arch) (*Engine, error) {
 	e.uc = uc
 	if uca.cpu >= 0 {
 		if err := check(C.sfs_set_cpu_model(uc, C.int(uca.cpu))); err != nil {
-			C.uc_close(uc)
+			C.sfs_close(uc)
 			return nil, fmt.Errorf("selecting CPU model %d for %s: %w", uca.cpu, a.Name, err)
 		}
 	}
 	e.st = C.sfs_state_new()
 	if e.st == nil {
-		C.uc_close(uc)
+		C.sfs_close(uc)
 		return nil, fmt.Errorf("allocating the hook state for %s: out of memory", a.Name)
 	}
 	e.regIDs = (*C.int)(C.calloc(64, C.size_t(unsafe.Sizeof(C.int(0)))))
@@ -287,7 +289,7 @@ func NewEngine(a *arch.Arch) (*Engine, error) {
 	}
 	enginesMu.Unlock()
 	if e.slot < 0 {
-		C.uc_close(uc)
+		C.sfs_close(uc)
 		C.free(unsafe.Pointer(e.st))
 		C.free(unsafe.Pointer(e.regIDs))
 		C.free(unsafe.Pointer(e.regVals))
@@ -303,6 +305,9 @@ func NewEngine(a *arch.Arch) (*Engine, error) {
 		e.Close()
 		return nil, fmt.Errorf("installing hooks: %w", err)
 	}
+	if cacheRegions.Load() {
+		e.regionsCached = C.sfs_mm_patch(uc, e.st.arm64) != 0
+	}
 	if a == arch.ARM64 {
 		if err := e.enablePAuth(); err != nil {
 			e.Close()
@@ -312,11 +317,23 @@ func NewEngine(a *arch.Arch) (*Engine, error) {
 	return e, nil
 }
 
+// cacheRegions says whether new engines look the regions of guest
+// addresses up through mmcache.c's cache (a test compares with Unicorn's
+// own lookup).
+var cacheRegions atomic.Bool
+
+func init() { cacheRegions.Store(true) }
+
+// RegionsCached reports whether the engine looks the regions of guest
+// addresses up through a cache (mmcache.c): false if the libunicorn it is
+// linked with is not laid out as expected.
+func (e *Engine) RegionsCached() bool { return e.regionsCached }
+
 // Close releases the engine and its memory. It is idempotent.
 func (e *Engine) Close() error {
 	var err error
 	e.closed.Do(func() {
-		err = check(C.uc_close(e.uc))
+		err = check(C.sfs_close(e.uc))
 		e.uc = nil
 		for _, r := range e.regions {
 			syscall.Munmap(r.mem)
@@ -362,9 +379,9 @@ func (e *Engine) Map(addr, size uint64, prot Prot, name string) ([]byte, error) 
 	// every change also walks all of Unicorn's regions).
 	for off := uint64(0); off < size; {
 		n := min(mapChunk-(addr+off)%mapChunk, size-off)
-		if err := check(C.uc_mem_map_ptr(e.uc, C.uint64_t(addr+off), C.size_t(n), C.uint32_t(prot), unsafe.Pointer(&mem[off]))); err != nil {
+		if err := check(C.sfs_mem_map_ptr(e.uc, C.uint64_t(addr+off), C.size_t(n), C.uint32_t(prot), unsafe.Pointer(&mem[off]))); err != nil {
 			if off > 0 {
-				C.uc_mem_unmap(e.uc, C.uint64_t(addr), C.size_t(off))
+				C.sfs_mem_unmap(e.uc, C.uint64_t(addr), C.size_t(off))
 			}
 			syscall.Munmap(mem)
 			return nil, fmt.Errorf("map %#x+%#x (%s): %w", addr, size, name, err)
@@ -396,7 +413,7 @@ func (e *Engine) syncRegions() {
 
 // Protect changes the permissions of whole mapped pages.
 func (e *Engine) Protect(addr, size uint64, prot Prot) error {
-	if err := check(C.uc_mem_protect(e.uc, C.uint64_t(addr), C.size_t(size), C.uint32_t(prot))); err != nil {
+	if err := check(C.sfs_mem_protect(e.uc, C.uint64_t(addr), C.size_t(size), C.uint32_t(prot))); err != nil {
 		return fmt.Errorf("protect %#x+%#x %s: %w", addr, size, prot, err)
 	}
 	e.watchHit = true
