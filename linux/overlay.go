@@ -3,7 +3,6 @@
 package linux
 
 import (
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -50,7 +49,9 @@ import (
 // Memory: the contents of the overlay's files, their paths and link
 // targets and a fixed 256 bytes per node count against Config.MaxMem
 // (addrSpace.held); a write, truncate or creation that would exceed it
-// fails with ENOSPC (a write writes what still fits). A node's bytes are
+// fails with ENOSPC (a write writes what still fits). A file's contents
+// are held in chunks (filedata.go), so the host memory they take stays
+// close to what they count, however they grew. A node's bytes are
 // released when it has no name and no descriptor refers to it (a file
 // unlinked while open stays readable and writable through it).
 //
@@ -81,11 +82,11 @@ type oNode struct {
 	kind   nodeKind
 	mode   uint32 // permission bits
 	ino    uint64
-	data   []byte // a file's contents
-	target string // a link's target
-	opaque bool   // a directory the guest made: the view below it is hidden
-	nlink  int    // names (0 once removed)
-	cost   uint64 // what it counts against the memory cap
+	data   fileData // a file's contents
+	target string   // a link's target
+	opaque bool     // a directory the guest made: the view below it is hidden
+	nlink  int      // names (0 once removed)
+	cost   uint64   // what it counts against the memory cap
 	// shared: data is shared with a checkpoint, copied before a write.
 	shared bool
 }
@@ -308,7 +309,7 @@ func (p *Process) put(path string, n *oNode) int {
 	}
 	var cost uint64
 	if n.cost == 0 {
-		cost = uint64(nodeOverhead + len(path) + len(n.target) + len(n.data))
+		cost = uint64(nodeOverhead + int64(len(path)+len(n.target)) + n.data.Len())
 	}
 	for _, d := range above {
 		cost += uint64(nodeOverhead + len(d))
@@ -368,13 +369,13 @@ func (p *Process) releaseNode(n *oNode) {
 	}
 	p.charge(-int64(n.cost))
 	n.cost = 0
-	n.data = nil
+	n.data = fileData{}
 }
 
 // resize sets a file node's size, zero-filling what it grows by: ENOSPC
 // if the growth does not fit.
 func (p *Process) resize(n *oNode, size int64) int {
-	old := int64(len(n.data))
+	old := n.data.Len()
 	if size == old {
 		return 0
 	}
@@ -382,20 +383,11 @@ func (p *Process) resize(n *oNode, size int64) int {
 		return eNOSPC
 	}
 	n.cost = uint64(int64(n.cost) + size - old)
-	switch {
-	case size < old && (size < old/2 || n.shared):
-		n.data = slices.Clone(n.data[:size]) // frees the rest; unshares
-		n.shared = false
-	case size < old:
-		n.data = n.data[:size]
-	case n.shared:
-		n.data = slices.Clone(n.data)
+	if n.shared {
+		n.data = n.data.clone()
 		n.shared = false
 	}
-	if size > old {
-		n.data = slices.Grow(n.data, int(size-old))[:size]
-		clear(n.data[old:])
-	}
+	n.data.resize(size)
 	return 0
 }
 
@@ -405,7 +397,7 @@ func (p *Process) writeNode(nd *oNode, addr, n uint64, pos int64) (uint64, int) 
 	if n == 0 {
 		return 0, 0
 	}
-	size := uint64(len(nd.data))
+	size := uint64(nd.data.Len())
 	if end := uint64(pos) + n; end > size {
 		if limit := size + p.room(); end > limit {
 			if limit <= uint64(pos) {
@@ -418,10 +410,15 @@ func (p *Process) writeNode(nd *oNode, addr, n uint64, pos int64) (uint64, int) 
 		}
 	}
 	if nd.shared {
-		nd.data = slices.Clone(nd.data)
+		nd.data = nd.data.clone()
 		nd.shared = false
 	}
-	if p.Engine.ReadMem(addr, nd.data[pos:pos+int64(n)]) != nil {
+	fault := false
+	nd.data.eachMut(pos, pos+int64(n), func(piece []byte, at int64) bool {
+		fault = p.Engine.ReadMem(addr+uint64(at-pos), piece) != nil
+		return !fault
+	})
+	if fault {
 		return 0, eFAULT
 	}
 	return n, 0
@@ -466,7 +463,7 @@ func (p *Process) copyUp(e ovEntry) (*oNode, int) {
 		if err != nil {
 			return nil, hostErrno(err)
 		}
-		data, err := io.ReadAll(io.LimitReader(f, fi.Size()))
+		data, err := readFileData(f, fi.Size())
 		f.Close()
 		if err != nil {
 			return nil, eIO
@@ -530,7 +527,7 @@ func nodeStat(n *oNode) statInfo {
 	switch n.kind {
 	case nodeFile:
 		st.mode |= 0o100000
-		st.size = int64(len(n.data))
+		st.size = n.data.Len()
 	case nodeDir:
 		st.mode |= 0o040000
 		st.nlink = 2
@@ -571,7 +568,7 @@ func (o *overlay) clone(fds map[int]*openFile, vmas []vma) (*overlay, map[int]*o
 		}
 		x := copies[n]
 		if x == nil {
-			n.shared = n.data != nil
+			n.shared = n.data.Len() > 0
 			y := *n
 			x = &y
 			copies[n] = x

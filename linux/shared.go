@@ -2,11 +2,6 @@
 
 package linux
 
-import (
-	"bytes"
-	"slices"
-)
-
 // Shared file mappings. A MAP_SHARED mapping of an overlay file open for
 // reading and writing (vma.node) is guest memory like any other; it is
 // kept coherent with the file at every system call, the only way the
@@ -23,7 +18,7 @@ import (
 // sharedRange returns the file offsets [lo, hi) of shared mapping v that
 // the file holds (lo == hi if none).
 func sharedRange(v *vma) (lo, hi uint64) {
-	size := uint64(len(v.node.data))
+	size := uint64(v.node.data.Len())
 	lo, hi = min(v.off, size), min(v.off+(v.end-v.start), size)
 	return lo, hi
 }
@@ -48,20 +43,31 @@ func (p *Process) syncSharedIn() {
 			continue
 		}
 		mem := make([]byte, hi-lo)
-		if p.Engine.ReadMem(v.start, mem) != nil || bytes.Equal(mem, v.node.data[lo:hi]) {
+		if p.Engine.ReadMem(v.start, mem) != nil {
 			continue
 		}
-		changes = append(changes, change{v.node, lo, mem, slices.Clone(v.node.data[lo:hi])})
+		if !v.node.data.equal(int64(lo), mem) {
+			changes = append(changes, change{v.node, lo, mem, v.node.data.bytes(int64(lo), int64(hi))})
+		}
 	}
 	for _, c := range changes {
 		if c.node.shared {
-			c.node.data = slices.Clone(c.node.data)
+			c.node.data = c.node.data.clone()
 			c.node.shared = false
 		}
-		for i, b := range c.mem {
-			if b != c.old[i] {
-				c.node.data[c.lo+uint64(i)] = b
+		// Only the bytes this mapping changed: another mapping's changes
+		// to the same file are kept.
+		for i := 0; i < len(c.mem); {
+			if c.mem[i] == c.old[i] {
+				i++
+				continue
 			}
+			j := i + 1
+			for j < len(c.mem) && c.mem[j] != c.old[j] {
+				j++
+			}
+			c.node.data.writeAt(c.mem[i:j], int64(c.lo)+int64(i))
+			i = j
 		}
 	}
 }
@@ -79,8 +85,14 @@ func (p *Process) syncSharedOut() {
 			continue
 		}
 		mem := make([]byte, hi-lo)
-		if p.Engine.ReadMem(v.start, mem) == nil && !bytes.Equal(mem, v.node.data[lo:hi]) {
-			p.Engine.WriteMem(v.start, v.node.data[lo:hi])
+		if p.Engine.ReadMem(v.start, mem) != nil {
+			continue
+		}
+		if !v.node.data.equal(int64(lo), mem) {
+			v.node.data.each(int64(lo), int64(hi), func(piece []byte, at int64) bool {
+				p.Engine.WriteMem(v.start+uint64(at)-lo, piece)
+				return true
+			})
 		}
 	}
 }

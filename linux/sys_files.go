@@ -49,7 +49,7 @@ type openFile struct {
 func (f *openFile) size() int64 {
 	switch {
 	case f.node != nil:
-		return int64(len(f.node.data))
+		return f.node.data.Len()
 	case f.sf != nil:
 		return f.sf.size
 	}
@@ -333,10 +333,13 @@ func (p *Process) readInto(fd int, addr, n uint64, off int64) (uint64, int) {
 	}
 	var k uint64
 	if f.node != nil {
-		if at < int64(len(f.node.data)) {
-			b := f.node.data[at:min(int64(len(f.node.data)), at+int64(n))]
-			p.writeGuest(addr, b)
-			k = uint64(len(b))
+		if size := f.node.data.Len(); at < size {
+			hi := min(size, at+int64(n))
+			f.node.data.each(at, hi, func(piece []byte, off int64) bool {
+				p.writeGuest(addr+uint64(off-at), piece)
+				return true
+			})
+			k = uint64(hi - at)
 		}
 	} else if f.sf != nil {
 		var e int
@@ -502,7 +505,7 @@ func (p *Process) writeFile(f *openFile, addr, n uint64, off int64) (uint64, int
 	at := off
 	switch {
 	case f.flags&oAPPEND != 0:
-		at = int64(len(f.node.data))
+		at = f.node.data.Len()
 	case off < 0:
 		at = f.off
 	}
