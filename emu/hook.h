@@ -304,6 +304,7 @@ sfs_state *sfs_state_new(void);
 // the engine the cached lookup (1: done, 0: left as it is); every change of
 // the engine's regions and its close go through the wrappers.
 int sfs_mm_patch(uc_engine *uc, int arm64);
+int sfs_mm_available(int arm64); // libunicorn exports the lookup
 uc_err sfs_mem_map_ptr(uc_engine *uc, uint64_t addr, size_t size, uint32_t perms, void *ptr);
 uc_err sfs_mem_unmap(uc_engine *uc, uint64_t addr, size_t size);
 uc_err sfs_mem_protect(uc_engine *uc, uint64_t addr, size_t size, uint32_t perms);

@@ -71,6 +71,10 @@ static inline void *mm_cached(sfs_mm_fn orig, void *uc, uint64_t addr) {
 static void *mm_x86_64(void *uc, uint64_t addr) { return mm_cached(find_memory_mapping_x86_64, uc, addr); }
 static void *mm_aarch64(void *uc, uint64_t addr) { return mm_cached(find_memory_mapping_aarch64, uc, addr); }
 
+int sfs_mm_available(int arm64) {
+	return (arm64 ? find_memory_mapping_aarch64 : find_memory_mapping_x86_64) != NULL;
+}
+
 int sfs_mm_patch(uc_engine *uc, int arm64) {
 	sfs_mm_fn orig = arm64 ? find_memory_mapping_aarch64 : find_memory_mapping_x86_64;
 	if (!orig)
