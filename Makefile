@@ -18,6 +18,12 @@
 #   make corpus   rebuild the cross-toolchain test corpus (root; see testdata/README.md)
 
 GO          ?= go
+# Go from PATH, else from where setup.sh also finds it (/usr/local/go/bin,
+# where Go's own tarball goes): make test works in a shell whose PATH
+# lacks it.
+ifeq ($(shell command -v go 2>/dev/null),)
+export PATH := /usr/local/go/bin:$(PATH)
+endif
 # Debian's Go defaults to GOTOOLCHAIN=local; let it fetch the toolchain go.mod
 # names through the module proxy.
 export GOTOOLCHAIN ?= auto
