@@ -847,6 +847,10 @@ static __attribute__((noinline)) uint32_t wx_block_insns(sfs_state *st, uint64_t
 	return n;
 }
 
+// dslot is the direct-mapped cache's entry for a block at addr: x86-64
+// blocks start at any byte, and the page bits spread neighbouring pages.
+static inline uint32_t dslot(uint64_t addr) { return (uint32_t)(addr ^ addr >> 13) & (SFS_DCACHE - 1); }
+
 // new_block_insns counts the instructions of a block of read-only code
 // seen for the first time (or with another size).
 static __attribute__((noinline)) uint32_t new_block_insns(sfs_state *st, uint64_t addr, uint32_t size) {
@@ -870,7 +874,7 @@ static __attribute__((noinline)) uint32_t seen_block_insns(sfs_state *st, uint64
 	if (!st->dcache) {
 		st->dcache = calloc(SFS_DCACHE, sizeof *st->dcache);
 		if (st->dcache)
-			d = &st->dcache[(uint32_t)((addr * 0x9e3779b97f4a7c15ull) >> 40) & (SFS_DCACHE - 1)];
+			d = &st->dcache[dslot(addr)];
 	}
 	if (d && size < (1u << 20) && n < 4096) {
 		d->addr = addr;
@@ -888,7 +892,7 @@ static inline uint32_t block_insns(sfs_state *st, uint64_t addr, uint32_t size) 
 		return size / 4;
 	struct sfs_dent *d = NULL;
 	if (st->dcache) {
-		d = &st->dcache[(uint32_t)((addr * 0x9e3779b97f4a7c15ull) >> 40) & (SFS_DCACHE - 1)];
+		d = &st->dcache[dslot(addr)];
 		if (d->addr == addr && d->v >> 12 == size)
 			return d->v & 4095;
 	}
@@ -904,7 +908,7 @@ sfs_state *sfs_state_new(void) {
 	return st;
 }
 
-// hook_block_slow is hook_block but for its common case.
+// hook_block_slow is the block hook but for its common case.
 static __attribute__((noinline)) void hook_block_slow(uc_engine *uc, uint64_t addr, uint32_t size, sfs_state *st) {
 	if (st->stopping)
 		return;
@@ -929,37 +933,36 @@ static __attribute__((noinline)) void hook_block_slow(uc_engine *uc, uint64_t ad
 	st->count += n;
 }
 
-// hook_block counts a block's instructions as it starts. Its common case,
-// a block of read-only code in the direct-mapped cache (or any block on
-// AArch64) that stays within the limit, touches only the state's first
-// cache line and the cache entry, and saves no registers.
-static void hook_block(uc_engine *uc, uint64_t addr, uint32_t size, void *user) {
+// hook_block_x86_64 and hook_block_aarch64 count a block's instructions as
+// it starts. Their common case, a block of read-only code whose count is
+// in the direct-mapped cache (on AArch64: any block) and that stays within
+// the limit, touches only the state's first cache line and the cache
+// entry, and saves no registers.
+static void hook_block_x86_64(uc_engine *uc, uint64_t addr, uint32_t size, void *user) {
 	sfs_state *st = user;
-	if (__builtin_expect((st->stopping | st->ncode) == 0 && st->slow_hi == 0, 1)) {
-		uint32_t n;
-		if (st->arm64) {
-			n = size / 4;
-			if (__builtin_expect(n == 0, 0))
-				goto slow;
-		} else {
-			if (__builtin_expect(!st->dcache, 0))
-				goto slow;
-			const struct sfs_dent *d = &st->dcache[(uint32_t)((addr * 0x9e3779b97f4a7c15ull) >> 40) & (SFS_DCACHE - 1)];
-			if (d->addr != addr || d->v >> 12 != size)
-				goto slow;
-			n = d->v & 4095;
-			if (__builtin_expect(n == 0, 0))
-				goto slow;
-		}
+	if (__builtin_expect((st->stopping | st->ncode) == 0 && st->slow_hi == 0 && st->dcache, 1)) {
+		const struct sfs_dent *d = &st->dcache[dslot(addr)];
+		uint32_t n = d->v & 4095;
 		uint64_t c = st->count + n;
-		if (__builtin_expect(c <= st->limit, 1)) {
+		if (__builtin_expect(d->addr == addr && d->v >> 12 == size && n != 0 && c <= st->limit, 1)) {
 			st->blk_addr = addr;
 			st->blk_size = size;
 			st->count = c;
 			return;
 		}
 	}
-slow:
+	hook_block_slow(uc, addr, size, st);
+}
+
+static void hook_block_aarch64(uc_engine *uc, uint64_t addr, uint32_t size, void *user) {
+	sfs_state *st = user;
+	uint64_t c = st->count + size / 4;
+	if (__builtin_expect((st->stopping | st->ncode) == 0 && st->slow_hi == 0 && size >= 4 && c <= st->limit, 1)) {
+		st->blk_addr = addr;
+		st->blk_size = size;
+		st->count = c;
+		return;
+	}
 	hook_block_slow(uc, addr, size, st);
 }
 
@@ -1010,7 +1013,7 @@ uc_err sfs_block_counting(sfs_state *st, int on) {
 			st->code_hook = 0;
 		}
 		if (err == UC_ERR_OK)
-			err = uc_hook_add(st->uc, &st->block_hook, UC_HOOK_BLOCK, hook_block, st, 1, 0);
+			err = uc_hook_add(st->uc, &st->block_hook, UC_HOOK_BLOCK, st->arm64 ? hook_block_aarch64 : hook_block_x86_64, st, 1, 0);
 	}
 	if (!on && st->block_hook) {
 		err = sfs_slow_end(st);
