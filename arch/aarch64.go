@@ -5,11 +5,25 @@ import (
 	"encoding/binary"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/arch/arm64/arm64asm"
 
 	"github.com/sframesim/sframesim/sframe"
 )
+
+// decodeMu serializes arm64asm.Decode, which marks the format it matched
+// in a package-level slice (decoderCover): engines decoding in parallel
+// (corpus workers, parallel tests) race there otherwise, as the race
+// detector reports.
+var decodeMu sync.Mutex
+
+// DecodeARM64 is arm64asm.Decode, safe for concurrent use.
+func DecodeARM64(code []byte) (arm64asm.Inst, error) {
+	decodeMu.Lock()
+	defer decodeMu.Unlock()
+	return arm64asm.Decode(code)
+}
 
 // ARM64 is AArch64. A call (bl, blr, ...) leaves the return address in the
 // link register x30; Linux gives user space 48-bit virtual addresses, so a
@@ -107,7 +121,7 @@ func disasmARM64(code []byte, _ uint64, _ func(uint64) (string, uint64)) (string
 	if name := disasmA64Unknown(w); name != "(bad)" {
 		return name, 4
 	}
-	inst, err := arm64asm.Decode(code)
+	inst, err := DecodeARM64(code)
 	if err != nil {
 		return "(bad)", 4
 	}
@@ -170,7 +184,7 @@ func keepsFrameARM64(code []byte) bool {
 	if classifyA64(w) != FlowOther || w&0xfffff01f == 0xd503201f { // HINT #n
 		return false
 	}
-	inst, err := arm64asm.Decode(code)
+	inst, err := DecodeARM64(code)
 	if err != nil || !arm64Keeps[inst.Op] {
 		return false
 	}

@@ -321,7 +321,7 @@ var a64ReadOnly = map[arm64asm.Op]bool{
 
 // decodeA64Generic: the registers an instruction writes, from x/arch.
 func decodeA64Generic(an *analysis, d *dinsn, code []byte) {
-	inst, err := arm64asm.Decode(code)
+	inst, err := arch.DecodeARM64(code)
 	if err != nil {
 		d.flow = flowBad
 		return

@@ -40,7 +40,7 @@ func callsTo(t *testing.T, a *arch.Arch, addr uint64, code []byte, target uint64
 	for off := 0; off < len(code); {
 		pc := addr + uint64(off)
 		if a == arch.ARM64 {
-			inst, err := arm64asm.Decode(code[off:])
+			inst, err := arch.DecodeARM64(code[off:])
 			w := uint32(code[off]) | uint32(code[off+1])<<8 | uint32(code[off+2])<<16 | uint32(code[off+3])<<24
 			if err == nil {
 				switch inst.Op {
