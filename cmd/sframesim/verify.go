@@ -68,7 +68,10 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 		interrupted.Store(true)
 	}
 	defer func() {
-		signal.Stop(sig)
+		// A Ctrl-C from here to the process's exit (the report is
+		// written) is ignored, not the default death: the status stays
+		// the report's.
+		signal.Ignore(os.Interrupt)
 		close(sig)
 	}()
 	go func() {
