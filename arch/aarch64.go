@@ -40,6 +40,7 @@ var ARM64 = &Arch{
 	keeps:     keepsFrameARM64,
 	effect:    stackEffectARM64,
 	classify:  classifyARM64,
+	facts:     factsARM64,
 	disasm:    disasmARM64,
 }
 
@@ -152,6 +153,15 @@ func disasmA64Unknown(w uint32) string {
 		return "bti jc"
 	}
 	return "(bad)"
+}
+
+// factsARM64 is Facts for AArch64 (only KeepsFrame decodes with x/arch).
+func factsARM64(code []byte) Facts {
+	var f Facts
+	f.Flow, f.Size = classifyARM64(code)
+	f.Keeps = keepsFrameARM64(code)
+	f.SP, f.Link, f.Effect = stackEffectARM64(code)
+	return f
 }
 
 // stackEffectARM64 is StackEffect for AArch64: a return or a branch to

@@ -48,6 +48,7 @@ type Arch struct {
 	keeps    func(code []byte) bool
 	effect   func(code []byte) (sp int64, link, ok bool)
 	classify func(code []byte) (Flow, int)
+	facts    func(code []byte) Facts
 	disasm   func(code []byte, pc uint64, sym func(uint64) (string, uint64)) (string, int)
 }
 
@@ -171,6 +172,23 @@ func (a *Arch) KeepsFrame(code []byte) bool { return a.keeps(code) }
 // then computes the registers before the next instruction from those
 // before this one instead of reading them.
 func (a *Arch) StackEffect(code []byte) (sp int64, link, ok bool) { return a.effect(code) }
+
+// Facts is what Classify, KeepsFrame and StackEffect say of one
+// instruction.
+type Facts struct {
+	Flow  Flow
+	Size  int
+	Keeps bool
+	// StackEffect: SP changes by SP, the link register becomes the next
+	// instruction's address if Link; valid if Effect.
+	SP           int64
+	Link, Effect bool
+}
+
+// Facts returns Classify, KeepsFrame and StackEffect of the instruction at
+// the start of code at once, decoding it once (the emulator asks all three
+// of every new PC).
+func (a *Arch) Facts(code []byte) Facts { return a.facts(code) }
 
 // Disasm formats the instruction at the start of code, at address pc, in
 // GNU syntax, with symbolic branch targets from sym (may be nil).

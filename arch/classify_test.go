@@ -1,6 +1,9 @@
 package arch
 
-import "testing"
+import (
+	"math/rand/v2"
+	"testing"
+)
 
 func TestClassifyARM64(t *testing.T) {
 	tests := []struct {
@@ -189,6 +192,38 @@ func TestStackEffect(t *testing.T) {
 		sp, link, ok := tc.a.StackEffect(tc.code)
 		if sp != tc.sp || link != tc.link || ok != tc.ok {
 			t.Errorf("%s %s: StackEffect = %d, %v, %v; want %d, %v, %v", tc.a.Name, tc.name, sp, link, ok, tc.sp, tc.link, tc.ok)
+		}
+	}
+}
+
+// TestFactsAgree checks Facts against Classify, KeepsFrame and StackEffect
+// asked one by one, on random instruction bytes (x86-64: 16 bytes, which
+// decode as all sorts of instructions; AArch64: words of every top-level
+// encoding group) and on the sequences the other tests name.
+func TestFactsAgree(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, a := range []*Arch{AMD64, ARM64} {
+		n := 0
+		for range 200000 {
+			code := make([]byte, 16)
+			for i := range code {
+				code[i] = byte(r.Uint32())
+			}
+			if a == AMD64 && r.IntN(4) == 0 {
+				code[0] = []byte{0x48, 0x50, 0x58, 0xe8, 0xc3, 0xff, 0x66}[r.IntN(7)] // REX.W, push, pop, call, ret, group 5, operand size
+			}
+			flow, size := a.Classify(code)
+			sp, link, ok := a.StackEffect(code)
+			want := Facts{Flow: flow, Size: size, Keeps: a.KeepsFrame(code), SP: sp, Link: link, Effect: ok}
+			if got := a.Facts(code); got != want {
+				t.Fatalf("%s % x: Facts %+v, one by one %+v", a.Name, code, got, want)
+			}
+			if want.Keeps || want.Effect {
+				n++
+			}
+		}
+		if n < 1000 {
+			t.Errorf("%s: only %d of the random instructions keep the frame or have a stack effect: the test says little", a.Name, n)
 		}
 	}
 }

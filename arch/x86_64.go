@@ -21,6 +21,7 @@ var AMD64 = &Arch{
 	keeps:     keepsFrameAMD64,
 	effect:    stackEffectAMD64,
 	classify:  classifyAMD64,
+	facts:     factsAMD64,
 	disasm:    disasmAMD64,
 }
 
@@ -61,6 +62,10 @@ func classifyAMD64(code []byte) (Flow, int) {
 	if err != nil {
 		return FlowBad, 0
 	}
+	return classifyInstAMD64(&inst)
+}
+
+func classifyInstAMD64(inst *x86asm.Inst) (Flow, int) {
 	switch inst.Op {
 	case x86asm.CALL:
 		return FlowCall, inst.Len
@@ -78,12 +83,29 @@ func disasmAMD64(code []byte, pc uint64, sym func(uint64) (string, uint64)) (str
 	return x86asm.GNUSyntax(inst, pc, sym), inst.Len
 }
 
+// factsAMD64 is Facts for x86-64: one decoding for the three.
+func factsAMD64(code []byte) Facts {
+	inst, err := x86asm.Decode(code, 64)
+	if err != nil {
+		return Facts{Flow: FlowBad}
+	}
+	var f Facts
+	f.Flow, f.Size = classifyInstAMD64(&inst)
+	f.Keeps = keepsInstAMD64(&inst)
+	f.SP, f.Link, f.Effect = effectInstAMD64(&inst)
+	return f
+}
+
 // keepsFrameAMD64 is KeepsFrame for x86-64: an operation of amd64Keeps
 // none of whose register operands is in the rsp or rbp families (as a
 // memory operand's base or index they are only read).
 func keepsFrameAMD64(code []byte) bool {
 	inst, err := x86asm.Decode(code, 64)
-	if err != nil || !amd64Keeps[inst.Op] {
+	return err == nil && keepsInstAMD64(&inst)
+}
+
+func keepsInstAMD64(inst *x86asm.Inst) bool {
+	if !amd64Keeps[inst.Op] {
 		return false
 	}
 	for _, a := range inst.Args {
@@ -103,10 +125,17 @@ func keepsFrameAMD64(code []byte) bool {
 
 // stackEffectAMD64 is StackEffect for x86-64.
 func stackEffectAMD64(code []byte) (int64, bool, bool) {
+	inst, err := x86asm.Decode(code, 64)
+	if err != nil {
+		return 0, false, false
+	}
+	return effectInstAMD64(&inst)
+}
+
+func effectInstAMD64(inst *x86asm.Inst) (int64, bool, bool) {
 	// (An operand-size prefix makes the stack operation 16 bits wide;
 	// x/arch says 32 for the default, 64-bit one.)
-	inst, err := x86asm.Decode(code, 64)
-	if err != nil || inst.DataSize == 16 {
+	if inst.DataSize == 16 {
 		return 0, false, false
 	}
 	gpr := func(a x86asm.Arg) bool {

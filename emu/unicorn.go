@@ -1198,17 +1198,18 @@ func (e *Engine) classifyKeeps() {
 	for _, pc := range unsafe.Slice((*uint64)(unsafe.Pointer(e.st.kq)), n) {
 		v := C.uint8_t(2)
 		if n, err := e.ReadCode(pc, code[:]); err == nil && !e.hasProt(pc, uint64(n), ProtWrite) {
-			if e.arch.KeepsFrame(code[:n]) {
+			f := e.arch.Facts(code[:n]) // KeepsFrame, Classify, StackEffect
+			if f.Keeps {
 				v = 1
 			}
-			switch f, _ := e.arch.Classify(code[:n]); f {
+			switch f.Flow {
 			case arch.FlowOther:
 				v |= C.SFS_FLOW_OTHER
 			case arch.FlowJump:
 				v |= C.SFS_FLOW_JUMP
 			}
-			switch sp, link, ok := e.arch.StackEffect(code[:n]); {
-			case !ok:
+			switch sp, link := f.SP, f.Link; {
+			case !f.Effect:
 			case link && sp == 0:
 				v |= C.SFS_EFFECT_LINK
 			case !link && sp == 0:
