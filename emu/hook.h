@@ -113,7 +113,7 @@ struct sfs_pages {
 typedef struct {
 	// What the block hook's common case reads and writes, in the first 64
 	// bytes (the state is allocated 64-aligned: sfs_state_new): one cache
-	// line, which the translated code's own data keeps evicting.
+	// line for a hook that runs once per translated block.
 	uint64_t count;      // instructions whose hook ran (started)
 	uint64_t limit;      // count a run may reach (UINT64_MAX: none)
 	struct sfs_dent *dcache; // a direct-mapped cache of the blocks seen lately
