@@ -398,11 +398,7 @@ static void hook_code(uc_engine *uc, uint64_t addr, uint32_t size, void *user) {
 		st->last_size = size;
 		st->last_at = st->count;
 		st->kkept++;
-		sfs_rec *p = &st->buf[st->nbuf - 1];
-		p->n++;
-		p->last_pc = addr;
-		p->last_size = size;
-		st->pcs[st->npcs++] = addr;
+		add_member(st, &st->buf[st->nbuf - 1], addr, size, 0);
 		return;
 	}
 	hook_code_slow(uc, addr, size, st);
