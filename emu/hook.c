@@ -904,6 +904,14 @@ sfs_state *sfs_state_new(void) {
 	return st;
 }
 
+// block_counted notes that the block (addr, size) starts, its instructions
+// bringing the count to count.
+static inline void block_counted(sfs_state *st, uint64_t addr, uint32_t size, uint64_t count) {
+	st->blk_addr = addr;
+	st->blk_size = size;
+	st->count = count;
+}
+
 // hook_block_slow is the block hook but for its common case.
 static __attribute__((noinline)) void hook_block_slow(uc_engine *uc, uint64_t addr, uint32_t size, sfs_state *st) {
 	if (st->stopping)
@@ -924,9 +932,7 @@ static __attribute__((noinline)) void hook_block_slow(uc_engine *uc, uint64_t ad
 		uc_emu_stop(uc);
 		return;
 	}
-	st->blk_addr = addr;
-	st->blk_size = size;
-	st->count += n;
+	block_counted(st, addr, size, st->count + n);
 }
 
 // hook_block_x86_64 and hook_block_aarch64 count a block's instructions as
@@ -941,9 +947,7 @@ static void hook_block_x86_64(uc_engine *uc, uint64_t addr, uint32_t size, void 
 		uint32_t n = d->v & 4095;
 		uint64_t c = st->count + n;
 		if (__builtin_expect(d->addr == addr && d->v >> 12 == size && n != 0 && c <= st->limit, 1)) {
-			st->blk_addr = addr;
-			st->blk_size = size;
-			st->count = c;
+			block_counted(st, addr, size, c);
 			return;
 		}
 	}
@@ -954,9 +958,7 @@ static void hook_block_aarch64(uc_engine *uc, uint64_t addr, uint32_t size, void
 	sfs_state *st = user;
 	uint64_t c = st->count + size / 4;
 	if (__builtin_expect((st->stopping | st->ncode) == 0 && st->slow_hi == 0 && size >= 4 && c <= st->limit, 1)) {
-		st->blk_addr = addr;
-		st->blk_size = size;
-		st->count = c;
+		block_counted(st, addr, size, c);
 		return;
 	}
 	hook_block_slow(uc, addr, size, st);
