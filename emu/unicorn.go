@@ -332,11 +332,7 @@ func (e *Engine) RegionsCached() bool { return e.regionsCached }
 // regionLookupExported reports whether libunicorn exports the region
 // lookup of an architecture (mmcache.c can only cache it then).
 func regionLookupExported(a *arch.Arch) bool {
-	v := 0
-	if a == arch.ARM64 {
-		v = 1
-	}
-	return C.sfs_mm_available(C.int(v)) != 0
+	return C.sfs_mm_available(C.int(b2i(a == arch.ARM64))) != 0
 }
 
 // Close releases the engine and its memory. It is idempotent.
