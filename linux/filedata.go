@@ -29,14 +29,6 @@ const fileChunk = 1 << 20
 // zeroChunk stands for a nil chunk in what each hands out (read-only).
 var zeroChunk = make([]byte, fileChunk)
 
-// fileDataOf returns a file holding a copy of b.
-func fileDataOf(b []byte) fileData {
-	var d fileData
-	d.resize(int64(len(b)))
-	d.writeAt(b, 0)
-	return d
-}
-
 // readFileData reads up to size bytes of r into a file (fewer if r ends
 // sooner).
 func readFileData(r io.Reader, size int64) (fileData, error) {

@@ -117,3 +117,11 @@ func TestFileDataGrowth(t *testing.T) {
 		t.Errorf("a %d-byte file holds %d bytes", d.Len(), held)
 	}
 }
+
+// fileDataOf returns a file holding a copy of b.
+func fileDataOf(b []byte) fileData {
+	var d fileData
+	d.resize(int64(len(b)))
+	d.writeAt(b, 0)
+	return d
+}
