@@ -374,6 +374,17 @@ static inline void read_frame_regs(sfs_state *st, uc_engine *uc, uint64_t prev, 
 
 static void hook_code_slow(uc_engine *uc, uint64_t addr, uint32_t size, sfs_state *st);
 
+// fast_mode marks kept registers (kvalid 1) as SFS_KVALID_FAST when the
+// engine records in merge mode with a store log, no live ranges and no
+// checks of kept registers: what hook_code's common case needs beyond the
+// run at hand. Everything that may change those (Go, which runs only when
+// kvalid is cleared) clears kvalid.
+static inline void fast_mode(sfs_state *st) {
+	if (st->kvalid == 1 && st->observe == SFS_OBSERVE_RECORD && st->merge && st->track == SFS_TRACK_LOG &&
+	    st->nlive == 0 && !st->kcheck)
+		st->kvalid = SFS_KVALID_FAST;
+}
+
 // hook_code runs before every instruction. Most instructions of a run in
 // merge mode only join it: the previous one, the last of the open run,
 // left sp, fp and the link register alone, so they are still the run's
@@ -387,9 +398,9 @@ static void hook_code(uc_engine *uc, uint64_t addr, uint32_t size, void *user) {
 	sfs_state *st = user;
 	uint64_t prev = st->last_pc;
 	struct sfs_page *lp = st->keep.last;
-	if (__builtin_expect(st->count < st->limit && st->observe == SFS_OBSERVE_RECORD && st->kvalid && st->nbuf > 0 &&
-	                         addr - st->run_lo < st->run_hi - st->run_lo && st->merge && st->track == SFS_TRACK_LOG &&
-	                         !st->kdirty && st->ncodew == st->wcode && st->nlive == 0 && !st->kcheck &&
+	if (__builtin_expect(st->count < st->limit && st->kvalid == SFS_KVALID_FAST && st->nbuf > 0 &&
+	                         addr - st->run_lo < st->run_hi - st->run_lo &&
+	                         !st->kdirty && st->ncodew == st->wcode &&
 	                         st->npcs < st->cappcs && lp && lp->page == (prev >> 12) + 1 &&
 	                         (((uint8_t *)lp->ent)[prev & 4095] & 3) == 1,
 	                     1)) {
@@ -465,6 +476,7 @@ static __attribute__((noinline)) void hook_code_slow(uc_engine *uc, uint64_t add
 		break;
 	}
 	}
+	fast_mode(st);
 }
 
 // find_region returns the host-backed region holding addr, or NULL.

@@ -75,6 +75,9 @@ typedef struct {
 #define SFS_EFFECT_SP_DOWN8 0x08
 #define SFS_EFFECT_SP_UP8 0x20
 #define SFS_EFFECT_LINK 0x40
+// sfs_state.kvalid: kept registers valid, and the engine in the mode of
+// hook_code's common case.
+#define SFS_KVALID_FAST 2
 #define SFS_EFFECTS (SFS_EFFECT_NONE | SFS_EFFECT_SP_DOWN8 | SFS_EFFECT_SP_UP8 | SFS_EFFECT_LINK)
 
 // One guest store seen by the write hook (history mode): the bytes it
@@ -229,7 +232,9 @@ typedef struct {
 	uc_hook block_hook;
 	// Registers kept across instructions that do not change them (record
 	// mode): kv are sp, fp, ra as read before the instruction at last_pc;
-	// kvalid says they are still the engine's (cleared whenever Go runs).
+	// kvalid says they are still the engine's (cleared whenever Go runs),
+	// SFS_KVALID_FAST also that hook_code's common case may add the next
+	// instruction to the open run (fast_mode).
 	// keep flags (by page, lastk at hand) say per PC of read-only code
 	// whether its instruction leaves them alone: 0 unknown, 1 leaves them,
 	// 2 may change them, 3 queued in kq for Go to classify; and what it
