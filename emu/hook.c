@@ -390,10 +390,10 @@ static inline void fast_mode(sfs_state *st) {
 // left sp, fp and the link register alone, so they are still the run's
 // (kv, which it had, are msp, mfp and mra), and this one lies in the run's
 // interval, as try_merge would have it (a keeping instruction is no call,
-// return or branch to a register). That is done here, in a function small
-// enough to need no saved registers, when the previous instruction's page
-// of keep flags is at hand; all else (and every instruction while kept
-// registers are checked) in hook_code_slow.
+// return or branch to a register). That is done here, in a small function
+// (it saves two registers), when the engine is in the mode that allows it
+// (SFS_KVALID_FAST) and the previous instruction's page of keep flags is
+// at hand; all else in hook_code_slow.
 static void hook_code(uc_engine *uc, uint64_t addr, uint32_t size, void *user) {
 	sfs_state *st = user;
 	uint64_t prev = st->last_pc;
