@@ -5,6 +5,8 @@ package emu
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -153,5 +155,133 @@ func TestMapPieces(t *testing.T) {
 	}
 	if v, err := e.Read64(at); err != nil || v != 41 {
 		t.Errorf("Read64 = %d, %v", v, err)
+	}
+}
+
+// TestProtectCutsBigRegion: Unicorn gets a mapping in regions of up to
+// mapChunk bytes; a protection change of part of one first makes the
+// protChunk bytes around the change a region of their own (which Unicorn
+// then splits at the page), while a change of a whole region leaves it
+// whole. The guest sees the protections and the host shares the memory
+// throughout.
+func TestProtectCutsBigRegion(t *testing.T) {
+	code := make([]byte, 0x20)
+	copy(code[0x00:], []byte{0x48, 0x8b, 0x07})       // 1000: mov (%rdi),%rax
+	copy(code[0x03:], []byte{0x48, 0xff, 0xc0})       // 1003: inc %rax
+	copy(code[0x06:], []byte{0x48, 0x89, 0x47, 0x08}) // 1006: mov %rax,8(%rdi)
+	copy(code[0x0a:], []byte{0xf4})                   // 100a: hlt
+	e := newTestEngine(t, arch.AMD64, code)
+	const base = 0x4000_0000 // a multiple of mapChunk
+	size := uint64(mapChunk + 3*protChunk)
+	mem, err := e.Map(base, size, ProtRead|ProtWrite, "data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	within := func() []protRange {
+		var out []protRange
+		for _, r := range e.unicornRegions() {
+			if r.lo >= base && r.hi <= base+size {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
+	const rw, ro = ProtRead | ProtWrite, ProtRead
+	if got, want := within(), []protRange{{base, base + mapChunk, rw}, {base + mapChunk, base + size, rw}}; !slices.Equal(got, want) {
+		t.Fatalf("Unicorn's regions %v, want %v", got, want)
+	}
+	m0 := uint64(base + 5*protChunk)
+	page := m0 + 3*PageSize
+	if err := e.Protect(page, PageSize, ro); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Protect(base+mapChunk, 3*protChunk, ro); err != nil {
+		t.Fatal(err)
+	}
+	want := []protRange{
+		{base, m0, rw},
+		{m0, page, rw},
+		{page, page + PageSize, ro},
+		{page + PageSize, m0 + protChunk, rw},
+		{m0 + protChunk, base + mapChunk, rw},
+		{base + mapChunk, base + size, ro},
+	}
+	if got := within(); !slices.Equal(got, want) {
+		t.Fatalf("Unicorn's regions %v, want %v", got, want)
+	}
+	if want := []span{{base, m0}, {m0 + protChunk, base + mapChunk}, {base + mapChunk, base + size}}; !slices.Equal(e.big, want) {
+		t.Errorf("big regions %x, want %x", e.big, want)
+	}
+	// A load from the read-only page and a store right after it work; a
+	// store into it faults.
+	binary.LittleEndian.PutUint64(mem[page+PageSize-8-base:], 41)
+	if err := e.SetReg(X86RDI, page+PageSize-8); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Start(testText, 0x100a, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if v := binary.LittleEndian.Uint64(mem[page+PageSize-base:]); v != 42 {
+		t.Fatalf("stored %d after the read-only page, want 42", v)
+	}
+	if err := e.SetReg(X86RDI, page-8); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Start(testText, 0x100a, 0, 0); err == nil {
+		t.Fatal("a store into the read-only page did not fault")
+	} else if f, ok := e.LastFault(); !ok || f.Kind != "write" || f.Addr != page {
+		t.Errorf("fault %+v, %v; want a write at %#x", f, ok, page)
+	}
+}
+
+func (r protRange) String() string { return fmt.Sprintf("%#x-%#x %s", r.lo, r.hi, r.prot) }
+
+// TestProtectCoalesces: an arena grown page by page (an mprotect each
+// time, as glibc's malloc grows a thread's heap) stays two regions in
+// Unicorn, not a region per step; the guest still sees each page's
+// protection.
+func TestProtectCoalesces(t *testing.T) {
+	code := make([]byte, 0x20)
+	copy(code[0x00:], []byte{0x48, 0x8b, 0x07})       // 1000: mov (%rdi),%rax
+	copy(code[0x03:], []byte{0x48, 0xff, 0xc0})       // 1003: inc %rax
+	copy(code[0x06:], []byte{0x48, 0x89, 0x47, 0x08}) // 1006: mov %rax,8(%rdi)
+	copy(code[0x0a:], []byte{0xf4})                   // 100a: hlt
+	e := newTestEngine(t, arch.AMD64, code)
+	const base = 0x4000_0000
+	const size = 4 * mapChunk
+	if _, err := e.Map(base, size, 0, "arena"); err != nil {
+		t.Fatal(err)
+	}
+	const steps = 700 // across a protChunk boundary
+	for k := uint64(1); k <= steps; k++ {
+		if err := e.Protect(base+(k-1)*PageSize, PageSize, ProtRead|ProtWrite); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n int
+	for _, r := range e.unicornRegions() {
+		if r.lo >= base && r.hi <= base+size {
+			n++
+		}
+	}
+	// [base, base+protChunk) rw; the next piece rw up to the arena's top,
+	// then none; the rest of the first big region; three more.
+	if n > 7 {
+		t.Errorf("%d regions in Unicorn after %d steps: %v", n, steps, e.unicornRegions())
+	}
+	top := uint64(base + steps*PageSize)
+	if err := e.SetReg(X86RDI, top-16); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Start(testText, 0x100a, 0, 0); err != nil {
+		t.Fatalf("a store below the top: %v", err)
+	}
+	if err := e.SetReg(X86RDI, top-8); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Start(testText, 0x100a, 0, 0); err == nil {
+		t.Fatal("a store above the top did not fault")
+	} else if f, ok := e.LastFault(); !ok || f.Kind != "write" || f.Addr != top {
+		t.Errorf("fault %+v, %v; want a write at %#x", f, ok, top)
 	}
 }

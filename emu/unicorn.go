@@ -19,6 +19,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -148,6 +149,11 @@ type Engine struct {
 	// Guest page protections, as Map and Protect set them: sorted,
 	// non-overlapping, adjacent ranges of equal protection merged.
 	prots []protRange
+	// big are the regions Unicorn has from Map larger than protChunk,
+	// sorted, each with one protection (see Map and cut).
+	big []span
+	// maxRegions is how many regions Unicorn may have (ErrRegionLimit).
+	maxRegions int
 	// onCode is told where code may have changed (OnCodeWrite); histN is
 	// ObserveHistory's batch size (0: off).
 	onCode func(addr, size uint64)
@@ -159,6 +165,9 @@ type Engine struct {
 }
 
 // protRange is guest memory [lo, hi) with one protection.
+// span is [lo, hi).
+type span struct{ lo, hi uint64 }
+
 type protRange struct {
 	lo, hi uint64
 	prot   Prot
@@ -308,6 +317,12 @@ func NewEngine(a *arch.Arch) (*Engine, error) {
 	if cacheRegions.Load() {
 		e.regionsCached = C.sfs_mm_patch(uc, e.st.arm64) != 0
 	}
+	var page C.size_t
+	if err := check(C.uc_query(uc, C.UC_QUERY_PAGE_SIZE, &page)); err != nil {
+		e.Close()
+		return nil, fmt.Errorf("querying the page size: %w", err)
+	}
+	e.maxRegions = int(page) - regionReserve
 	if a == arch.ARM64 {
 		if err := e.enablePAuth(); err != nil {
 			e.Close()
@@ -364,8 +379,80 @@ func (e *Engine) Close() error {
 // Arch returns the engine's architecture.
 func (e *Engine) Arch() *arch.Arch { return e.arch }
 
-// mapChunk bounds the size of the regions Map gives Unicorn.
-const mapChunk = 2 << 20
+// ErrRegionLimit: Unicorn cannot take more memory regions. Its table of
+// the address space's sections holds one target page's worth of entries
+// (1024 on AArch64, 4096 on x86-64), and it aborts the process past that:
+// Map and Protect refuse instead, while RegionRoom says how many more
+// there may be.
+var ErrRegionLimit = errors.New("too many memory regions for the emulator")
+
+// regionReserve is how many of Unicorn's section entries Map and Protect
+// leave unused: four are its own, and the count of regions is not the
+// count of sections to the last one.
+const regionReserve = 32
+
+// RegionRoom returns how many more regions Unicorn can take: Map adds
+// MapRegions, Protect at most ProtectRegions (and often takes some away:
+// coalesce).
+func (e *Engine) RegionRoom() int { return e.maxRegions - e.regionCount() }
+
+// ProtectRegions returns how many regions Protect(addr, size) may add to
+// Unicorn's: one for each end that falls inside a region (Unicorn splits
+// it there), three if that region is bigger than protChunk (cut first).
+// A change of whole regions adds none.
+func (e *Engine) ProtectRegions(addr, size uint64) int {
+	regs := e.unicornRegions()
+	n := 0
+	for _, at := range [2]uint64{addr, addr + size} {
+		i := sort.Search(len(regs), func(i int) bool { return regs[i].hi > at })
+		if i < len(regs) && regs[i].lo < at {
+			n++
+			if regs[i].hi-regs[i].lo > protChunk {
+				n += 2
+			}
+		}
+	}
+	return n
+}
+
+// Regions returns how many regions Unicorn has.
+func (e *Engine) Regions() int { return e.regionCount() }
+
+// MapRegions returns how many regions Map gives Unicorn for [addr,
+// addr+size) (size > 0).
+func MapRegions(addr, size uint64) int { return int((addr+size-1)/mapChunk - addr/mapChunk + 1) }
+
+// regionCount returns the number of regions Unicorn has.
+func (e *Engine) regionCount() int {
+	var regs *C.uc_mem_region
+	var n C.uint32_t
+	if C.uc_mem_regions(e.uc, &regs, &n) != C.UC_ERR_OK {
+		return e.maxRegions // unknown: no room
+	}
+	C.uc_free(unsafe.Pointer(regs))
+	return int(n)
+}
+
+// Unicorn gets guest memory in regions of at most mapChunk bytes; where the
+// protection of part of one changes, the protChunk bytes around the place
+// become a region of their own (cut).
+//
+// Few regions keep Unicorn fast: each is a block of its RAM list, which
+// it searches linearly for the code's block whenever it looks a
+// translated block up in its hash table (after every TLB flush, and every
+// map and protect flushes), and a map flushes twice per region. zstd -19,
+// whose glibc reserves a 128 MiB arena, ran 2.2 s under `sframesim run` in
+// 2 MiB regions and 1.3 s in 64 MiB ones.
+//
+// But changing the protection of part of a region splits it, which flushes
+// Unicorn's TLB page by page over the whole region: 670 µs per mprotect
+// inside a 64 MiB region (as glibc's malloc grows an arena), 110 µs in 2
+// MiB pieces (smaller ones cost more: every change also walks all of
+// Unicorn's regions). Hence cut.
+const (
+	mapChunk  = 64 << 20
+	protChunk = 2 << 20
+)
 
 // Map maps [addr, addr+size) with prot, backed by fresh zeroed host memory,
 // and returns that memory. addr and size must be page-aligned.
@@ -373,16 +460,14 @@ func (e *Engine) Map(addr, size uint64, prot Prot, name string) ([]byte, error) 
 	if addr%PageSize != 0 || size%PageSize != 0 || size == 0 {
 		return nil, fmt.Errorf("map %#x+%#x: not page-aligned", addr, size)
 	}
+	if pieces := MapRegions(addr, size); pieces > e.RegionRoom() {
+		return nil, fmt.Errorf("map %#x+%#x (%s): %w", addr, size, name, ErrRegionLimit)
+	}
 	mem, err := syscall.Mmap(-1, 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
 	if err != nil {
 		return nil, fmt.Errorf("map %#x+%#x (%s): host mmap: %w", addr, size, name, err)
 	}
-	// Unicorn gets the memory in pieces of at most mapChunk bytes: changing
-	// the protection of part of one of its regions splits the region,
-	// which flushes its TLB page by page over the whole region: 670 µs
-	// per mprotect inside a 64 MiB mapping (as glibc's malloc grows an
-	// arena) in one piece, 110 µs in 2 MiB pieces (smaller ones cost more:
-	// every change also walks all of Unicorn's regions).
+	var big []span
 	for off := uint64(0); off < size; {
 		n := min(mapChunk-(addr+off)%mapChunk, size-off)
 		if err := check(C.sfs_mem_map_ptr(e.uc, C.uint64_t(addr+off), C.size_t(n), C.uint32_t(prot), unsafe.Pointer(&mem[off]))); err != nil {
@@ -392,7 +477,14 @@ func (e *Engine) Map(addr, size uint64, prot Prot, name string) ([]byte, error) 
 			syscall.Munmap(mem)
 			return nil, fmt.Errorf("map %#x+%#x (%s): %w", addr, size, name, err)
 		}
+		if n > protChunk {
+			big = append(big, span{addr + off, addr + off + n})
+		}
 		off += n
+	}
+	if len(big) > 0 {
+		e.big = append(e.big, big...)
+		sort.Slice(e.big, func(i, j int) bool { return e.big[i].lo < e.big[j].lo })
 	}
 	r := &region{addr: addr, mem: mem, prot: prot, name: name}
 	i := sort.Search(len(e.regions), func(i int) bool { return e.regions[i].addr > addr })
@@ -419,12 +511,146 @@ func (e *Engine) syncRegions() {
 
 // Protect changes the permissions of whole mapped pages.
 func (e *Engine) Protect(addr, size uint64, prot Prot) error {
+	if e.ProtectRegions(addr, size) > e.RegionRoom() {
+		return fmt.Errorf("protect %#x+%#x %s: %w", addr, size, prot, ErrRegionLimit)
+	}
+	for _, at := range [2]uint64{addr, addr + size} {
+		if err := e.cut(at); err != nil {
+			return fmt.Errorf("protect %#x+%#x %s: %w", addr, size, prot, err)
+		}
+	}
 	if err := check(C.sfs_mem_protect(e.uc, C.uint64_t(addr), C.size_t(size), C.uint32_t(prot))); err != nil {
+		return fmt.Errorf("protect %#x+%#x %s: %w", addr, size, prot, err)
+	}
+	if err := e.coalesce(addr, addr+size); err != nil {
 		return fmt.Errorf("protect %#x+%#x %s: %w", addr, size, prot, err)
 	}
 	e.watchHit = true
 	e.setProt(addr, addr+size, prot)
 	return nil
+}
+
+// coalesce joins Unicorn's regions with the same protection and adjacent
+// host memory (of one Map) that lie within one protChunk-aligned piece of
+// address space touching [lo, hi]. Unicorn splits a region wherever the
+// protection of part of it changes and never joins them again: an arena
+// that malloc grows page by page (an mprotect each time) would leave a
+// region per step, thousands, and the cost of Unicorn's every map,
+// protect and block lookup grows with their number (adding a region
+// takes time quadratic in it: a 4-thread malloc loop went from 0.1 s
+// natively to 110 s). Joined within the piece, a region's few pages cost
+// at most a piece's to flush.
+func (e *Engine) coalesce(lo, hi uint64) error {
+	regs := e.unicornRegions()
+	first := lo - min(lo, 1) // the piece before lo may end in a region lo joins
+	first -= first % protChunk
+	i := sort.Search(len(regs), func(i int) bool { return regs[i].hi > first })
+	for i < len(regs) && regs[i].lo <= hi {
+		r := e.findRegion(regs[i].lo)
+		if r == nil {
+			i++
+			continue
+		}
+		// Up to the piece's end, and the end of the Map (the host memory
+		// of two Maps is not contiguous).
+		end := min(regs[i].lo-regs[i].lo%protChunk+protChunk, r.addr+uint64(len(r.mem)))
+		j := i + 1
+		for j < len(regs) && regs[j].lo == regs[j-1].hi && regs[j].prot == regs[i].prot && regs[j].hi <= end {
+			j++
+		}
+		if j-i > 1 {
+			if err := e.join(r, regs[i].lo, regs[j-1].hi, regs[i].prot); err != nil {
+				return err
+			}
+		}
+		i = j
+	}
+	return nil
+}
+
+// join gives Unicorn [lo, hi), which it has in several regions with
+// protection prot, as one region; r's memory backs it.
+func (e *Engine) join(r *region, lo, hi uint64, prot Prot) error {
+	if err := check(C.sfs_mem_unmap(e.uc, C.uint64_t(lo), C.size_t(hi-lo))); err != nil {
+		return fmt.Errorf("joining Unicorn's regions %#x-%#x: %w", lo, hi, err)
+	}
+	if err := check(C.sfs_mem_map_ptr(e.uc, C.uint64_t(lo), C.size_t(hi-lo), C.uint32_t(prot), unsafe.Pointer(&r.mem[lo-r.addr]))); err != nil {
+		return fmt.Errorf("joining Unicorn's regions %#x-%#x: %w", lo, hi, err)
+	}
+	if prot&ProtExec != 0 {
+		C.sfs_remove_cache(e.uc, C.uint64_t(lo), C.uint64_t(hi))
+	}
+	return nil
+}
+
+// cut gives Unicorn the big region strictly around at, if any, again in
+// up to three regions with the same memory and protection: the protChunk
+// bytes around at, and what lies before and after them (see mapChunk).
+// Only the small one is split again where the protection changes at at,
+// and where it changes next, in small steps as an arena grows, it most
+// often still falls there.
+func (e *Engine) cut(at uint64) error {
+	i := sort.Search(len(e.big), func(i int) bool { return e.big[i].hi > at })
+	if i == len(e.big) || at <= e.big[i].lo {
+		return nil
+	}
+	b := e.big[i]
+	r := e.findRegion(b.lo)
+	if r == nil || b.hi-r.addr > uint64(len(r.mem)) {
+		return fmt.Errorf("no host memory for Unicorn's region %#x-%#x", b.lo, b.hi)
+	}
+	prot := e.protAt(b.lo)
+	if err := check(C.sfs_mem_unmap(e.uc, C.uint64_t(b.lo), C.size_t(b.hi-b.lo))); err != nil {
+		return fmt.Errorf("cutting Unicorn's region %#x-%#x: %w", b.lo, b.hi, err)
+	}
+	m0 := max(b.lo, at-at%protChunk)
+	m1 := min(b.hi, m0+protChunk)
+	var big []span
+	for _, p := range [3]span{{b.lo, m0}, {m0, m1}, {m1, b.hi}} {
+		if p.lo == p.hi {
+			continue
+		}
+		if err := check(C.sfs_mem_map_ptr(e.uc, C.uint64_t(p.lo), C.size_t(p.hi-p.lo), C.uint32_t(prot), unsafe.Pointer(&r.mem[p.lo-r.addr]))); err != nil {
+			return fmt.Errorf("cutting Unicorn's region %#x-%#x: %w", b.lo, b.hi, err)
+		}
+		if p.hi-p.lo > protChunk {
+			big = append(big, p)
+		}
+	}
+	e.big = slices.Replace(e.big, i, i+1, big...)
+	if prot&ProtExec != 0 {
+		// Unicorn's code-write tracking starts afresh with new regions:
+		// its translations there are made again.
+		C.sfs_remove_cache(e.uc, C.uint64_t(b.lo), C.uint64_t(b.hi))
+	}
+	return nil
+}
+
+// unicornRegions returns the regions Unicorn has, sorted, with their
+// protections (for tests).
+func (e *Engine) unicornRegions() []protRange {
+	var regs *C.uc_mem_region
+	var n C.uint32_t
+	if C.uc_mem_regions(e.uc, &regs, &n) != C.UC_ERR_OK {
+		return nil
+	}
+	defer C.uc_free(unsafe.Pointer(regs))
+	var out []protRange
+	for _, r := range unsafe.Slice(regs, int(n)) {
+		out = append(out, protRange{uint64(r.begin), uint64(r.end) + 1, Prot(r.perms)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].lo < out[j].lo })
+	return out
+}
+
+// protAt returns the protection of the page at addr (0 if unmapped).
+func (e *Engine) protAt(addr uint64) Prot {
+	for _, r := range e.prots {
+		if r.lo <= addr && addr < r.hi {
+			return r.prot
+		}
+	}
+	return 0
 }
 
 // setProt records that [lo, hi) now has protection prot. Code there may

@@ -217,6 +217,9 @@ func (m *addrSpace) mmapFileOver(start, end uint64, prot emu.Prot, name string, 
 	if !m.fits(start, end, extra) {
 		return errMemCap
 	}
+	if err := m.room(start, end); err != nil {
+		return err
+	}
 	m.carve(start, end)
 	// Back the parts the engine does not have yet; reuse and clear the rest.
 	at := start
@@ -250,8 +253,45 @@ func (m *addrSpace) mmapFileOver(start, end uint64, prot emu.Prot, name string, 
 	return nil
 }
 
+// room returns emu.ErrRegionLimit unless the engine can take the regions
+// that giving [start, end) protection prot may add (mapping, protect and
+// unmapping all do), before anything changes: Map's for what it does not
+// back yet, and Protect's for the rest. The guest then gets ENOMEM, as
+// from Linux past vm.max_map_count.
+func (m *addrSpace) room(start, end uint64) error {
+	need := 0
+	at := start
+	for _, b := range m.backed {
+		if b[1] <= at || b[0] >= end {
+			continue
+		}
+		if b[0] > at {
+			need += emu.MapRegions(at, b[0]-at)
+		}
+		s, e := max(b[0], at), min(b[1], end)
+		need += m.e.ProtectRegions(s, e-s)
+		at = e
+	}
+	if at < end {
+		need += emu.MapRegions(at, end-at)
+	}
+	if need > m.e.RegionRoom() {
+		return emu.ErrRegionLimit
+	}
+	return nil
+}
+
 // munmap removes the guest's mappings in [start, end).
 func (m *addrSpace) munmap(start, end uint64) error {
+	need := 0 // a Protect per mapping it cuts out
+	for _, v := range m.vmas {
+		if s, e := max(v.start, start), min(v.end, end); s < e {
+			need += m.e.ProtectRegions(s, e-s)
+		}
+	}
+	if need > m.e.RegionRoom() {
+		return emu.ErrRegionLimit
+	}
 	for _, c := range m.carve(start, end) {
 		m.zero(c.start, c.end)
 		if err := m.e.Protect(c.start, c.end-c.start, 0); err != nil {
@@ -265,6 +305,9 @@ func (m *addrSpace) munmap(start, end uint64) error {
 func (m *addrSpace) protect(start, end uint64, prot emu.Prot) error {
 	if !m.covered(start, end) {
 		return errors.New("not mapped")
+	}
+	if err := m.room(start, end); err != nil {
+		return err
 	}
 	for _, c := range m.carve(start, end) {
 		c.prot = prot

@@ -102,7 +102,7 @@ const (
 	StopSignaled                      // killed by a signal it sent itself (abort)
 	StopBudget                        // Config.MaxInsns instructions ran
 	StopTimeout                       // Config.Timeout passed
-	StopMemory                        // a mapping would exceed Config.MaxMem
+	StopMemory                        // a mapping would exceed Config.MaxMem, or the emulator's limit on memory regions
 	StopUnsupported                   // a system call (or use of one) the layer does not emulate
 	StopFault                         // a CPU fault: bad memory access, illegal instruction, trap
 	StopDeadlock                      // every thread waits for something that cannot happen

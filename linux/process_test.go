@@ -585,3 +585,58 @@ func TestVM(t *testing.T) {
 		t.Errorf("mapping after unmapping: %v", err)
 	}
 }
+
+// TestVMRegionLimit: mappings whose pages alternate protections use up
+// the emulator's memory regions (Unicorn aborts the process past a target
+// page's worth of them); the address space refuses the change that would
+// go past them with emu.ErrRegionLimit before changing anything, and
+// freeing some makes room again.
+func TestVMRegionLimit(t *testing.T) {
+	// (AArch64 only: its limit is 1024 sections, x86-64's 4096, which
+	// take Unicorn minutes to reach: adding a region costs time quadratic
+	// in their number.)
+	for _, a := range []*arch.Arch{arch.ARM64} {
+		t.Run(a.Name, func(t *testing.T) {
+			e, err := emu.NewEngine(a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			m := addrSpace{e: e}
+			const base = 0x10000000
+			var n uint64
+			for ; n < 10000; n++ {
+				at := uint64(base + 2*n*emu.PageSize)
+				if err := m.mmap(at, at+2*emu.PageSize, emu.ProtRead|emu.ProtWrite, "a"); err != nil {
+					if !errors.Is(err, emu.ErrRegionLimit) {
+						t.Fatalf("mmap %d: %v", n, err)
+					}
+					break
+				}
+				if err := m.protect(at+emu.PageSize, at+2*emu.PageSize, 0); err != nil {
+					if !errors.Is(err, emu.ErrRegionLimit) {
+						t.Fatalf("protect %d: %v", n, err)
+					}
+					if !m.allows(at+emu.PageSize, at+2*emu.PageSize, emu.ProtWrite) {
+						t.Fatal("a refused protect changed the mapping")
+					}
+					break
+				}
+			}
+			if n == 10000 || n < 400 {
+				t.Fatalf("refused after %d mappings", n)
+			}
+			t.Logf("refused after %d mappings: %d regions", n, e.Regions())
+			last := uint64(base + 2*(n-1)*emu.PageSize)
+			if err := m.munmap(last, last+2*emu.PageSize); err != nil {
+				t.Fatal(err)
+			}
+			if err := m.munmap(last-2*emu.PageSize, last); err != nil {
+				t.Fatal(err)
+			}
+			if e.RegionRoom() <= 0 {
+				t.Errorf("no room after unmapping (%d regions)", e.Regions())
+			}
+		})
+	}
+}

@@ -29,10 +29,16 @@ func (p *Process) sysBrk(a *[6]uint64) uint64 {
 			if errors.Is(err, errMemCap) {
 				p.memCap("brk", newTop-oldTop)
 			}
+			if errors.Is(err, emu.ErrRegionLimit) {
+				p.regionCap("brk", oldTop, newTop-oldTop)
+			}
 			return p.brk
 		}
 	case newTop < oldTop:
 		if err := p.vm.munmap(newTop, oldTop); err != nil {
+			if errors.Is(err, emu.ErrRegionLimit) {
+				p.regionCap("brk", newTop, oldTop-newTop)
+			}
 			return p.brk
 		}
 	}
@@ -104,6 +110,9 @@ func (p *Process) sysMmap(a *[6]uint64) uint64 {
 		if errors.Is(err, errMemCap) {
 			return p.memCap("mmap", size)
 		}
+		if errors.Is(err, emu.ErrRegionLimit) {
+			return p.regionCap("mmap", start, size)
+		}
 		return sysErr(eNOMEM)
 	}
 	if file != nil {
@@ -169,6 +178,9 @@ func (p *Process) sysMunmap(a *[6]uint64) uint64 {
 		return sysErr(eINVAL)
 	}
 	if err := p.vm.munmap(addr, addr+size); err != nil {
+		if errors.Is(err, emu.ErrRegionLimit) {
+			return p.regionCap("munmap", addr, size)
+		}
 		return sysErr(eINVAL)
 	}
 	return 0
@@ -204,6 +216,9 @@ func (p *Process) sysMprotect(a *[6]uint64) uint64 {
 	}
 	defer p.releaseCut()
 	if err := p.vm.protect(addr, addr+size, protFromLinux(prot)); err != nil {
+		if errors.Is(err, emu.ErrRegionLimit) {
+			return p.regionCap("mprotect", addr, size)
+		}
 		return sysErr(eNOMEM)
 	}
 	return 0
@@ -239,6 +254,9 @@ func (p *Process) sysMremap(a *[6]uint64) uint64 {
 			if errors.Is(err, errMemCap) {
 				return p.memCap("mremap", newSize)
 			}
+			if errors.Is(err, emu.ErrRegionLimit) {
+				return p.regionCap("mremap", dst, newSize)
+			}
 			return sysErr(eNOMEM)
 		}
 		buf := p.scratchBuf()
@@ -250,6 +268,9 @@ func (p *Process) sysMremap(a *[6]uint64) uint64 {
 			done += uint64(len(piece))
 		}
 		if err := p.vm.munmap(old, old+oldSize); err != nil {
+			if errors.Is(err, emu.ErrRegionLimit) {
+				return p.regionCap("mremap", old, oldSize)
+			}
 			return sysErr(eINVAL)
 		}
 		if newSize > oldSize {
@@ -268,12 +289,17 @@ func (p *Process) sysMremap(a *[6]uint64) uint64 {
 	}
 	switch {
 	case newSize <= oldSize:
-		p.vm.munmap(old+newSize, old+oldSize)
+		if err := p.vm.munmap(old+newSize, old+oldSize); errors.Is(err, emu.ErrRegionLimit) {
+			return p.regionCap("mremap", old+newSize, oldSize-newSize)
+		}
 		return old
 	case old+newSize > old && old+newSize <= p.abi.mmapTop && p.vm.free(old+oldSize, old+newSize):
 		if err := p.vm.mmapFile(old+oldSize, old+newSize, from.prot, from.name, from.file, from.off+oldSize); err != nil {
 			if errors.Is(err, errMemCap) {
 				return p.memCap("mremap", newSize-oldSize)
+			}
+			if errors.Is(err, emu.ErrRegionLimit) {
+				return p.regionCap("mremap", old+oldSize, newSize-oldSize)
 			}
 			return sysErr(eNOMEM)
 		}

@@ -354,6 +354,16 @@ func (p *Process) memCap(what string, size uint64) uint64 {
 	return sysErr(eNOMEM)
 }
 
+// regionCap stops the run where the emulator cannot take the memory regions
+// a change of the guest's address space needs (emu.ErrRegionLimit): the
+// guest would go on with ENOMEM where Linux gives none, a run unlike its
+// own. It returns ENOMEM.
+func (p *Process) regionCap(what string, addr, size uint64) uint64 {
+	p.sysStop(StopMemory, 0, fmt.Sprintf("the emulator's limit on memory regions reached: %s of %d bytes at %#x with %d mappings (Unicorn holds about %d regions; each mapping, and each part of one with its own protection, is one)",
+		what, size, addr, len(p.vm.vmas), p.Engine.RegionRoom()+p.Engine.Regions()))
+	return sysErr(eNOMEM)
+}
+
 // Guest memory access for system calls.
 
 // mapped reports whether the guest may read [addr, addr+n).
