@@ -179,12 +179,36 @@ func (m *addrSpace) carve(start, end uint64) []vma {
 	return cut
 }
 
+// insert adds v, which overlaps no VMA, and joins it with its neighbours
+// where they continue it (as Linux merges VMAs): an arena that malloc
+// grows by an mprotect at a time stays one VMA, not one per step (the
+// map's every change is linear in their number).
 func (m *addrSpace) insert(v vma) {
 	i := sort.Search(len(m.vmas), func(i int) bool { return m.vmas[i].start > v.start })
+	m.total += v.end - v.start
+	if i > 0 && continues(m.vmas[i-1], v) {
+		m.vmas[i-1].end = v.end
+		if i < len(m.vmas) && continues(m.vmas[i-1], m.vmas[i]) {
+			m.vmas[i-1].end = m.vmas[i].end
+			m.vmas = append(m.vmas[:i], m.vmas[i+1:]...)
+		}
+		return
+	}
+	if i < len(m.vmas) && continues(v, m.vmas[i]) {
+		m.vmas[i].start, m.vmas[i].off = v.start, v.off
+		return
+	}
 	m.vmas = append(m.vmas, vma{})
 	copy(m.vmas[i+1:], m.vmas[i:])
 	m.vmas[i] = v
-	m.total += v.end - v.start
+}
+
+// continues reports whether b starts where a ends and is the same mapping
+// going on: the same protection, name, file or shared node, at the next
+// offset.
+func continues(a, b vma) bool {
+	return a.end == b.start && a.prot == b.prot && a.name == b.name && a.file == b.file && a.node == b.node &&
+		(a.file == nil && a.node == nil || a.off+(a.end-a.start) == b.off)
 }
 
 // zero clears backed guest memory [start, end) through the host mapping.

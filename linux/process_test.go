@@ -12,6 +12,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -638,5 +639,55 @@ func TestVMRegionLimit(t *testing.T) {
 				t.Errorf("no room after unmapping (%d regions)", e.Regions())
 			}
 		})
+	}
+}
+
+// TestVMJoins: mappings that continue each other are one VMA, as in
+// Linux: an arena grown an mprotect at a time stays two (its accessible
+// part and the rest), however many steps; mappings of other protections,
+// names or files stay apart.
+func TestVMJoins(t *testing.T) {
+	e, err := emu.NewEngine(arch.AMD64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	m := addrSpace{e: e}
+	const a = 0x10000000
+	const size = 64 << 20
+	if err := m.mmap(a, a+size, 0, "arena"); err != nil {
+		t.Fatal(err)
+	}
+	for k := uint64(1); k <= 300; k++ {
+		if err := m.protect(a+(k-1)*emu.PageSize, a+k*emu.PageSize, emu.ProtRead|emu.ProtWrite); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []vma{{start: a, end: a + 300*emu.PageSize, prot: emu.ProtRead | emu.ProtWrite, name: "arena"}, {start: a + 300*emu.PageSize, end: a + size, name: "arena"}}
+	if !slices.Equal(m.vmas, want) {
+		t.Errorf("VMAs %+v, want %+v", m.vmas, want)
+	}
+	if m.total != size {
+		t.Errorf("total %d, want %d", m.total, size)
+	}
+	// Another name next to it stays apart; so does the same name with
+	// another protection.
+	if err := m.mmap(a+size, a+size+emu.PageSize, 0, "other"); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.protect(a+size-emu.PageSize, a+size, emu.ProtRead); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.vmas) != 4 {
+		t.Errorf("VMAs %+v, want 4", m.vmas)
+	}
+	// Unmapped in steps, it is gone whole.
+	for k := uint64(0); k < 300; k++ {
+		if err := m.munmap(a+k*emu.PageSize, a+(k+1)*emu.PageSize); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m.vmas[0].start != a+300*emu.PageSize {
+		t.Errorf("VMAs after unmapping %+v", m.vmas)
 	}
 }
