@@ -164,10 +164,10 @@ type Engine struct {
 	blocks, started bool
 }
 
-// protRange is guest memory [lo, hi) with one protection.
 // span is [lo, hi).
 type span struct{ lo, hi uint64 }
 
+// protRange is guest memory [lo, hi) with one protection.
 type protRange struct {
 	lo, hi uint64
 	prot   Prot
@@ -537,8 +537,8 @@ func (e *Engine) Protect(addr, size uint64, prot Prot) error {
 // that malloc grows page by page (an mprotect each time) would leave a
 // region per step, thousands, and the cost of Unicorn's every map,
 // protect and block lookup grows with their number (adding a region
-// takes time quadratic in it: a 4-thread malloc loop went from 0.1 s
-// natively to 110 s). Joined within the piece, a region's few pages cost
+// takes time quadratic in it: a 4-thread malloc loop that takes 0.1 s
+// natively ran 110 s). Joined within the piece, a region's few pages cost
 // at most a piece's to flush.
 func (e *Engine) coalesce(lo, hi uint64) error {
 	regs := e.unicornRegions()
@@ -627,7 +627,7 @@ func (e *Engine) cut(at uint64) error {
 }
 
 // unicornRegions returns the regions Unicorn has, sorted, with their
-// protections (for tests).
+// protections.
 func (e *Engine) unicornRegions() []protRange {
 	var regs *C.uc_mem_region
 	var n C.uint32_t

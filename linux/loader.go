@@ -278,10 +278,10 @@ func (m *addrSpace) mmapFileOver(start, end uint64, prot emu.Prot, name string, 
 }
 
 // room returns emu.ErrRegionLimit unless the engine can take the regions
-// that giving [start, end) protection prot may add (mapping, protect and
-// unmapping all do), before anything changes: Map's for what it does not
-// back yet, and Protect's for the rest. The guest then gets ENOMEM, as
-// from Linux past vm.max_map_count.
+// that mapping [start, end) anew or changing its protection may add,
+// checked before anything changes: Map's for what it does not back yet,
+// and Protect's for the rest. The caller stops the run (Process.
+// regionCap).
 func (m *addrSpace) room(start, end uint64) error {
 	need := 0
 	at := start
