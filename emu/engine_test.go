@@ -118,12 +118,7 @@ func TestFaultIsTyped(t *testing.T) {
 // piece's end, Protect over parts of several pieces (a store there
 // faults, a load does not) — and the host reads what the guest stored.
 func TestMapPieces(t *testing.T) {
-	code := make([]byte, 0x20)
-	copy(code[0x00:], []byte{0x48, 0x8b, 0x07})       // 1000: mov (%rdi),%rax
-	copy(code[0x03:], []byte{0x48, 0xff, 0xc0})       // 1003: inc %rax
-	copy(code[0x06:], []byte{0x48, 0x89, 0x47, 0x08}) // 1006: mov %rax,8(%rdi)
-	copy(code[0x0a:], []byte{0xf4})                   // 100a: hlt
-	e := newTestEngine(t, arch.AMD64, code)
+	e := newIncEngine(t)
 	const base = 0x4010_0000 // not a multiple of mapChunk
 	size := uint64(3*mapChunk + 5*PageSize)
 	mem, err := e.Map(base, size, ProtRead|ProtWrite, "data")
@@ -133,10 +128,7 @@ func TestMapPieces(t *testing.T) {
 	end := uint64(base + mapChunk - base%mapChunk) // the first piece's end
 	at := end - 4                                  // 8-byte accesses across it
 	binary.LittleEndian.PutUint64(mem[at-base:], 41)
-	if err := e.SetReg(X86RDI, at); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Start(testText, 0x100a, 0, 0); err != nil {
+	if err := runInc(e, at); err != nil {
 		t.Fatal(err)
 	}
 	if v := binary.LittleEndian.Uint64(mem[at+8-base:]); v != 42 {
@@ -147,12 +139,7 @@ func TestMapPieces(t *testing.T) {
 	if err := e.Protect(end-PageSize, 2*mapChunk, ProtRead); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Start(testText, 0x100a, 0, 0); err == nil {
-		t.Fatal("a store into read-only memory did not fault")
-	}
-	if f, ok := e.LastFault(); !ok || f.Kind != "write" || f.Addr != at+8 {
-		t.Errorf("fault %+v, %v; want a write at %#x", f, ok, at+8)
-	}
+	wantWriteFault(t, e, runInc(e, at), at+8)
 	if v, err := e.Read64(at); err != nil || v != 41 {
 		t.Errorf("Read64 = %d, %v", v, err)
 	}
@@ -165,12 +152,7 @@ func TestMapPieces(t *testing.T) {
 // whole. The guest sees the protections and the host shares the memory
 // throughout.
 func TestProtectCutsBigRegion(t *testing.T) {
-	code := make([]byte, 0x20)
-	copy(code[0x00:], []byte{0x48, 0x8b, 0x07})       // 1000: mov (%rdi),%rax
-	copy(code[0x03:], []byte{0x48, 0xff, 0xc0})       // 1003: inc %rax
-	copy(code[0x06:], []byte{0x48, 0x89, 0x47, 0x08}) // 1006: mov %rax,8(%rdi)
-	copy(code[0x0a:], []byte{0xf4})                   // 100a: hlt
-	e := newTestEngine(t, arch.AMD64, code)
+	e := newIncEngine(t)
 	const base = 0x4000_0000 // a multiple of mapChunk
 	size := uint64(mapChunk + 3*protChunk)
 	mem, err := e.Map(base, size, ProtRead|ProtWrite, "data")
@@ -215,23 +197,13 @@ func TestProtectCutsBigRegion(t *testing.T) {
 	// A load from the read-only page and a store right after it work; a
 	// store into it faults.
 	binary.LittleEndian.PutUint64(mem[page+PageSize-8-base:], 41)
-	if err := e.SetReg(X86RDI, page+PageSize-8); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Start(testText, 0x100a, 0, 0); err != nil {
+	if err := runInc(e, page+PageSize-8); err != nil {
 		t.Fatal(err)
 	}
 	if v := binary.LittleEndian.Uint64(mem[page+PageSize-base:]); v != 42 {
 		t.Fatalf("stored %d after the read-only page, want 42", v)
 	}
-	if err := e.SetReg(X86RDI, page-8); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Start(testText, 0x100a, 0, 0); err == nil {
-		t.Fatal("a store into the read-only page did not fault")
-	} else if f, ok := e.LastFault(); !ok || f.Kind != "write" || f.Addr != page {
-		t.Errorf("fault %+v, %v; want a write at %#x", f, ok, page)
-	}
+	wantWriteFault(t, e, runInc(e, page-8), page)
 }
 
 func (r protRange) String() string { return fmt.Sprintf("%#x-%#x %s", r.lo, r.hi, r.prot) }
@@ -241,12 +213,7 @@ func (r protRange) String() string { return fmt.Sprintf("%#x-%#x %s", r.lo, r.hi
 // Unicorn, not a region per step; the guest still sees each page's
 // protection.
 func TestProtectCoalesces(t *testing.T) {
-	code := make([]byte, 0x20)
-	copy(code[0x00:], []byte{0x48, 0x8b, 0x07})       // 1000: mov (%rdi),%rax
-	copy(code[0x03:], []byte{0x48, 0xff, 0xc0})       // 1003: inc %rax
-	copy(code[0x06:], []byte{0x48, 0x89, 0x47, 0x08}) // 1006: mov %rax,8(%rdi)
-	copy(code[0x0a:], []byte{0xf4})                   // 100a: hlt
-	e := newTestEngine(t, arch.AMD64, code)
+	e := newIncEngine(t)
 	const base = 0x4000_0000
 	const size = 4 * mapChunk
 	if _, err := e.Map(base, size, 0, "arena"); err != nil {
@@ -270,18 +237,39 @@ func TestProtectCoalesces(t *testing.T) {
 		t.Errorf("%d regions in Unicorn after %d steps: %v", n, steps, e.unicornRegions())
 	}
 	top := uint64(base + steps*PageSize)
-	if err := e.SetReg(X86RDI, top-16); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Start(testText, 0x100a, 0, 0); err != nil {
+	if err := runInc(e, top-16); err != nil {
 		t.Fatalf("a store below the top: %v", err)
 	}
-	if err := e.SetReg(X86RDI, top-8); err != nil {
-		t.Fatal(err)
+	wantWriteFault(t, e, runInc(e, top-8), top)
+}
+
+// newIncEngine returns an x86-64 engine whose code at testText loads the
+// word at RDI, adds one and stores it at RDI+8 (runInc).
+func newIncEngine(t *testing.T) *Engine {
+	code := make([]byte, 0x20)
+	copy(code[0x00:], []byte{0x48, 0x8b, 0x07})       // 1000: mov (%rdi),%rax
+	copy(code[0x03:], []byte{0x48, 0xff, 0xc0})       // 1003: inc %rax
+	copy(code[0x06:], []byte{0x48, 0x89, 0x47, 0x08}) // 1006: mov %rax,8(%rdi)
+	copy(code[0x0a:], []byte{0xf4})                   // 100a: hlt
+	return newTestEngine(t, arch.AMD64, code)
+}
+
+// runInc runs newIncEngine's code with RDI at.
+func runInc(e *Engine, at uint64) error {
+	if err := e.SetReg(X86RDI, at); err != nil {
+		return err
 	}
-	if err := e.Start(testText, 0x100a, 0, 0); err == nil {
-		t.Fatal("a store above the top did not fault")
-	} else if f, ok := e.LastFault(); !ok || f.Kind != "write" || f.Addr != top {
-		t.Errorf("fault %+v, %v; want a write at %#x", f, ok, top)
+	return e.Start(testText, 0x100a, 0, 0)
+}
+
+// wantWriteFault checks that err, runInc's, is the fault of a store at
+// addr.
+func wantWriteFault(t *testing.T, e *Engine, err error, addr uint64) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("a store at %#x did not fault", addr)
+	}
+	if f, ok := e.LastFault(); !ok || f.Kind != "write" || f.Addr != addr {
+		t.Errorf("fault %+v, %v; want a write at %#x", f, ok, addr)
 	}
 }
