@@ -394,14 +394,18 @@ const regionReserve = 32
 // RegionRoom returns how many more regions Unicorn can take: Map adds
 // MapRegions, Protect at most ProtectRegions (and often takes some away:
 // coalesce).
-func (e *Engine) RegionRoom() int { return e.maxRegions - e.regionCount() }
+func (e *Engine) RegionRoom() int { return e.maxRegions - e.Regions() }
 
 // ProtectRegions returns how many regions Protect(addr, size) may add to
 // Unicorn's: one for each end that falls inside a region (Unicorn splits
 // it there), three if that region is bigger than protChunk (cut first).
 // A change of whole regions adds none.
 func (e *Engine) ProtectRegions(addr, size uint64) int {
-	regs := e.unicornRegions()
+	return protectRegions(e.unicornRegions(), addr, size)
+}
+
+// protectRegions is ProtectRegions over Unicorn's regions regs.
+func protectRegions(regs []protRange, addr, size uint64) int {
 	n := 0
 	for _, at := range [2]uint64{addr, addr + size} {
 		i := sort.Search(len(regs), func(i int) bool { return regs[i].hi > at })
@@ -415,15 +419,12 @@ func (e *Engine) ProtectRegions(addr, size uint64) int {
 	return n
 }
 
-// Regions returns how many regions Unicorn has.
-func (e *Engine) Regions() int { return e.regionCount() }
-
 // MapRegions returns how many regions Map gives Unicorn for [addr,
 // addr+size) (size > 0).
 func MapRegions(addr, size uint64) int { return int((addr+size-1)/mapChunk - addr/mapChunk + 1) }
 
-// regionCount returns the number of regions Unicorn has.
-func (e *Engine) regionCount() int {
+// Regions returns how many regions Unicorn has.
+func (e *Engine) Regions() int {
 	var regs *C.uc_mem_region
 	var n C.uint32_t
 	if C.uc_mem_regions(e.uc, &regs, &n) != C.UC_ERR_OK {
@@ -511,7 +512,7 @@ func (e *Engine) syncRegions() {
 
 // Protect changes the permissions of whole mapped pages.
 func (e *Engine) Protect(addr, size uint64, prot Prot) error {
-	if e.ProtectRegions(addr, size) > e.RegionRoom() {
+	if regs := e.unicornRegions(); protectRegions(regs, addr, size) > e.maxRegions-len(regs) {
 		return fmt.Errorf("protect %#x+%#x %s: %w", addr, size, prot, ErrRegionLimit)
 	}
 	for _, at := range [2]uint64{addr, addr + size} {
