@@ -25,8 +25,17 @@ import (
 
 var harnessOnce struct {
 	sync.Once
+	dir  string // removed by TestMain
 	path string
 	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if harnessOnce.dir != "" {
+		os.RemoveAll(harnessOnce.dir)
+	}
+	os.Exit(code)
 }
 
 // libsframeHarness builds the harness once per test binary. A missing
@@ -50,6 +59,7 @@ func libsframeHarness(t *testing.T) string {
 			harnessOnce.err = err
 			return
 		}
+		harnessOnce.dir = dir
 		out := filepath.Join(dir, "harness")
 		cmd := exec.Command("gcc", "-O2", "-Wall", "-Werror", "-I", filepath.Join(deps, "usr", "include"), "-I", filepath.Join(deps, "usr", "include", "libiberty"),
 			filepath.Join("testdata", "libsframe", "harness.c"), lib, "-o", out)
