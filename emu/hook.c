@@ -477,6 +477,12 @@ static __attribute__((noinline)) void hook_code_slow(uc_engine *uc, uint64_t add
 	}
 	}
 	fast_mode(st);
+	// The next instruction's common case needs this one's page of keep
+	// flags at hand (keep.last), but the lookups above were of the
+	// previous instruction's: after a call, a return or a jump to another
+	// page, the callee's second instruction would come here too.
+	if (st->kvalid == SFS_KVALID_FAST && (!st->keep.last || st->keep.last->page != (addr >> 12) + 1))
+		page_entries(&st->keep, addr, 1, 0);
 }
 
 // find_region returns the host-backed region holding addr, or NULL.

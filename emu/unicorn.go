@@ -1488,11 +1488,7 @@ func (e *Engine) KeptRegisters() (kept, wrong uint64) {
 // swapBytes exchanges a store's target bytes with its saved copy: undoing
 // it the first time, redoing it the second.
 func swapBytes(w *C.sfs_write, saved []byte) {
-	m := unsafe.Slice((*byte)(unsafe.Pointer(w.host)), int(w.size))
-	s := saved[w.off : w.off+C.uint64_t(w.size)]
-	for i := range m {
-		m[i], s[i] = s[i], m[i]
-	}
+	exchange(unsafe.Slice((*byte)(unsafe.Pointer(w.host)), int(w.size)), saved[w.off:w.off+C.uint64_t(w.size)])
 }
 
 func (e *Engine) setObserve() {
