@@ -140,6 +140,10 @@ func TestDisasm(t *testing.T) {
 		{AMD64, []byte{0x48, 0xc7, 0x04, 0x24, 0x06, 0x10, 0, 0}, nil, "movq $0x1006,(%rsp)", 8},
 		{AMD64, []byte{0xc3}, nil, "retq", 1},
 		{AMD64, []byte{0x06}, nil, "(bad)", 1}, // push %es: invalid in 64-bit mode
+		{AMD64, []byte{0xf3, 0x0f, 0x1e, 0xfa, 0x55}, nil, "endbr64", 4},
+		{AMD64, []byte{0xf3, 0x0f, 0x1e, 0xfb}, nil, "endbr32", 4},
+		{AMD64, []byte{0x0f, 0x1e, 0xfa}, nil, "nop %edx", 3},
+		{AMD64, []byte{0xf3, 0x0f, 0x01, 0xea}, nil, "(bad)", 1}, // saveprevssp: x86asm's "rep" of one byte
 		{ARM64, a64(0x94000004), nil, "bl .+0x10", 4},
 		{ARM64, a64(0xa9bf7bfd), nil, "stp x29, x30, [sp,#-16]!", 4},
 		{ARM64, a64(0x910003fd), nil, "mov x29, sp", 4},

@@ -53,6 +53,13 @@ func TestClassifyAMD64(t *testing.T) {
 		{"movq $0x1006,(%rsp)", []byte{0x48, 0xc7, 0x04, 0x24, 0x06, 0x10, 0, 0}, FlowOther, 8},
 		{"only the first instruction counts", []byte{0x90, 0xc3}, FlowOther, 1},
 		{"invalid in 64-bit mode (push %es)", []byte{0x06}, FlowBad, 0},
+		{"endbr64", []byte{0xf3, 0x0f, 0x1e, 0xfa, 0x55}, FlowOther, 4},
+		{"rdsspq %rax (a NOP without CET)", []byte{0xf3, 0x48, 0x0f, 0x1e, 0xc8}, FlowOther, 5},
+		{"hint NOP with SIB and disp32", []byte{0x0f, 0x19, 0x84, 0x00, 0x00, 0x01, 0x00, 0x00, 0xc3}, FlowOther, 8},
+		{"hint NOP, rip-relative", []byte{0x67, 0x0f, 0x1c, 0x05, 0x10, 0x00, 0x00, 0x00}, FlowOther, 8},
+		{"hint NOP cut short", []byte{0x0f, 0x1e}, FlowBad, 0},
+		{"hint NOP without its displacement", []byte{0x0f, 0x1f, 0x80, 0x00}, FlowBad, 0},
+		{"an F3 prefix x86asm takes for a one-byte rep (saveprevssp)", []byte{0xf3, 0x0f, 0x01, 0xea}, FlowBad, 0},
 		{"empty", nil, FlowBad, 0},
 	}
 	for _, tt := range tests {

@@ -2,11 +2,89 @@ package arch
 
 import (
 	"debug/elf"
+	"errors"
 
 	"golang.org/x/arch/x86/x86asm"
 
 	"github.com/sframesim/sframesim/sframe"
 )
+
+// DecodeX86 decodes one x86-64 instruction as x86asm.Decode does, with two
+// differences:
+//   - The hint NOPs 0F 19–0F 1F /r, which x86asm rejects in their register
+//     forms and for 0F 19–0F 1E in all forms, decode as NOP with their r/m
+//     operand. Among them are endbr64 and endbr32 (F3 0F 1E FA/FB), at
+//     the start of every function built with -fcf-protection (the default
+//     of several distributions), and rdssp: a CPU without CET, Unicorn's,
+//     runs them all as NOPs.
+//   - What x86asm returns without an error but with no operation (it does
+//     for some F3-prefixed instructions, as a one-byte "rep") is an error:
+//     such a length would split the instruction.
+func DecodeX86(code []byte) (x86asm.Inst, error) {
+	inst, err := x86asm.Decode(code, 64)
+	if err == nil && inst.Op != 0 {
+		return inst, nil
+	}
+	if hint, ok := decodeHintNOP(code); ok {
+		return hint, nil
+	}
+	if err == nil {
+		err = errUnknownX86
+	}
+	return x86asm.Inst{}, err
+}
+
+var errUnknownX86 = errors.New("unrecognized instruction")
+
+// decodeHintNOP decodes code as a hint NOP (prefixes, a REX prefix, 0F 19–
+// 0F 1F, ModRM and what it implies): the length and r/m operand are those
+// of mov r32, r/m32 (8B) with the same ModRM, REX and size prefixes.
+func decodeHintNOP(code []byte) (x86asm.Inst, bool) {
+	var buf [16]byte
+	n, dropped, p := 0, 0, 0
+	for ; p < len(code) && p < 14; p++ {
+		switch code[p] {
+		case 0xf2, 0xf3, 0xf0:
+			dropped++ // rep/repne/lock: no part of a NOP's operand
+			continue
+		case 0x66, 0x67, 0x2e, 0x36, 0x3e, 0x26, 0x64, 0x65:
+			buf[n] = code[p]
+			n++
+			continue
+		}
+		break
+	}
+	if p < len(code) && code[p]&0xf0 == 0x40 {
+		buf[n] = code[p]
+		n, p = n+1, p+1
+	}
+	if p+2 >= len(code) || code[p] != 0x0f || code[p+1] < 0x19 || code[p+1] > 0x1f {
+		return x86asm.Inst{}, false
+	}
+	buf[n] = 0x8b
+	m := n + 1 + copy(buf[n+1:], code[p+2:])
+	mov, err := x86asm.Decode(buf[:m], 64)
+	if err != nil || mov.Op != x86asm.MOV {
+		return x86asm.Inst{}, false
+	}
+	inst := x86asm.Inst{Op: x86asm.NOP, Mode: 64, DataSize: mov.DataSize, AddrSize: mov.AddrSize, MemBytes: mov.MemBytes,
+		Len: mov.Len + 1 + dropped, Opcode: uint32(code[p])<<24 | uint32(code[p+1])<<16}
+	inst.Args[0] = mov.Args[1]
+	return inst, true
+}
+
+// isENDBR reports whether code starts with endbr64 or endbr32, and which.
+func isENDBR(code []byte) (string, bool) {
+	if len(code) >= 4 && code[0] == 0xf3 && code[1] == 0x0f && code[2] == 0x1e {
+		switch code[3] {
+		case 0xfa:
+			return "endbr64", true
+		case 0xfb:
+			return "endbr32", true
+		}
+	}
+	return "", false
+}
 
 // AMD64 is x86-64 in 64-bit mode. A call pushes the return address, so
 // there is no link register; the return address of a frame is at CFA-8.
@@ -58,7 +136,7 @@ func amd64Names() map[Reg]string {
 }
 
 func classifyAMD64(code []byte) (Flow, int) {
-	inst, err := x86asm.Decode(code, 64)
+	inst, err := DecodeX86(code)
 	if err != nil {
 		return FlowBad, 0
 	}
@@ -76,7 +154,10 @@ func classifyInstAMD64(inst *x86asm.Inst) (Flow, int) {
 }
 
 func disasmAMD64(code []byte, pc uint64, sym func(uint64) (string, uint64)) (string, int) {
-	inst, err := x86asm.Decode(code, 64)
+	if name, ok := isENDBR(code); ok {
+		return name, 4
+	}
+	inst, err := DecodeX86(code)
 	if err != nil {
 		return "(bad)", 1
 	}
@@ -85,7 +166,7 @@ func disasmAMD64(code []byte, pc uint64, sym func(uint64) (string, uint64)) (str
 
 // factsAMD64 is Facts for x86-64: one decoding for the three.
 func factsAMD64(code []byte) Facts {
-	inst, err := x86asm.Decode(code, 64)
+	inst, err := DecodeX86(code)
 	if err != nil {
 		return Facts{Flow: FlowBad}
 	}
@@ -100,7 +181,7 @@ func factsAMD64(code []byte) Facts {
 // none of whose register operands is in the rsp or rbp families (as a
 // memory operand's base or index they are only read).
 func keepsFrameAMD64(code []byte) bool {
-	inst, err := x86asm.Decode(code, 64)
+	inst, err := DecodeX86(code)
 	return err == nil && keepsInstAMD64(&inst)
 }
 
@@ -125,7 +206,7 @@ func keepsInstAMD64(inst *x86asm.Inst) bool {
 
 // stackEffectAMD64 is StackEffect for x86-64.
 func stackEffectAMD64(code []byte) (int64, bool, bool) {
-	inst, err := x86asm.Decode(code, 64)
+	inst, err := DecodeX86(code)
 	if err != nil {
 		return 0, false, false
 	}

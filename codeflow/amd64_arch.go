@@ -339,7 +339,7 @@ func decodeX86(code []byte) (x86asm.Inst, error) {
 	if inst, ok := fastDecodeAMD64(code); ok {
 		return inst, nil
 	}
-	return x86asm.Decode(code, 64)
+	return arch.DecodeX86(code)
 }
 
 // disp32 returns a memory operand's displacement: x86asm gives a 32-bit

@@ -88,6 +88,19 @@ var snippets = []snippet{
 		},
 	},
 	{
+		name: "x86 endbr64 (-fcf-protection)", a: arch.AMD64,
+		// endbr64; push %rbp; mov %rsp,%rbp; rdsspq %rax; pop %rbp; ret
+		code: x86("f30f1efa 55 4889e5 f3480f1ec8 5d c3"),
+		want: []want{
+			{row: "sp+8 *(cfa-8) same"},
+			{row: "sp+8 *(cfa-8) same"},
+			{row: "sp+16 *(cfa-8) *(cfa-16)"},
+			{row: "sp+16 *(cfa-8) *(cfa-16)", also: []accept{{v: CFA, r: regRule(6, 16)}}},
+			{row: "sp+16 *(cfa-8) *(cfa-16)", also: []accept{{v: CFA, r: regRule(6, 16)}}},
+			{row: "sp+8 *(cfa-8) *(cfa-16)", also: []accept{{v: FP, r: sameRuleV}}},
+		},
+	},
+	{
 		name: "x86 alloca", a: arch.AMD64,
 		// push %rbp; mov %rsp,%rbp; sub %rax,%rsp; mov %rbp,%rsp; pop %rbp; ret
 		code: x86("55 4889e5 4829c4 4889ec 5d c3"),

@@ -56,6 +56,16 @@ func (e *Engine) CountBlocks(on bool) error {
 // CountingBlocks reports whether instructions are counted per block.
 func (e *Engine) CountingBlocks() bool { return e.blocks }
 
+// maxUncounted is how many blocks whose instructions could not be counted
+// (an instruction the decoder does not know, port I/O, a large block of
+// writable code) may run one instruction at a time before Start counts
+// every instruction so, as with CountBlocks(false). Each costs a code hook
+// added and deleted and the block's translations dropped twice, and
+// Unicorn 2.1.1 crashed in uc_hook_del (tb_invalidate_phys_page_range)
+// after enough of them: a lua built with -fcf-protection, when endbr64
+// was not decoded, after 18 s of this instead of 0.2 s of running.
+const maxUncounted = 1000
+
 // startBlocks is Start when counting per block: count is enforced by the
 // block hook (it stops before a block that would pass it), and the block
 // that would pass it runs with a code hook on it alone.
@@ -66,6 +76,7 @@ func (e *Engine) startBlocks(begin, until uint64, timeout time.Duration, count u
 	if count > 0 {
 		st.limit = st.count + C.uint64_t(count)
 	}
+	lim := st.limit
 	st.fault_type, st.fault_addr = 0, 0
 	pc := begin
 	var err error
@@ -88,6 +99,18 @@ func (e *Engine) startBlocks(begin, until uint64, timeout time.Duration, count u
 		// The block at stop_addr would pass the limit, or must be seen
 		// instruction by instruction.
 		pc = uint64(st.stop_addr)
+		if st.uncounted > maxUncounted {
+			// Too many of the latter: count every instruction from here.
+			st.stopping, st.limit = 0, C.uint64_t(^uint64(0))
+			var rest uint64
+			if count > 0 {
+				rest = uint64(lim - st.count)
+			}
+			if err := e.CountBlocks(false); err != nil {
+				return err
+			}
+			return e.Start(pc, until, timeout, rest)
+		}
 		if serr := check(C.sfs_slow_begin(st, st.stop_addr, st.stop_addr+C.uint64_t(st.stop_size))); serr != nil {
 			err = serr
 			break
@@ -215,7 +238,7 @@ func (e *Engine) blockOffsets(addr uint64, size uint32) []uint32 {
 	}
 	offs := make([]uint32, 0, 16)
 	for off := 0; off < len(code); {
-		inst, err := x86asm.Decode(code[off:], 64)
+		inst, err := arch.DecodeX86(code[off:])
 		if err != nil || inst.Len <= 0 {
 			return nil
 		}
@@ -247,7 +270,7 @@ func sfsGoBlock(slot C.int32_t, addr C.uint64_t, size C.uint32_t) C.uint32_t {
 	}
 	n := 0
 	for off := 0; off < len(code); n++ {
-		inst, err := x86asm.Decode(code[off:], 64)
+		inst, err := arch.DecodeX86(code[off:])
 		if err != nil || inst.Len <= 0 || portIO(inst.Op) {
 			return 0
 		}

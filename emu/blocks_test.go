@@ -51,8 +51,21 @@ func blockPrograms() []blockProgram {
 	} {
 		a64 = binary.LittleEndian.AppendUint32(a64, w)
 	}
+	// Hint NOPs x86asm does not know, as -fcf-protection code has them.
+	cet := []byte{
+		0xf3, 0x0f, 0x1e, 0xfa, // 1000: endbr64
+		0xb9, 0x05, 0, 0, 0, // 1004: mov ecx, 5
+		0xf3, 0x48, 0x0f, 0x1e, 0xc8, // 1009: rdsspq rax (a NOP without CET)
+		0x0f, 0x1e, 0xfa, // 100e: nop edx
+		0x0f, 0x19, 0x44, 0x24, 0x08, // 1011: nop dword [rsp+8]
+		0xff, 0xc3, // 1016: inc ebx
+		0xff, 0xc9, // 1018: dec ecx
+		0x75, 0xed, // 101a: jnz 1009
+		0xf4, // 101c: hlt
+	}
 	return []blockProgram{
 		{arch.AMD64, x86, 0x1026, []RegID{X86RAX, X86RBX, X86RCX, X86RDX, X86RSI, X86RSP}},
+		{arch.AMD64, cet, 0x101c, []RegID{X86RAX, X86RBX, X86RCX, X86RDX}},
 		{arch.ARM64, a64, 0x1014, []RegID{ARM64X(0), ARM64X(1), ARM64X(2)}},
 	}
 }
@@ -140,6 +153,60 @@ func TestCountBlocksFault(t *testing.T) {
 			t.Errorf("per block: %v, want InexactError after 0 instructions", err)
 		case !blocks && (err == nil || asInexact(err, &ie) || e.Executed() != 2):
 			t.Errorf("per instruction: %v after %d instructions, want a fault after 2", err, e.Executed())
+		}
+	}
+}
+
+// TestCountBlocksENDBR: a block that starts with endbr64 is counted whole
+// (a fault in it is inexact), not instruction by instruction as a block
+// whose instructions cannot be decoded.
+func TestCountBlocksENDBR(t *testing.T) {
+	code := []byte{
+		0xf3, 0x0f, 0x1e, 0xfa, // 1000: endbr64
+		0x48, 0x8b, 0x14, 0x25, 0x10, 0, 0, 0, // 1004: mov rdx, [0x10]
+		0xf4, // 100c: hlt
+	}
+	e := newTestEngine(t, arch.AMD64, code)
+	if err := e.CountBlocks(true); err != nil {
+		t.Fatal(err)
+	}
+	var ie *InexactError
+	if err := e.Start(testText, 0x100c, 0, 0); !asInexact(err, &ie) || ie.Insns != 0 {
+		t.Errorf("%v after %d instructions, want InexactError after 0", err, e.Executed())
+	}
+}
+
+// TestCountBlocksUncounted: past maxUncounted blocks run per instruction
+// because their instructions cannot be counted (here port I/O), the
+// engine counts every instruction with its code hook, within the same
+// Start and with the same count and limit.
+func TestCountBlocksUncounted(t *testing.T) {
+	// Two such blocks in turn: one is run per instruction until the
+	// other starts.
+	code := []byte{
+		0xb9, 0xd0, 0x07, 0, 0, // 1000: mov ecx, 2000
+		0xec,       // 1005: in al, dx
+		0xeb, 0x00, // 1006: jmp 1008
+		0xec,       // 1008: in al, dx
+		0xff, 0xc9, // 1009: dec ecx
+		0x75, 0xf8, // 100b: jnz 1005
+		0xf4, // 100d: hlt
+	}
+	const all = 1 + 5*2000
+	for _, count := range []uint64{0, 7000, all} {
+		e := newTestEngine(t, arch.AMD64, code)
+		if err := e.CountBlocks(true); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Start(testText, 0x100d, 0, count); err != nil {
+			t.Fatal(err)
+		}
+		want := min(count, all)
+		if count == 0 {
+			want = all
+		}
+		if e.Executed() != want || e.CountingBlocks() {
+			t.Errorf("count %d: %d instructions, counting per block %v; want %d, per instruction", count, e.Executed(), e.CountingBlocks(), want)
 		}
 	}
 }

@@ -942,6 +942,7 @@ static __attribute__((noinline)) void hook_block_slow(uc_engine *uc, uint64_t ad
 		st->cur_slow = 0;
 	}
 	uint32_t n = block_insns(st, addr, size);
+	st->uncounted += n == 0;
 	if (n == 0 || st->count + n > st->limit) {
 		st->stopping = 1;
 		st->stopped_before = 1;

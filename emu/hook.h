@@ -220,6 +220,9 @@ typedef struct {
 	// is counted so.
 	uc_hook slow_hook;
 	uint64_t slow_lo;
+	// Blocks that ran per instruction because their instructions could
+	// not be counted (not because of the limit): see Engine.Start.
+	uint64_t uncounted;
 	// Instruction counts of blocks seen: open addressing on (addr, size);
 	// n 0 means "run per instruction". Blocks in writable and executable
 	// memory keep a copy of their bytes, compared at every start.
