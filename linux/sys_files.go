@@ -4,12 +4,14 @@ package linux
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // System calls on files: open, read, write, stat, fcntl, ioctl, dup,
@@ -472,27 +474,28 @@ func (p *Process) writer(fd int) io.Writer {
 
 // writeFrom writes the guest bytes [addr, addr+n) (mapped) to w in ioChunk
 // pieces: nothing the guest writes is held beyond one piece. It returns
-// how many were written, ok false if the first write failed.
-func (p *Process) writeFrom(w io.Writer, addr, n uint64) (uint64, bool) {
-	var done uint64
+// how many were written, ok false if the first write failed; broken says
+// that a write failed because the reader of a pipe had gone (EPIPE: the
+// guest's stdout piped into head, say).
+func (p *Process) writeFrom(w io.Writer, addr, n uint64) (done uint64, ok, broken bool) {
 	for done < n {
 		// A fresh buffer per piece would do too; the scratch buffer is
 		// replaced if a stopped write still holds it.
 		buf := p.scratchBuf()[:min(ioChunk, n-done)]
 		if p.Engine.ReadMem(addr+done, buf) != nil {
-			return done, done > 0
+			return done, done > 0, false
 		}
 		k, err, stopped := p.hostIO(func() (int, error) { return w.Write(buf) })
 		if stopped {
 			p.scratch = nil
-			return done, done > 0
+			return done, done > 0, false
 		}
 		done += uint64(k)
 		if err != nil || k < len(buf) {
-			return done, done > 0
+			return done, done > 0, errors.Is(err, syscall.EPIPE)
 		}
 	}
-	return done, true
+	return done, true, false
 }
 
 // writeFile writes n bytes of guest memory at addr to the overlay file f
@@ -622,9 +625,9 @@ func (p *Process) sysWrite(a *[6]uint64) uint64 {
 	if !p.mapped(a[1], n) {
 		return sysErr(eFAULT)
 	}
-	done, ok := p.writeFrom(w, a[1], n)
+	done, ok, broken := p.writeFrom(w, a[1], n)
 	if !ok && n > 0 {
-		return p.writeErr()
+		return p.writeErr(broken)
 	}
 	return done
 }
@@ -649,10 +652,10 @@ func (p *Process) sysWritev(a *[6]uint64) uint64 {
 	}
 	var total uint64
 	for _, v := range iov {
-		done, ok := p.writeFrom(w, v[0], v[1])
+		done, ok, broken := p.writeFrom(w, v[0], v[1])
 		total += done
 		if !ok && total == 0 && v[1] > 0 {
-			return p.writeErr()
+			return p.writeErr(broken)
 		}
 		if done < v[1] {
 			break
@@ -661,11 +664,18 @@ func (p *Process) sysWritev(a *[6]uint64) uint64 {
 	return total
 }
 
-// writeErr is the result of a write that wrote nothing: EINTR if the run
-// was stopped meanwhile, else EIO.
-func (p *Process) writeErr() uint64 {
-	if p.exit != nil {
+// writeErr is the result of a write to stdout or stderr that wrote
+// nothing: EINTR if the run was stopped meanwhile; EPIPE and a SIGPIPE if
+// the host's pipe has no reader (broken), as Linux does for a pipe, so a
+// program ends as it would natively, or handles EPIPE if it ignores
+// SIGPIPE; else EIO.
+func (p *Process) writeErr(broken bool) uint64 {
+	switch {
+	case p.exit != nil:
 		return sysErr(eINTR)
+	case broken:
+		p.queueSignal(nil, sigInfo{signo: 13, code: siUser, pid: guestPID, uid: guestUID}, true) // SIGPIPE
+		return sysErr(ePIPE)
 	}
 	return sysErr(eIO)
 }

@@ -6,11 +6,20 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"strings"
+	"syscall"
 
 	"github.com/sframesim/sframesim/linux"
 )
+
+// keepOnBrokenPipe makes a write to a pipe without a reader on this
+// process's stdout or stderr fail with EPIPE instead of killing it with
+// SIGPIPE (what Go does for fds 1 and 2): the guest, whose writes to fd 1
+// and 2 are this process's, then gets the EPIPE and SIGPIPE of its own
+// (linux.Process), and verify still writes its report.
+func keepOnBrokenPipe() { signal.Ignore(syscall.SIGPIPE) }
 
 // guestFlags are what a guest may see beyond itself and its sysroot, shared
 // by run, verify and step: files it may read, its environment and its

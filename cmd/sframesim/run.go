@@ -43,6 +43,7 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 		return cl.usageError(stderr, "no BINARY given")
 	}
 	binary, guestArgs := programArgs(cl.FlagSet)
+	keepOnBrokenPipe()
 	cfg := linux.Config{
 		Args:     append([]string{binary}, guestArgs...),
 		Stdin:    os.Stdin,

@@ -60,6 +60,7 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	if !checkReportPath(stderr, "verify", "--json", *jsonPath) {
 		return exitError
 	}
+	keepOnBrokenPipe()
 	// Ctrl-C at any point from here (or since the process started: see
 	// package interrupt) stops the run and still writes the report.
 	var interrupted atomic.Bool
