@@ -142,8 +142,9 @@ func arm64Stat(st statInfo) []byte {
 	le.PutUint64(b[48:], uint64(st.size))
 	le.PutUint32(b[56:], uint32(st.blksize))
 	le.PutUint64(b[64:], uint64(st.blocks))
-	for i := 72; i < 120; i += 16 {
-		le.PutUint64(b[i:], epoch) // atime, mtime, ctime
+	for i, t := range statTimes(st) { // atime, mtime, ctime
+		le.PutUint64(b[72+16*i:], uint64(t.sec))
+		le.PutUint64(b[80+16*i:], uint64(t.nsec))
 	}
 	return b
 }

@@ -89,6 +89,9 @@ type oNode struct {
 	cost   uint64   // what it counts against the memory cap
 	// shared: data is shared with a checkpoint, copied before a write.
 	shared bool
+	// times are the atime and mtime utimensat set; nil: the fake
+	// clock's start, as for every other file.
+	times *[2]timespec
 }
 
 // overlay is the writable file system of one process.
@@ -537,6 +540,7 @@ func nodeStat(n *oNode) statInfo {
 		st.size = int64(len(n.target))
 	}
 	st.blocks = (st.size + 511) / 512
+	st.times = n.times
 	return st
 }
 

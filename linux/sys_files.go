@@ -73,6 +73,12 @@ func (p *Process) initFiles() error {
 
 const atFDCWD = -100
 
+// atFDCWDArg is AT_FDCWD as a system call's argument.
+const atFDCWDArg = uint64(1<<32 + atFDCWD)
+
+// atEmptyPath is AT_EMPTY_PATH: an empty path names dirfd's file.
+const atEmptyPath = 0x1000
+
 // inode returns the inode number the guest sees for a host file: one per
 // file, in the order the guest first meets them (ld.so tells libraries
 // apart by device and inode).
@@ -822,6 +828,21 @@ type statInfo struct {
 	dev, ino, nlink, rdev uint64
 	mode, uid, gid        uint32
 	size, blksize, blocks int64
+	// times are atime and mtime, when set (utimensat); else every
+	// time is the fake clock's start, epoch.
+	times *[2]timespec
+}
+
+// timespec is a struct timespec: seconds and nanoseconds.
+type timespec struct{ sec, nsec int64 }
+
+// statTimes returns st's atime, mtime and ctime.
+func statTimes(st statInfo) [3]timespec {
+	t := [3]timespec{{sec: epoch}, {sec: epoch}, {sec: epoch}}
+	if st.times != nil {
+		t[0], t[1] = st.times[0], st.times[1]
+	}
+	return t
 }
 
 func (f *openFile) stat() statInfo {
@@ -859,7 +880,6 @@ func (p *Process) statPath(dirfd int32, pathAddr, buf uint64, flags uint64) uint
 	if e != 0 {
 		return sysErr(e)
 	}
-	const atEmptyPath = 0x1000
 	if path == "" && flags&atEmptyPath != 0 {
 		return p.sysFstat(&[6]uint64{uint64(dirfd), buf})
 	}
@@ -1288,6 +1308,191 @@ func (p *Process) sysFchmodat2(a *[6]uint64) uint64 {
 		return sysErr(e)
 	}
 	return p.chmod(abs, a[3]&atSymlinkNofollow == 0, a[2])
+}
+
+// utimes sets the access and modification times of what abs names (or of
+// node n, when abs is ""), as utimensat does: t holds the two struct
+// timespec, or is nil for now; UTIME_NOW and UTIME_OMIT in a tv_nsec mean
+// now and unchanged. Times are kept for the overlay's nodes; the view's
+// files are read-only (EROFS), fds 0-2 and signalfds have none to keep.
+func (p *Process) utimes(n *oNode, abs string, follow bool, t *[2]timespec) uint64 {
+	if n == nil {
+		ent, e := p.lookup(abs, follow)
+		if e != 0 {
+			return sysErr(e)
+		}
+		if ent.node != nil && !p.ov.writable(ent.path) {
+			return sysErr(eROFS) // a directory above a writable tree
+		}
+		if n, e = p.copyUp(ent); e != 0 {
+			return sysErr(e)
+		}
+	}
+	now, _ := p.now(0)
+	cur := statTimes(nodeStat(n))
+	times := [2]timespec{cur[0], cur[1]}
+	for i := range times {
+		switch {
+		case t == nil || t[i].nsec == utimeNow:
+			times[i] = timespec{now / 1e9, now % 1e9}
+		case t[i].nsec != utimeOmit:
+			times[i] = t[i]
+		}
+	}
+	n.times = &times
+	return 0
+}
+
+// UTIME_NOW and UTIME_OMIT, in a tv_nsec given to utimensat.
+const (
+	utimeNow  = 1<<30 - 1
+	utimeOmit = 1<<30 - 2
+)
+
+// sysUtimensat is utimensat(dirfd, path, times, flags): flags
+// AT_SYMLINK_NOFOLLOW and AT_EMPTY_PATH; a NULL path is the file dirfd
+// refers to (futimens).
+func (p *Process) sysUtimensat(a *[6]uint64) uint64 {
+	var t *[2]timespec
+	if a[2] != 0 {
+		b, ok := p.readGuest(a[2], 32)
+		if !ok {
+			return sysErr(eFAULT)
+		}
+		t = new([2]timespec)
+		for i := range t {
+			t[i] = timespec{int64(binary.LittleEndian.Uint64(b[16*i:])), int64(binary.LittleEndian.Uint64(b[16*i+8:]))}
+			if ns := t[i].nsec; ns != utimeNow && ns != utimeOmit && (ns < 0 || ns >= 1e9) {
+				return sysErr(eINVAL)
+			}
+		}
+	}
+	flags := a[3]
+	if flags&^(atSymlinkNofollow|atEmptyPath) != 0 {
+		return sysErr(eINVAL)
+	}
+	if t != nil && t[0].nsec == utimeOmit && t[1].nsec == utimeOmit {
+		return 0 // nothing to change, not even looked up, as Linux
+	}
+	dirfd := int32(a[0])
+	if a[1] == 0 && dirfd != atFDCWD {
+		return p.futimens(dirfd, t)
+	}
+	if a[1] == 0 {
+		return sysErr(eFAULT)
+	}
+	if flags&atEmptyPath != 0 {
+		if path, e := p.cstring(a[1]); e == 0 && path == "" {
+			if dirfd == atFDCWD {
+				return p.utimes(nil, ".", true, t)
+			}
+			return p.futimens(dirfd, t)
+		}
+	}
+	abs, e := p.guestPath(dirfd, a[1])
+	if e != 0 {
+		return sysErr(e)
+	}
+	return p.utimes(nil, abs, flags&atSymlinkNofollow == 0, t)
+}
+
+// futimens sets the times of the file fd refers to.
+func (p *Process) futimens(fd int32, t *[2]timespec) uint64 {
+	f := p.fds[int(fd)]
+	switch {
+	case f == nil:
+		return sysErr(eBADF)
+	case f.node != nil && f.kind == fileDir && !p.ov.writable(f.path):
+		return sysErr(eROFS) // a directory above a writable tree
+	case f.node != nil:
+		return p.utimes(f.node, "", false, t)
+	case f.kind == fileRegular || f.kind == fileDir:
+		return p.utimes(nil, f.path, true, t)
+	}
+	return 0 // a pipe or signalfd: its times are not kept
+}
+
+// chown checks a change of owner to uid and gid (-1: unchanged) of what
+// abs names (or of the open file f): the guest owns every file and is in
+// no group but its own, so only its own ids are allowed (EPERM, as Linux
+// for a user without CAP_CHOWN), and nothing changes; the view's files
+// are read-only (EROFS).
+func (p *Process) chown(f *openFile, abs string, follow bool, uid, gid uint64) uint64 {
+	path := abs
+	switch {
+	case f == nil:
+		ent, e := p.lookup(abs, follow)
+		if e != 0 {
+			return sysErr(e)
+		}
+		path = ent.path
+	case f.kind == fileRegular, f.kind == fileDir:
+		path = f.path
+	default:
+		path = "" // a pipe or a signalfd
+	}
+	if path != "" && !p.ov.writable(path) {
+		return sysErr(eROFS)
+	}
+	if u := uint32(uid); u != ^uint32(0) && u != guestUID {
+		return sysErr(ePERM)
+	}
+	if g := uint32(gid); g != ^uint32(0) && g != guestGID {
+		return sysErr(ePERM)
+	}
+	return 0
+}
+
+func (p *Process) sysFchown(a *[6]uint64) uint64 {
+	f := p.fds[int(int32(a[0]))]
+	if f == nil {
+		return sysErr(eBADF)
+	}
+	return p.chown(f, "", false, a[1], a[2])
+}
+
+// sysFchownat is fchownat(dirfd, path, uid, gid, flags): flags
+// AT_SYMLINK_NOFOLLOW and AT_EMPTY_PATH.
+func (p *Process) sysFchownat(a *[6]uint64) uint64 {
+	flags := a[4]
+	if flags&^(atSymlinkNofollow|atEmptyPath) != 0 {
+		return sysErr(eINVAL)
+	}
+	dirfd := int32(a[0])
+	if flags&atEmptyPath != 0 {
+		if path, e := p.cstring(a[1]); e == 0 && path == "" && dirfd != atFDCWD {
+			return p.sysFchown(&[6]uint64{uint64(dirfd), a[2], a[3]})
+		}
+	}
+	abs, e := p.guestPath(dirfd, a[1])
+	if e != 0 {
+		return sysErr(e)
+	}
+	return p.chown(nil, abs, flags&atSymlinkNofollow == 0, a[2], a[3])
+}
+
+func (p *Process) sysChown(a *[6]uint64) uint64 {
+	return p.sysFchownat(&[6]uint64{atFDCWDArg, a[0], a[1], a[2], 0})
+}
+
+func (p *Process) sysLchown(a *[6]uint64) uint64 {
+	return p.sysFchownat(&[6]uint64{atFDCWDArg, a[0], a[1], a[2], atSymlinkNofollow})
+}
+
+// sysFadvise64 accepts advice about a file's use (there is no page cache
+// to act on): EBADF for no descriptor, ESPIPE for a pipe (fds 0-2 are
+// pipes), EINVAL for unknown advice or a negative length.
+func (p *Process) sysFadvise64(a *[6]uint64) uint64 {
+	f := p.fds[int(int32(a[0]))]
+	switch {
+	case f == nil:
+		return sysErr(eBADF)
+	case f.kind == fileStdin, f.kind == fileStdout, f.kind == fileStderr, f.kind == filePipe:
+		return sysErr(eSPIPE)
+	case int64(a[2]) < 0 || a[3] > 5: // POSIX_FADV_NORMAL ... NOREUSE
+		return sysErr(eINVAL)
+	}
+	return 0
 }
 
 // sysUmask sets the file mode creation mask and returns the old one.

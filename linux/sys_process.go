@@ -69,6 +69,38 @@ func (p *Process) sysGetrandom(a *[6]uint64) uint64 {
 	return n
 }
 
+// sysSysinfo fills struct sysinfo (LP64: 112 bytes): uptime from the
+// fake boot-time clock, no load, the memory cap as RAM (4 GiB without one)
+// and what the guest has not mapped of it as free, no swap, one process,
+// mem_unit 1. glibc's qsort and get_phys_pages read it.
+func (p *Process) sysSysinfo(a *[6]uint64) uint64 {
+	b := make([]byte, 112)
+	le := binary.LittleEndian
+	t, _ := p.now(7) // CLOCK_BOOTTIME
+	le.PutUint64(b[0:], uint64((t+1e9-1)/1e9))
+	total := p.vm.max
+	if total == 0 {
+		total = 4 << 30
+	}
+	le.PutUint64(b[32:], total)                                  // totalram
+	le.PutUint64(b[40:], total-min(total, p.vm.total+p.vm.held)) // freeram
+	le.PutUint16(b[80:], 1)                                      // procs
+	le.PutUint32(b[104:], 1)                                     // mem_unit
+	if !p.writeGuest(a[0], b) {
+		return sysErr(eFAULT)
+	}
+	return 0
+}
+
+// sysGetgroups: the guest is in no supplementary group (its own, getgid,
+// is not listed, as for a user whose groups are only that one).
+func (p *Process) sysGetgroups(a *[6]uint64) uint64 {
+	if int32(a[0]) < 0 {
+		return sysErr(eINVAL)
+	}
+	return 0
+}
+
 func (p *Process) sysUname(a *[6]uint64) uint64 {
 	var b [6 * 65]byte
 	for i, s := range []string{"Linux", "sframesim", "6.1.0-sframesim", "#1 SMP PREEMPT_DYNAMIC", p.abi.machine, "(none)"} {

@@ -76,6 +76,13 @@ import (
 //	                         (EXDEV)
 //	umask                    the mask applied to the modes of files and
 //	                         directories the guest creates (022 at start)
+//	utimensat                sets the access and modification times of the
+//	                         overlay's files (the others' stay the fake
+//	                         clock's start, as every ctime); now is the fake
+//	                         clock's; the view's files are read-only (EROFS)
+//	chown lchown fchown fchownat  to the guest's own ids only (EPERM
+//	                         otherwise), which they have already
+//	fadvise64                accepted (ESPIPE on pipes), nothing to do
 //	fsync fdatasync          nothing to do
 //	getdents64               directories of the overlay (/tmp, the working
 //	                         directory, those the guest made), with what the
@@ -106,6 +113,9 @@ import (
 //	gettid                   the thread's id: 4242 for the main thread, then
 //	                         4243, ... in the order of creation
 //	getpid getppid getpgid getpgrp getsid getuid geteuid getgid getegid
+//	getgroups                no supplementary groups
+//	sysinfo                  uptime from the fake clock, the memory cap as RAM
+//	                         (4 GiB without one), what is not mapped as free
 //	prlimit64 getrlimit setrlimit  RLIMIT_STACK 8 MiB, NOFILE 1024 (soft and hard), others unlimited; new limits ignored
 //	getrandom                fixed-seed ChaCha8 bytes (reproducible)
 //	uname                    Linux 6.1.0, node "sframesim"
@@ -196,6 +206,7 @@ func init() {
 		"getuid": constResult(guestUID), "geteuid": constResult(guestUID), "getgid": constResult(guestGID), "getegid": constResult(guestGID),
 		"prlimit64": (*Process).sysPrlimit64, "getrlimit": (*Process).sysGetrlimit, "setrlimit": constResult(0),
 		"getrandom": (*Process).sysGetrandom, "uname": (*Process).sysUname,
+		"sysinfo": (*Process).sysSysinfo, "getgroups": (*Process).sysGetgroups,
 		"clock_gettime": (*Process).sysClockGettime, "clock_getres": (*Process).sysClockGetres,
 		"gettimeofday": (*Process).sysGettimeofday, "time": (*Process).sysTime,
 		"nanosleep": (*Process).sysNanosleep, "clock_nanosleep": (*Process).sysClockNanosleep,
@@ -214,7 +225,10 @@ func init() {
 		"symlink": (*Process).sysSymlink, "symlinkat": (*Process).sysSymlinkat,
 		"rename": (*Process).sysRename, "renameat": (*Process).sysRenameat, "renameat2": (*Process).sysRenameat2,
 		"chmod": (*Process).sysChmod, "fchmod": (*Process).sysFchmod, "fchmodat": (*Process).sysFchmodat, "fchmodat2": (*Process).sysFchmodat2,
-		"umask":      (*Process).sysUmask,
+		"umask":     (*Process).sysUmask,
+		"utimensat": (*Process).sysUtimensat,
+		"chown":     (*Process).sysChown, "lchown": (*Process).sysLchown, "fchown": (*Process).sysFchown, "fchownat": (*Process).sysFchownat,
+		"fadvise64":  (*Process).sysFadvise64,
 		"getdents64": (*Process).sysGetdents64,
 		// Timers (timers.go), waiting for signals, sending them with a
 		// value (signals.go), pipes and polling (pipes.go).
