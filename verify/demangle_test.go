@@ -56,6 +56,9 @@ func TestDemangledReport(t *testing.T) {
 	if !strings.Contains(text.String(), fmt.Sprintf("frame %d at %#x %s", pr.Depth, pr.FramePC, pr.FrameSymbolDemangled)) {
 		t.Errorf("text report does not name %q:\n%s", pr.FrameSymbolDemangled, text.String())
 	}
+	if !strings.Contains(pr.Cause, "first byte of "+demangled) {
+		t.Errorf("cause %q does not name %q", pr.Cause, demangled)
+	}
 	if strings.Contains(text.String(), "_ZL6middle") {
 		t.Errorf("text report has a mangled name:\n%s", text.String())
 	}

@@ -46,7 +46,7 @@ var dynamicFindings = []knownFinding{
 		func(e *testcorpus.Entry, pr *Problem, _ [2]uint64) bool {
 			base := filepath.Base(e.Path)
 			return e.Arch == "x86-64" && pr.Kind == "cfa" && pr.Depth > 0 && strings.HasSuffix(pr.FrameSymbol, ".cold") &&
-				pr.FRE == 0 && (strings.HasPrefix(base, "except-O2") || strings.HasPrefix(base, "stdthread-O2"))
+				pr.FRE == 0 && (strings.HasPrefix(base, "except-O2") || strings.HasPrefix(base, "stdthread-O2")) && callEnded(pr)
 		}},
 	{"dive ends with its noreturn call to longjmp@plt, so the return address is the first byte after dive's FDE: the chain ends early while the PLT stub runs",
 		func(e *testcorpus.Entry, pr *Problem, _ [2]uint64) bool {
@@ -57,13 +57,19 @@ var dynamicFindings = []knownFinding{
 		func(e *testcorpus.Entry, pr *Problem, _ [2]uint64) bool {
 			base := filepath.Base(e.Path)
 			return e.Arch == "x86-64" && pr.Depth == 1 && strings.HasPrefix(pr.Symbol, "siglongjmp@plt") && (strings.HasPrefix(base, "signals-O2") && pr.Kind == "ended-early" && strings.HasPrefix(pr.FrameSymbol, "on_segv") ||
-				strings.HasPrefix(base, "signals-O0") && pr.Kind == "cfa" && pr.FrameSymbol == "fault_at" && pr.FRE == 0)
+				strings.HasPrefix(base, "signals-O0") && pr.Kind == "cfa" && pr.FrameSymbol == "fault_at" && pr.FRE == 0 && callEnded(pr))
 		}},
 	{"std::future<long>::get() ends with its noreturn call to _Unwind_Resume@plt, so the return address is the first byte after its FDE: the chain ends early while the PLT stub runs",
 		func(e *testcorpus.Entry, pr *Problem, _ [2]uint64) bool {
 			return e.Arch == "x86-64" && pr.Kind == "ended-early" && pr.Depth == 1 && strings.HasPrefix(pr.FrameSymbol, "_ZNSt6futureIlE3getEv") &&
 				strings.HasPrefix(filepath.Base(e.Path), "stdthread-O2")
 		}},
+}
+
+// callEnded reports whether the problem's report says its cause: the
+// return address is the first byte of the frame's function.
+func callEnded(pr *Problem) bool {
+	return strings.HasPrefix(pr.Cause, fmt.Sprintf("the return address %#x is the first byte of ", pr.FramePC))
 }
 
 // TestDynamicCorpus verifies every dynamically linked corpus binary (both

@@ -122,8 +122,11 @@ type Problem struct {
 	Want                 uint64 `json:"want"`
 	Got                  uint64 `json:"got"`
 	Error                string `json:"error,omitempty"`
-	PCs                  int    `json:"pcs"`  // distinct instruction PCs affected
-	Hits                 uint64 `json:"hits"` // instructions affected
+	// Cause explains a problem whose cause the tool recognizes (a caller
+	// frame whose return address is a function's first byte).
+	Cause string `json:"cause,omitempty"`
+	PCs   int    `json:"pcs"`  // distinct instruction PCs affected
+	Hits  uint64 `json:"hits"` // instructions affected
 }
 
 // ThreadStat counts the instructions checked in one thread; each is
@@ -284,6 +287,9 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 		}
 		if p.Error != "" {
 			fmt.Fprintf(w, "  error: %s\n", p.Error)
+		}
+		if p.Cause != "" {
+			fmt.Fprintf(w, "  cause: %s\n", p.Cause)
 		}
 	}
 	if r.Static != nil {

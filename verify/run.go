@@ -384,6 +384,7 @@ func (c *collector) add(r shadow.Record, res *Result, same bool) {
 		if res.Err != nil {
 			pr.Error = res.Err.Error()
 		}
+		pr.Cause = callEndedCause(res, frameSym)
 		if f.HasRow && f.Section == c.sec {
 			pr.FDE, pr.FRE = f.Row.FDE, f.Row.FRE
 			fde := &c.sec.FDEs[f.Row.FDE]
@@ -490,6 +491,25 @@ func (c *collector) spreadExt(ext []emu.Ext, n int, res *Result) {
 		*m.hits -= k
 		hits[j] += k
 	}
+}
+
+// callEndedCause explains a problem in a caller frame whose PC, the
+// return address its callee's call left, is the first byte of a function
+// of the SFrame data: that call was the last instruction of the code it
+// was in (a call that does not return: abort, exit, longjmp, a noreturn
+// function), so an unwinder that looks the return address up, as SFrame
+// consumers do, reads the next function's first row, whatever the
+// caller's rows say. An early end (EndedEarly: the return address in
+// padding) says so itself; "" if the problem is another.
+func callEndedCause(res *Result, sym string) string {
+	f := &res.Frame
+	if res.Depth == 0 || res.Kind == EndedEarly || res.Kind == SignalGap || !f.HasRow || f.Section == nil ||
+		f.Row.FDE < 0 || f.Row.FDE >= len(f.Section.FDEs) || f.Section.FDEs[f.Row.FDE].Start != f.PC {
+		return ""
+	}
+	return fmt.Sprintf("the return address %#x is the first byte of %s: the call before it ended the function it was in "+
+		"(a call that does not return, as to abort or longjmp), and looking the return address up gives the next function's first row, "+
+		"not the caller's", f.PC, symbols.Demangle(sym))
 }
 
 // thread returns the counter of the instructions checked in thread tid.
