@@ -86,6 +86,8 @@ func TestUtimensat(t *testing.T) {
 			expect(t, "unknown flags", g.call("utimensat", atFDCWD64, g.path(2, "/tmp/f"), 0, 1), -eINVAL)
 			expect(t, "NULL path at AT_FDCWD", g.call("utimensat", atFDCWD64, 0, 0, 0), -eFAULT)
 			expect(t, "bad descriptor", g.call("utimensat", 77, 0, 0, 0), -eBADF)
+			expect(t, "NULL path with flags", g.call("utimensat", uint64(fd), 0, 0, atSymlinkNofollow), -eINVAL)
+			expect(t, "both UTIME_OMIT, bad flags", g.call("utimensat", uint64(fd), 0, g.putTimes([2]timespec{{0, utimeOmit}, {0, utimeOmit}}), 1), 0)
 			expect(t, "stdout", g.call("utimensat", 1, 0, 0, 0), 0)
 		})
 	}
@@ -117,6 +119,7 @@ func TestChownFadviseGroupsSysinfo(t *testing.T) {
 			expect(t, "fadvise64", g.call("fadvise64", uint64(fd), 0, 0, 2), 0)
 			expect(t, "fadvise64 on stdin", g.call("fadvise64", 0, 0, 0, 2), -eSPIPE)
 			expect(t, "fadvise64, unknown advice", g.call("fadvise64", uint64(fd), 0, 0, 6), -eINVAL)
+			expect(t, "fadvise64, advice an int", g.call("fadvise64", uint64(fd), 0, 0, 1<<32|2), 0)
 			expect(t, "fadvise64, bad descriptor", g.call("fadvise64", 77, 0, 0, 0), -eBADF)
 
 			expect(t, "getgroups", g.call("getgroups", 0, 0), 0)

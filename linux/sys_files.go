@@ -1362,6 +1362,11 @@ func (p *Process) sysUtimensat(a *[6]uint64) uint64 {
 		t = new([2]timespec)
 		for i := range t {
 			t[i] = timespec{int64(binary.LittleEndian.Uint64(b[16*i:])), int64(binary.LittleEndian.Uint64(b[16*i+8:]))}
+		}
+		if t[0].nsec == utimeOmit && t[1].nsec == utimeOmit {
+			return 0 // nothing to change: not even checked, as Linux
+		}
+		for i := range t {
 			if ns := t[i].nsec; ns != utimeNow && ns != utimeOmit && (ns < 0 || ns >= 1e9) {
 				return sysErr(eINVAL)
 			}
@@ -1371,11 +1376,11 @@ func (p *Process) sysUtimensat(a *[6]uint64) uint64 {
 	if flags&^(atSymlinkNofollow|atEmptyPath) != 0 {
 		return sysErr(eINVAL)
 	}
-	if t != nil && t[0].nsec == utimeOmit && t[1].nsec == utimeOmit {
-		return 0 // nothing to change, not even looked up, as Linux
-	}
 	dirfd := int32(a[0])
 	if a[1] == 0 && dirfd != atFDCWD {
+		if flags != 0 {
+			return sysErr(eINVAL) // futimens has no flags
+		}
 		return p.futimens(dirfd, t)
 	}
 	if a[1] == 0 {
@@ -1489,7 +1494,7 @@ func (p *Process) sysFadvise64(a *[6]uint64) uint64 {
 		return sysErr(eBADF)
 	case f.kind == fileStdin, f.kind == fileStdout, f.kind == fileStderr, f.kind == filePipe:
 		return sysErr(eSPIPE)
-	case int64(a[2]) < 0 || a[3] > 5: // POSIX_FADV_NORMAL ... NOREUSE
+	case int64(a[2]) < 0 || uint32(a[3]) > 5: // an int: POSIX_FADV_NORMAL ... NOREUSE
 		return sysErr(eINVAL)
 	}
 	return 0
