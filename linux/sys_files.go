@@ -94,17 +94,22 @@ func (p *Process) inode(host string) uint64 {
 	return n
 }
 
-// resolve makes a guest path absolute (relative ones against dirfd).
+// resolve makes a guest path absolute (relative ones against dirfd: the
+// path the directory was opened at, even if it was renamed since).
 func (p *Process) resolve(dirfd int32, path string) (string, int) {
 	if path == "" {
 		return "", eNOENT
 	}
 	if !filepath.IsAbs(path) {
 		if dirfd != atFDCWD {
-			if _, ok := p.fds[int(dirfd)]; ok {
+			f, ok := p.fds[int(dirfd)]
+			switch {
+			case !ok:
+				return "", eBADF
+			case f.kind != fileDir:
 				return "", eNOTDIR
 			}
-			return "", eBADF
+			return filepath.Join(f.path, path), 0
 		}
 		abs, err := filepath.Abs(path)
 		if err != nil {

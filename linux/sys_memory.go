@@ -318,6 +318,33 @@ func (p *Process) sysMremap(a *[6]uint64) uint64 {
 	return sysErr(eNOMEM)
 }
 
+// sysMincore answers mincore(addr, length, vec): every page of a mapping
+// is resident (1 in vec, one byte per page: there is no paging to report,
+// and the answer stays the same on every run); EINVAL for an unaligned
+// addr, ENOMEM where the range holds unmapped memory (what gnulib's
+// c-stack, in grep, diff and m4, probes with), EFAULT for vec.
+func (p *Process) sysMincore(a *[6]uint64) uint64 {
+	addr, size := a[0], pageUp(a[1])
+	switch {
+	case addr%emu.PageSize != 0:
+		return sysErr(eINVAL)
+	case addr+size < addr || a[1] > 0 && size == 0:
+		return sysErr(eNOMEM)
+	case size == 0:
+		return 0
+	case !p.vm.covered(addr, addr+size):
+		return sysErr(eNOMEM)
+	}
+	vec := make([]byte, size/emu.PageSize)
+	for i := range vec {
+		vec[i] = 1
+	}
+	if !p.writeGuest(a[2], vec) {
+		return sysErr(eFAULT)
+	}
+	return 0
+}
+
 func (p *Process) sysMadvise(a *[6]uint64) uint64 {
 	addr, size := a[0], pageUp(a[1])
 	if addr%emu.PageSize != 0 || addr+size < addr {

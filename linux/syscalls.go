@@ -87,6 +87,8 @@ import (
 //	getdents64               directories of the overlay (/tmp, the working
 //	                         directory, those the guest made), with what the
 //	                         view shows in them
+//	mincore                  every mapped page resident; ENOMEM for unmapped
+//	                         memory (gnulib's c-stack probes with it)
 //	brk mmap munmap mprotect mremap madvise msync
 //	                         anonymous memory, private copies of opened
 //	                         files, and shared mappings of overlay files
@@ -196,8 +198,8 @@ func init() {
 		"readlink": (*Process).sysReadlink, "readlinkat": (*Process).sysReadlinkat, "getcwd": (*Process).sysGetcwd,
 		"brk": (*Process).sysBrk, "mmap": (*Process).sysMmap, "munmap": (*Process).sysMunmap,
 		"mprotect": (*Process).sysMprotect, "mremap": (*Process).sysMremap, "madvise": (*Process).sysMadvise,
-		"msync": (*Process).sysMsync,
-		"exit":  (*Process).sysExitThread, "exit_group": (*Process).sysExit,
+		"msync": (*Process).sysMsync, "mincore": (*Process).sysMincore,
+		"exit": (*Process).sysExitThread, "exit_group": (*Process).sysExit,
 		"clone": (*Process).sysClone, "clone3": (*Process).sysClone3,
 		"arch_prctl":      (*Process).sysArchPrctl,
 		"set_tid_address": (*Process).sysSetTidAddress, "set_robust_list": (*Process).sysSetRobustList,
