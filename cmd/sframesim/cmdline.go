@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
 
 // A commandLine parses one command's arguments as Go tools do: -h or
@@ -34,6 +35,9 @@ func newCommandLine(name, doc string) *commandLine {
 // wrong.
 func (c *commandLine) parse(args []string, stdout, stderr io.Writer) (status int, done bool) {
 	err := c.Parse(args)
+	if err == nil {
+		err = c.negative()
+	}
 	switch {
 	case err == nil:
 		return exitOK, false
@@ -42,6 +46,24 @@ func (c *commandLine) parse(args []string, stdout, stderr io.Writer) (status int
 		return exitOK, true
 	}
 	return c.usageError(stderr, "%v", err), true
+}
+
+// negative refuses a negative duration (--timeout) given on the command
+// line: none means anything below 0, and taking one silently hides the
+// user's mistake. (Counts have checks of their own in each command, with
+// messages that say what they take.)
+func (c *commandLine) negative() error {
+	var err error
+	c.Visit(func(f *flag.Flag) {
+		g, ok := f.Value.(flag.Getter)
+		if !ok || err != nil {
+			return
+		}
+		if v, ok := g.Get().(time.Duration); ok && v < 0 {
+			err = fmt.Errorf("invalid value %q for flag -%s: negative", f.Value, f.Name)
+		}
+	})
+	return err
 }
 
 // parseMixed is parse for commands whose operands and flags may come in

@@ -57,6 +57,9 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	if *maxFrames < 0 {
 		return cl.usageError(stderr, "--max-frames %d: want 0 (no limit) or more", *maxFrames)
 	}
+	if *maxProblems < 0 {
+		return cl.usageError(stderr, "--problems %d: want 0 or more", *maxProblems)
+	}
 	if !checkReportPath(stderr, "verify", "--json", *jsonPath) {
 		return exitError
 	}
