@@ -149,7 +149,7 @@ func (p *Process) pipeWrite(f *openFile, iov [][2]uint64, done uint64) (n uint64
 	}
 	pp := f.pipe
 	if r, _ := p.ends(pp.ino); !r {
-		p.queueSignal(nil, sigInfo{signo: 13, code: siUser, pid: guestPID, uid: guestUID}, true) // SIGPIPE
+		p.raiseSIGPIPE()
 		if done > 0 {
 			return done, 0, false // what it wrote before
 		}

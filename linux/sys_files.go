@@ -73,9 +73,6 @@ func (p *Process) initFiles() error {
 
 const atFDCWD = -100
 
-// atFDCWDArg is AT_FDCWD as a system call's argument.
-const atFDCWDArg = uint64(1<<32 + atFDCWD)
-
 // atEmptyPath is AT_EMPTY_PATH: an empty path names dirfd's file.
 const atEmptyPath = 0x1000
 
@@ -675,6 +672,12 @@ func (p *Process) sysWritev(a *[6]uint64) uint64 {
 	return total
 }
 
+// raiseSIGPIPE sends the guest the SIGPIPE of a write to a pipe without a
+// reader, as the kernel does (SI_USER, from the process itself).
+func (p *Process) raiseSIGPIPE() {
+	p.queueSignal(nil, sigInfo{signo: 13, code: siUser, pid: guestPID, uid: guestUID}, true)
+}
+
 // writeErr is the result of a write to stdout or stderr that wrote
 // nothing: EINTR if the run was stopped meanwhile; EPIPE and a SIGPIPE if
 // the host's pipe has no reader (broken), as Linux does for a pipe, so a
@@ -685,7 +688,7 @@ func (p *Process) writeErr(broken bool) uint64 {
 	case p.exit != nil:
 		return sysErr(eINTR)
 	case broken:
-		p.queueSignal(nil, sigInfo{signo: 13, code: siUser, pid: guestPID, uid: guestUID}, true) // SIGPIPE
+		p.raiseSIGPIPE()
 		return sysErr(ePIPE)
 	}
 	return sysErr(eIO)
@@ -1334,8 +1337,10 @@ func (p *Process) utimes(n *oNode, abs string, follow bool, t *[2]timespec) uint
 		}
 	}
 	now, _ := p.now(0)
-	cur := statTimes(nodeStat(n))
-	times := [2]timespec{cur[0], cur[1]}
+	times := [2]timespec{{sec: epoch}, {sec: epoch}}
+	if n.times != nil {
+		times = *n.times
+	}
 	for i := range times {
 		switch {
 		case t == nil || t[i].nsec == utimeNow:
@@ -1482,11 +1487,19 @@ func (p *Process) sysFchownat(a *[6]uint64) uint64 {
 }
 
 func (p *Process) sysChown(a *[6]uint64) uint64 {
-	return p.sysFchownat(&[6]uint64{atFDCWDArg, a[0], a[1], a[2], 0})
+	abs, e := p.guestPath(atFDCWD, a[0])
+	if e != 0 {
+		return sysErr(e)
+	}
+	return p.chown(nil, abs, true, a[1], a[2])
 }
 
 func (p *Process) sysLchown(a *[6]uint64) uint64 {
-	return p.sysFchownat(&[6]uint64{atFDCWDArg, a[0], a[1], a[2], atSymlinkNofollow})
+	abs, e := p.guestPath(atFDCWD, a[0])
+	if e != 0 {
+		return sysErr(e)
+	}
+	return p.chown(nil, abs, false, a[1], a[2])
 }
 
 // sysFadvise64 accepts advice about a file's use (there is no page cache
