@@ -660,6 +660,8 @@ static void hook_intr(uc_engine *uc, uint32_t intno, void *user) {
 		flush(st, 0);
 	sfsGoInterrupt(st->slot, intno);
 	st->kvalid = 0;
+	if (!st->arm64)
+		sfs_clear_exception(st);
 }
 
 // hook_in and hook_out see x86 in and out instructions, which Unicorn

@@ -223,6 +223,9 @@ typedef struct {
 	// Blocks that ran per instruction because their instructions could
 	// not be counted (not because of the limit): see Engine.Start.
 	uint64_t uncounted;
+	// Offset of QEMU's env->old_exception in a saved x86 context, -1 if
+	// not known (usermode.c).
+	int32_t oldexc_off;
 	// Instruction counts of blocks seen: open addressing on (addr, size);
 	// n 0 means "run per instruction". Blocks in writable and executable
 	// memory keep a copy of their bytes, compared at every start.
@@ -336,6 +339,13 @@ uc_err sfs_slow_end(sfs_state *st);
 // sfs_keep_forget drops every flag (code changed).
 void sfs_keep_set(sfs_state *st, uint64_t pc, uint8_t v);
 void sfs_keep_forget(sfs_state *st);
+
+// sfs_user_mode drops a new engine, before its hooks, to CPL 3 or EL0
+// with the time-stamp counters trapping, and finds (x86-64) where the
+// context keeps the last exception; sfs_clear_exception forgets that
+// exception after a hook took it (usermode.c).
+uc_err sfs_user_mode(uc_engine *uc, int arm64, int32_t *oldexc);
+void sfs_clear_exception(sfs_state *st);
 
 // sfs_arm64_sysreg reads or writes an AArch64 system register by encoding.
 uc_err sfs_arm64_sysreg(uc_engine *uc, int write, uint32_t op0, uint32_t op1, uint32_t crn, uint32_t crm, uint32_t op2, uint64_t *val);

@@ -273,11 +273,17 @@ func NewEngine(a *arch.Arch) (*Engine, error) {
 			return nil, fmt.Errorf("selecting CPU model %d for %s: %w", uca.cpu, a.Name, err)
 		}
 	}
+	var oldexc C.int32_t
+	if err := check(C.sfs_user_mode(uc, C.int(b2i(a == arch.ARM64)), &oldexc)); err != nil {
+		C.sfs_close(uc)
+		return nil, fmt.Errorf("running %s at user privilege: %w", a.Name, err)
+	}
 	e.st = C.sfs_state_new()
 	if e.st == nil {
 		C.sfs_close(uc)
 		return nil, fmt.Errorf("allocating the hook state for %s: out of memory", a.Name)
 	}
+	e.st.oldexc_off = oldexc
 	e.regIDs = (*C.int)(C.calloc(64, C.size_t(unsafe.Sizeof(C.int(0)))))
 	e.regVals = (*C.uint64_t)(C.calloc(64, 8))
 	e.st.uc = uc

@@ -100,7 +100,14 @@ func arm64Start(p *Process) error {
 		case excpSWI:
 			p.syscall()
 		case excpUDEF:
+			// At EL0, privileged instructions (msr to DAIF or an EL1
+			// register, smc, hvc, eret, mrs of MIDR_EL1, …) land here
+			// too, and so do counter-timer reads, which are answered
+			// from the guest's clock (counters.go).
 			pc, _ := p.Engine.PC()
+			if arm64Counter(p, pc) {
+				return
+			}
 			arm64NotifyDie(p, 0)
 			p.forceFault(sigInfo{signo: sigILL, code: illIllopc, addr: pc, fault: true}, pc, pc, "SIGILL: undefined instruction")
 		case excpPrefetchAbort, excpDataAbort:

@@ -88,7 +88,11 @@ func amd64TrapInfo(p *Process, trap int, pc uint64) {
 // amd64Interrupt handles a CPU exception Unicorn reports by vector (the
 // faulting or trapping instruction is the last one started) as Linux does
 // for user code: #DE is SIGFPE, int3 SIGTRAP (after the instruction), #UD
-// SIGILL, int N with a vector user code may not use #GP (SIGSEGV).
+// SIGILL, int N with a vector user code may not use #GP (SIGSEGV), and so
+// is any other #GP: the guest runs at CPL 3, where privileged instructions
+// (hlt, cli, mov to a control or debug register, wrmsr, lgdt, swapgs, …)
+// raise it. rdtsc raises it too (CR4.TSD) and is answered from the
+// guest's clock (counters.go).
 func amd64Interrupt(p *Process, intno uint32) {
 	pc, size := p.Engine.LastInsn()
 	next := pc + uint64(size)
@@ -108,6 +112,12 @@ func amd64Interrupt(p *Process, intno uint32) {
 	case intno == trapUD:
 		amd64TrapInfo(p, trapUD, pc)
 		p.forceFault(sigInfo{signo: sigILL, code: illIllopn, addr: pc, fault: true}, pc, pc, "SIGILL: invalid instruction")
+	case intno == trapGP && !intN:
+		if amd64Counter(p, pc) {
+			return
+		}
+		amd64TrapInfo(p, trapGP, pc)
+		p.forceFault(sigInfo{signo: sigSEGV, code: siKernel}, pc, pc, "SIGSEGV: general protection fault (a privileged instruction)")
 	case intno == 0x80 && intN:
 		p.stopAt(StopUnsupported, 0, pc, "int 0x80: 32-bit system calls are not supported")
 	case intN:
@@ -122,8 +132,8 @@ func amd64Interrupt(p *Process, intno uint32) {
 func amd64Start(p *Process) error {
 	p.Engine.OnSyscall(p.syscall)
 	p.Engine.OnInterrupt(func(intno uint32) { amd64Interrupt(p, intno) })
-	// Unicorn runs the guest at CPL 0, where in, out and hlt are allowed;
-	// in user mode they raise #GP, which Linux delivers as SIGSEGV.
+	// Unicorn lets in and out through at CPL 3 (it does not check the
+	// I/O permission bitmap); Linux delivers their #GP as SIGSEGV.
 	p.Engine.OnPortIO(func() {
 		pc, _ := p.Engine.LastInsn()
 		amd64TrapInfo(p, trapGP, pc)
@@ -153,32 +163,6 @@ func amd64Start(p *Process) error {
 	// none for a static program (ld.so passes its own to a dynamic one).
 	return p.Engine.WriteRegs([]emu.RegID{emu.X86RSP, emu.X86RIP, emu.X86RDX, emu.X86FSBase},
 		[]uint64{p.SP, p.start, 0, 0})
-}
-
-// amd64Halted ends the run as Linux would (SIGSEGV) if the engine stopped
-// after a hlt, where Unicorn halts; it reports whether it did.
-func amd64Halted(p *Process) bool {
-	pc, size := p.Engine.LastInsn()
-	now, err := p.Engine.PC()
-	if err != nil || size < 1 || size > 15 || now != pc+uint64(size) {
-		return false
-	}
-	b := make([]byte, size)
-	if p.Engine.ReadMem(pc, b) != nil || b[size-1] != 0xf4 {
-		return false
-	}
-	for _, c := range b[:size-1] {
-		switch {
-		case c >= 0x40 && c <= 0x4f: // REX
-		case c == 0x26 || c == 0x2e || c == 0x36 || c == 0x3e || c == 0x64 || c == 0x65,
-			c == 0x66 || c == 0x67 || c == 0xf0 || c == 0xf2 || c == 0xf3:
-		default:
-			return false
-		}
-	}
-	amd64TrapInfo(p, trapGP, pc)
-	p.forceFault(sigInfo{signo: sigSEGV, code: siKernel}, pc, pc, "SIGSEGV: hlt: privileged instruction")
-	return true
 }
 
 func amd64ArchPrctl(p *Process, code, addr uint64) uint64 {

@@ -154,6 +154,8 @@ type Process struct {
 
 	cfg         Config
 	abi         *sysABI
+	resumePC    uint64 // where the guest goes on after an emulated instruction
+	resume      bool   // resumePC is set: the engine stopped after emulating
 	start       uint64 // the first instruction: Entry, or the interpreter's entry
 	interpBase  uint64 // the interpreter's load bias (AT_BASE), 0 without one
 	sysroot     string
@@ -428,6 +430,13 @@ func (p *Process) Continue(n uint64) (*Exit, error) {
 	if ne := needExact(err); ne != nil {
 		return nil, ne
 	}
+	if p.resume {
+		// A hook emulated the instruction it stopped at (counters.go).
+		p.resume = false
+		if err == nil {
+			err = p.Engine.SetReg(p.Engine.RegID(p.Arch.PC), p.resumePC)
+		}
+	}
 	ran := p.Engine.Executed() - before
 	p.thr.cur.insns += ran
 	p.thr.cur.ran += ran
@@ -437,9 +446,6 @@ func (p *Process) Continue(n uint64) (*Exit, error) {
 		return p.exit, err
 	}
 	if p.exit != nil {
-		return p.exit, nil
-	}
-	if err == nil && p.Arch == arch.AMD64 && amd64Halted(p) {
 		return p.exit, nil
 	}
 	if err != nil {
