@@ -283,7 +283,7 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 
 // isTerminal reports whether w is a terminal.
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := rawWriter(w).(*os.File)
 	if !ok || os.Getenv("TERM") == "dumb" {
 		return false
 	}

@@ -47,8 +47,8 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 	cfg := linux.Config{
 		Args:     append([]string{binary}, guestArgs...),
 		Stdin:    os.Stdin,
-		Stdout:   stdout,
-		Stderr:   stderr,
+		Stdout:   rawWriter(stdout),
+		Stderr:   rawWriter(stderr),
 		Sysroot:  *sysroot,
 		MaxInsns: *maxInsns,
 		Timeout:  *timeout,

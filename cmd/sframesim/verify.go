@@ -98,11 +98,13 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	// that writes data there keeps it intact): the summary goes to
 	// stderr; with --json -, stdout is the JSON report alone and the
 	// program's stdout goes to stderr.
-	guestOut := stdout
+	// A failed write of the program's output is the program's to handle
+	// (rawWriter); one of the report makes the status 2.
+	guestOut := rawWriter(stdout)
 	if *jsonPath == "-" {
-		guestOut = stderr
+		guestOut = rawWriter(stderr)
 	}
-	cfg := linux.Config{Sysroot: *sysroot, Quantum: *quantum, Stdin: os.Stdin, Stdout: guestOut, Stderr: stderr}
+	cfg := linux.Config{Sysroot: *sysroot, Quantum: *quantum, Stdin: os.Stdin, Stdout: guestOut, Stderr: rawWriter(stderr)}
 	if err := guest.apply(&cfg); err != nil {
 		return cl.usageError(stderr, "%v", err)
 	}
