@@ -517,11 +517,26 @@ func TestLoadNoInterpreter(t *testing.T) {
 	for _, c := range []struct{ rel, sysroot, want string }{
 		{"v1/x86-64/recurse-O2-dynamic", empty, "program interpreter /lib64/ld-linux-x86-64.so.2 is not in the sysroot " + empty},
 		{"v3/aarch64/recurse-O2-dynamic", empty, "program interpreter /lib/ld-linux-aarch64.so.1 is not in the sysroot " + empty},
-		{"v3/aarch64/recurse-O2-dynamic", filepath.Join(empty, "missing"), "sysroot " + filepath.Join(empty, "missing") + " is not a directory"},
+		{"v3/aarch64/recurse-O2-dynamic", filepath.Join(empty, "missing"), "sysroot " + filepath.Join(empty, "missing") + " does not exist"},
+		{"v3/x86-64/asm-O2-dynamic", filepath.Join(dir, "manifest.json"), "sysroot " + filepath.Join(dir, "manifest.json") + " is not a directory"},
 	} {
 		_, err := Load(filepath.Join(dir, c.rel), Config{Sysroot: c.sysroot})
 		if !errors.Is(err, ErrNoSysroot) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.rel, err, c.want)
+		}
+	}
+}
+
+// TestLoadStaticBadSysroot: a static program needs no sysroot, but one
+// given is its file system view: one that does not exist is refused,
+// named for what it is, not for a program interpreter it does not need.
+func TestLoadStaticBadSysroot(t *testing.T) {
+	dir := testcorpus.Dir(t)
+	missing := filepath.Join(t.TempDir(), "missing")
+	for _, rel := range []string{"v3/x86-64/nolibc-O2", "v3/aarch64/recurse-O2-static"} {
+		_, err := Load(filepath.Join(dir, rel), Config{Sysroot: missing})
+		if want := "sysroot " + missing + " does not exist"; err == nil || !strings.HasSuffix(err.Error(), want) || errors.Is(err, ErrNoSysroot) {
+			t.Errorf("%s: %v, want an error ending %q, not ErrNoSysroot", rel, err, want)
 		}
 	}
 }

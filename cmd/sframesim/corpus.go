@@ -5,12 +5,14 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -106,6 +108,14 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 	}
 	if *update && !checkReportPath(stderr, "corpus", "--expect", *expectPath) {
 		return exitError
+	}
+	if !checkSysroot(stderr, "corpus", "--sysroot", *sysroot) {
+		return exitError
+	}
+	for _, label := range slices.Sorted(maps.Keys(sysrootFor)) {
+		if !checkSysroot(stderr, "corpus", "--sysroot-for "+label, sysrootFor[label]) {
+			return exitError
+		}
 	}
 	input := inputs[0]
 	showBar, showLines := false, false

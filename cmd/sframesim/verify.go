@@ -63,6 +63,9 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	if !checkReportPath(stderr, "verify", "--json", *jsonPath) {
 		return exitError
 	}
+	if !checkSysroot(stderr, "verify", "--sysroot", *sysroot) {
+		return exitError
+	}
 	keepOnBrokenPipe()
 	// Ctrl-C at any point from here (or since the process started: see
 	// package interrupt) stops the run and still writes the report.
