@@ -100,6 +100,12 @@ var testCode = map[string]map[*arch.Arch]string{
 		arch.AMD64: "488b042508000000", // mov rax,[8]
 		arch.ARM64: "000180d2010040f9", // mov x0,#8; ldr x1,[x0]
 	},
+	// Faults at the top of the address space (TestFaultHighAddress).
+	"fault-high-load":  {arch.AMD64: "48c7c0f8ffffff488b00"},           // mov rax,-8; mov rax,[rax]
+	"fault-high-store": {arch.AMD64: "48c7c0f8ffffff488940f0"},         // mov rax,-8; mov [rax-16],rax
+	"fault-high-fetch": {arch.AMD64: "48c7c0f8ffffffffe0"},             // mov rax,-8; jmp rax
+	"fault-high-push":  {arch.AMD64: "48c7c4f8ffffff50"},               // mov rsp,-8; push rax
+	"fault-high-fs":    {arch.AMD64: "48c7c0f0ffffff648b0425f8ffffff"}, // mov rax,-16; mov eax,fs:[-8] (fs base 0)
 }
 
 // testELF writes a minimal static ELF executable (ET_EXEC at 0x400000, or
@@ -483,6 +489,25 @@ func TestSignalAndFault(t *testing.T) {
 		}
 		if x.Reason != StopFault || x.Signal != 11 || x.PC != pc || !strings.Contains(x.Detail, "SIGSEGV: read of 8 bytes at unmapped address 0x8") {
 			t.Errorf("%s fault: %+v (want pc %#x)", a.Name, x, pc)
+		}
+	}
+}
+
+// TestFaultHighAddress: a fault at an address with any of its top 12
+// bits set is reported with all 64 bits (Unicorn hands its hook the
+// address cut to 52), in the stop's detail and the SIGSEGV's si_addr.
+func TestFaultHighAddress(t *testing.T) {
+	for _, c := range []struct{ name, want string }{
+		{"fault-high-load", "read of 8 bytes at unmapped address 0xfffffffffffffff8 "},
+		{"fault-high-store", "write of 8 bytes at unmapped address 0xffffffffffffffe8 "},
+		{"fault-high-fetch", "fetch of 1 bytes at unmapped address 0xfffffffffffffff8 "},
+		{"fault-high-push", "write of 8 bytes at unmapped address 0xfffffffffffffff0 "},
+		{"fault-high-fs", "read of 4 bytes at unmapped address 0xfffffffffffffff8 "},
+	} {
+		path, _ := testELF(t, arch.AMD64, elf.ET_EXEC, c.name)
+		_, x := runTest(t, path, Config{})
+		if x.Reason != StopFault || x.Signal != 11 || !strings.Contains(x.Detail, "SIGSEGV: "+c.want) {
+			t.Errorf("%s: %+v; want SIGSEGV: %s", c.name, x, c.want)
 		}
 	}
 }
