@@ -169,22 +169,21 @@ func (c *checker) row(i, j int) *RowVerdict {
 	return &rows[j]
 }
 
-// stopFDE counts the instruction at pc of FDE st.i as unknown for reason
-// and the rest of the FDE with it: the rows from pc's on are unknown.
+// stopFDE counts the PCs of FDE st.i from pc to its end as unknown for
+// reason: where the instructions cannot be decoded (an undecodable one on
+// x86-64 has no length, code outside the file's executable sections has
+// none at all), an instruction may start at any byte, so each byte is
+// one unknown PC, under its row, and coverage and INCOMPLETE say how much
+// was not checked.
 func (c *checker) stopFDE(st *fdeState, pc uint64, reason string) {
-	c.rep.PCs++
-	j0 := 0
-	if st.f.PCType() == sframe.PCInc {
-		if j, err := c.sec.FindFRE(st.f, pc); err == nil {
-			j0 = j
+	o := &outcome{unknown: reason}
+	for ; pc < st.f.End(); pc++ {
+		c.rep.PCs++
+		j, err := c.sec.FindFRE(st.f, pc)
+		if err != nil {
+			j = -1
 		}
-	}
-	c.count(st, pc, -1, &outcome{unknown: reason})
-	for j := j0; j < len(st.f.FREs); j++ {
-		rv := c.row(st.i, j)
-		if rv.Unknown++; rv.Why == "" {
-			rv.Why = reason
-		}
+		c.count(st, pc, j, o)
 	}
 }
 
@@ -217,7 +216,7 @@ func (c *checker) checkFDE(i int) {
 		return
 	}
 	if insns == nil {
-		c.stopFDE(st, f.Start, "code not in an executable section of the file")
+		c.stopFDE(st, f.Start, "code not in an executable section of the file (each byte counts)")
 		return
 	}
 	for k := range insns {
@@ -226,7 +225,7 @@ func (c *checker) checkFDE(i int) {
 		// follows is not checked. On AArch64 only the code has no
 		// opinion there.
 		if in.Reason == codeflow.ReasonUndecodable && c.a.Machine == elf.EM_X86_64 {
-			c.stopFDE(st, in.Addr, "undecodable instruction (the rest of its function is not checked)")
+			c.stopFDE(st, in.Addr, "undecodable instruction (the rest of its function is not checked: each byte counts)")
 			return
 		}
 		rep.PCs++

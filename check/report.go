@@ -34,7 +34,7 @@ type Report struct {
 	// sections no FDE covers at all (Notes says why).
 	FunctionsWithoutSFrame int `json:"functions_without_sframe"`
 
-	PCs        uint64 `json:"pcs"`         // instructions checked
+	PCs        uint64 `json:"pcs"`         // instructions checked; where none can be decoded, bytes (see Unknown)
 	Proven     uint64 `json:"proven"`      // every source with an opinion agrees, and each value has one
 	ProblemPCs uint64 `json:"problem_pcs"` // with at least one per-PC problem
 	UnknownPCs uint64 `json:"unknown_pcs"` // no source could tell
@@ -75,7 +75,7 @@ type Report struct {
 type RowVerdict struct {
 	PCs     uint64 // instructions checked under the row
 	Proven  uint64 // of those, proven right
-	Unknown uint64 // could not be told, or not checked (the FDE's rest after an undecodable instruction)
+	Unknown uint64 // could not be told, or not checked (each byte of the FDE's rest after an undecodable instruction)
 	Why     string // why the first unknown one is unknown
 	// Problems are the indexes in Report.Problems of the problems found
 	// at instructions under the row, and the findings about it (a call

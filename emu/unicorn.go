@@ -17,6 +17,7 @@ package emu
 import "C"
 
 import (
+	"debug/elf"
 	"errors"
 	"fmt"
 	"slices"
@@ -1057,7 +1058,11 @@ func (e *Engine) LastFault() (Fault, bool) {
 	case C.UC_MEM_FETCH_UNMAPPED, C.UC_MEM_FETCH_PROT:
 		kind = "fetch"
 	}
-	return Fault{Kind: kind, Addr: uint64(e.st.fault_addr), Size: int(e.st.fault_size), Value: int64(e.st.fault_value), PC: uint64(e.st.fault_pc)}, true
+	f := Fault{Kind: kind, Addr: uint64(e.st.fault_addr), Size: int(e.st.fault_size), Value: int64(e.st.fault_value), PC: uint64(e.st.fault_pc)}
+	if e.arch.Machine == elf.EM_X86_64 && f.Addr&^x86PhysMask == 0 {
+		f.Addr = e.x86FaultAddr(kind, f.Addr, f.PC)
+	}
+	return f, true
 }
 
 // OnSyscall sets the function called for each x86-64 syscall instruction.

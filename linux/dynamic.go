@@ -5,8 +5,11 @@ package linux
 import (
 	"bytes"
 	"debug/elf"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"syscall"
 
@@ -57,6 +60,22 @@ func (p *Process) ObjectAt(addr uint64) *Object {
 // (as ld.so maps a library's first page, before its other segments). The
 // objects mapped already are in Objects.
 func (p *Process) OnObject(fn func(*Object)) { p.onObject = fn }
+
+// SysrootDir checks that dir, a sysroot, is an existing directory, and
+// says what it is otherwise. A static program needs none, but one given
+// is still its view of the file system, so it must exist too.
+func SysrootDir(dir string) error {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("sysroot %s does not exist", dir)
+	case err != nil:
+		return fmt.Errorf("sysroot %s: %w", dir, err)
+	case !fi.IsDir():
+		return fmt.Errorf("sysroot %s is not a directory", dir)
+	}
+	return nil
+}
 
 // Sysroot returns the directory guest paths are resolved in ("" for a
 // static program run without Config.Sysroot: no files but

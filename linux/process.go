@@ -231,10 +231,13 @@ func Load(path string, cfg Config) (*Process, error) {
 		p.sysroot = DefaultSysroot(a)
 	}
 	if p.sysroot != "" {
-		fi, err := os.Stat(p.sysroot)
-		if err != nil || !fi.IsDir() {
+		if err := SysrootDir(p.sysroot); err != nil {
 			file.Close()
-			return nil, fmt.Errorf("%s: sysroot %s is not a directory (choose one with --sysroot): %w", path, p.sysroot, ErrNoSysroot)
+			if isDynamic(f) {
+				// What it costs: the interpreter cannot be found.
+				return nil, fmt.Errorf("%s: %w (choose one with --sysroot): %w", path, err, ErrNoSysroot)
+			}
+			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		if p.sysroot, err = filepath.Abs(p.sysroot); err != nil {
 			file.Close()

@@ -100,6 +100,12 @@ var testCode = map[string]map[*arch.Arch]string{
 		arch.AMD64: "488b042508000000", // mov rax,[8]
 		arch.ARM64: "000180d2010040f9", // mov x0,#8; ldr x1,[x0]
 	},
+	// Faults at the top of the address space (TestFaultHighAddress).
+	"fault-high-load":  {arch.AMD64: "48c7c0f8ffffff488b00"},           // mov rax,-8; mov rax,[rax]
+	"fault-high-store": {arch.AMD64: "48c7c0f8ffffff488940f0"},         // mov rax,-8; mov [rax-16],rax
+	"fault-high-fetch": {arch.AMD64: "48c7c0f8ffffffffe0"},             // mov rax,-8; jmp rax
+	"fault-high-push":  {arch.AMD64: "48c7c4f8ffffff50"},               // mov rsp,-8; push rax
+	"fault-high-fs":    {arch.AMD64: "48c7c0f0ffffff648b0425f8ffffff"}, // mov rax,-16; mov eax,fs:[-8] (fs base 0)
 }
 
 // testELF writes a minimal static ELF executable (ET_EXEC at 0x400000, or
@@ -487,6 +493,25 @@ func TestSignalAndFault(t *testing.T) {
 	}
 }
 
+// TestFaultHighAddress: a fault at an address with any of its top 12
+// bits set is reported with all 64 bits (Unicorn hands its hook the
+// address cut to 52), in the stop's detail and the SIGSEGV's si_addr.
+func TestFaultHighAddress(t *testing.T) {
+	for _, c := range []struct{ name, want string }{
+		{"fault-high-load", "read of 8 bytes at unmapped address 0xfffffffffffffff8 "},
+		{"fault-high-store", "write of 8 bytes at unmapped address 0xffffffffffffffe8 "},
+		{"fault-high-fetch", "fetch of 1 bytes at unmapped address 0xfffffffffffffff8 "},
+		{"fault-high-push", "write of 8 bytes at unmapped address 0xfffffffffffffff0 "},
+		{"fault-high-fs", "read of 4 bytes at unmapped address 0xfffffffffffffff8 "},
+	} {
+		path, _ := testELF(t, arch.AMD64, elf.ET_EXEC, c.name)
+		_, x := runTest(t, path, Config{})
+		if x.Reason != StopFault || x.Signal != 11 || !strings.Contains(x.Detail, "SIGSEGV: "+c.want) {
+			t.Errorf("%s: %+v; want SIGSEGV: %s", c.name, x, c.want)
+		}
+	}
+}
+
 // TestReadAllow: the guest opens only allow-listed files.
 func TestReadAllow(t *testing.T) {
 	secret := filepath.Join(t.TempDir(), "data.txt")
@@ -517,11 +542,26 @@ func TestLoadNoInterpreter(t *testing.T) {
 	for _, c := range []struct{ rel, sysroot, want string }{
 		{"v1/x86-64/recurse-O2-dynamic", empty, "program interpreter /lib64/ld-linux-x86-64.so.2 is not in the sysroot " + empty},
 		{"v3/aarch64/recurse-O2-dynamic", empty, "program interpreter /lib/ld-linux-aarch64.so.1 is not in the sysroot " + empty},
-		{"v3/aarch64/recurse-O2-dynamic", filepath.Join(empty, "missing"), "sysroot " + filepath.Join(empty, "missing") + " is not a directory"},
+		{"v3/aarch64/recurse-O2-dynamic", filepath.Join(empty, "missing"), "sysroot " + filepath.Join(empty, "missing") + " does not exist"},
+		{"v3/x86-64/asm-O2-dynamic", filepath.Join(dir, "manifest.json"), "sysroot " + filepath.Join(dir, "manifest.json") + " is not a directory"},
 	} {
 		_, err := Load(filepath.Join(dir, c.rel), Config{Sysroot: c.sysroot})
 		if !errors.Is(err, ErrNoSysroot) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.rel, err, c.want)
+		}
+	}
+}
+
+// TestLoadStaticBadSysroot: a static program needs no sysroot, but one
+// given is its file system view: one that does not exist is refused,
+// named for what it is, not for a program interpreter it does not need.
+func TestLoadStaticBadSysroot(t *testing.T) {
+	dir := testcorpus.Dir(t)
+	missing := filepath.Join(t.TempDir(), "missing")
+	for _, rel := range []string{"v3/x86-64/nolibc-O2", "v3/aarch64/recurse-O2-static"} {
+		_, err := Load(filepath.Join(dir, rel), Config{Sysroot: missing})
+		if want := "sysroot " + missing + " does not exist"; err == nil || !strings.HasSuffix(err.Error(), want) || errors.Is(err, ErrNoSysroot) {
+			t.Errorf("%s: %v, want an error ending %q, not ErrNoSysroot", rel, err, want)
 		}
 	}
 }

@@ -150,6 +150,21 @@ func (a ABI) AArch64() bool { return a == ABIAArch64BE || a == ABIAArch64LE }
 // S390X reports whether a is the s390x ABI.
 func (a ABI) S390X() bool { return a == ABIS390XBE }
 
+// FixedOffsets returns the header's cfa_fixed_fp_offset and
+// cfa_fixed_ra_offset the ABI requires [SFrame §1.5], the same in V1, V2
+// and V3: AMD64 always saves the return address at CFA-8 (-8) and has no
+// fixed frame-pointer slot (0); AArch64 and s390x track both per FRE (0,
+// 0). ok is false for an unknown ABI.
+func (a ABI) FixedOffsets() (fp, ra int8, ok bool) {
+	switch a {
+	case ABIAArch64BE, ABIAArch64LE, ABIS390XBE:
+		return 0, 0, true
+	case ABIAMD64LE:
+		return 0, -8, true
+	}
+	return 0, 0, false
+}
+
 // Regs returns the DWARF numbers of the stack pointer, frame pointer and
 // return-address register of the ABI [SFrame §1.5], or ok=false for an unknown
 // ABI.

@@ -77,6 +77,7 @@ func (v *validator) header(o ValidateOptions) {
 	} else if h.ABI.BigEndian() != (s.Order == binary.BigEndian) {
 		v.add(false, 0, CheckHeader, "preamble.magic", nil, "%s magic but ABI %s", orderName(s.Order), h.ABI)
 	}
+	v.fixedOffsets()
 	if o.ByteOrder != nil && o.ByteOrder != s.Order {
 		v.add(false, 0, CheckHeader, "preamble.magic", nil, "%s section in a %s ELF file", orderName(s.Order), orderName(o.ByteOrder))
 	}
@@ -96,6 +97,36 @@ func (v *validator) header(o ValidateOptions) {
 	if h.NumFDEs > 0 && h.Flags&FlagFDESorted == 0 && s.Locations == nil {
 		// (gas leaves sorting to ld: objects are never sorted.)
 		v.add(true, 3, CheckOrdering, "preamble.flags", uint8(h.Flags), "FDEs not flagged SFRAME_F_FDE_SORTED: libsframe cannot search them")
+	}
+}
+
+// fixedOffsets checks the header's fixed FP and RA offsets against the
+// ABI's. Unwinders (libsframe, the kernel, sframesim's) take them from the
+// header as they stand, so a wrong one misreads every frame: a fixed RA
+// makes word 1 of a DEFAULT FRE the FP instead of the RA (and 0 the
+// reverse), and a fixed FP is read in every frame instead of the FP word.
+func (v *validator) fixedOffsets() {
+	h := &v.s.Header
+	fp, ra, ok := h.ABI.FixedOffsets()
+	if !ok {
+		return // unknown ABI: reported
+	}
+	if h.CFAFixedRAOffset != ra {
+		switch {
+		case ra != 0 && h.CFAFixedRAOffset == 0:
+			v.add(false, 6, CheckHeader, "header.cfa_fixed_ra_offset", h.CFAFixedRAOffset,
+				"%s saves the return address at CFA%+d, and the header must say so: with 0, unwinders read word 1 of each FRE as the RA, not the FP", h.ABI, ra)
+		case ra != 0:
+			v.add(false, 6, CheckHeader, "header.cfa_fixed_ra_offset", h.CFAFixedRAOffset,
+				"%s saves the return address at CFA%+d, not CFA%+d: unwinders read it from the wrong slot in every frame", h.ABI, ra, h.CFAFixedRAOffset)
+		default:
+			v.add(false, 6, CheckHeader, "header.cfa_fixed_ra_offset", h.CFAFixedRAOffset,
+				"%s tracks the return address per FRE: the header must say 0, or unwinders read it at CFA%+d in every frame and word 1 of each FRE as the FP", h.ABI, h.CFAFixedRAOffset)
+		}
+	}
+	if h.CFAFixedFPOffset != fp {
+		v.add(false, 5, CheckHeader, "header.cfa_fixed_fp_offset", h.CFAFixedFPOffset,
+			"%s has no fixed frame-pointer slot: the header must say 0, or unwinders read the caller's FP at CFA%+d in every frame instead of the FRE's FP word", h.ABI, h.CFAFixedFPOffset)
 	}
 }
 

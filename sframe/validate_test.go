@@ -68,6 +68,18 @@ func TestValidateRules(t *testing.T) {
 		}, CheckHeader, "preamble.magic", 0},
 		{"undefined flag", bytesOf(func(b []byte) []byte { b[3] |= 0x8; return b }), CheckHeader, "preamble.flags", 3},
 		{"V1 with PCREL", section(func(s *Section) { s.Header.Version = Version1 }), CheckHeader, "preamble.flags", 3},
+		{"AMD64 fixed RA not -8", bytesOf(func(b []byte) []byte { b[6] = 0xf0; return b }), CheckHeader, "header.cfa_fixed_ra_offset", 6},
+		{"AMD64 fixed RA 0", bytesOf(func(b []byte) []byte { b[6] = 0; return b }), CheckHeader, "header.cfa_fixed_ra_offset", 6},
+		{"AMD64 fixed RA 0, V1", section(func(s *Section) {
+			s.Header.Version, s.Header.Flags, s.Header.CFAFixedRAOffset = Version1, FlagFDESorted, 0
+		}), CheckHeader, "header.cfa_fixed_ra_offset", 6},
+		{"AMD64 fixed RA 0, V2", section(func(s *Section) { s.Header.Version, s.Header.CFAFixedRAOffset = Version2, 0 }), CheckHeader, "header.cfa_fixed_ra_offset", 6},
+		{"AMD64 fixed FP", bytesOf(func(b []byte) []byte { b[5] = 0xf0; return b }), CheckHeader, "header.cfa_fixed_fp_offset", 5},
+		{"AMD64 fixed FP, V2", section(func(s *Section) { s.Header.Version, s.Header.CFAFixedFPOffset = Version2, -16 }), CheckHeader, "header.cfa_fixed_fp_offset", 5},
+		{"AArch64 fixed RA", section(func(s *Section) { s.Header.ABI = ABIAArch64LE }), CheckHeader, "header.cfa_fixed_ra_offset", 6}, // AMD64's -8 kept
+		{"AArch64 fixed FP", section(func(s *Section) {
+			s.Header.ABI, s.Header.CFAFixedRAOffset, s.Header.CFAFixedFPOffset = ABIAArch64LE, 0, -16
+		}), CheckHeader, "header.cfa_fixed_fp_offset", 5},
 		// §6.2.2 layout
 		{"FRE area inside FDE array", bytesOf(func(b []byte) []byte { return le32(b, 24, 16) }), CheckLayout, "header.freoff", 24},
 		{"non-zero padding", bytesOf(func(b []byte) []byte { return append(b, 0, 0, 7) }), CheckLayout, "padding", 0x59},

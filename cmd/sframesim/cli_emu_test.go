@@ -97,3 +97,32 @@ func TestCorpusToStdout(t *testing.T) {
 		t.Errorf("--junit -: status %d, error %v\nstdout %q\nstderr %q", status, err, trim(out), trim(errOut))
 	}
 }
+
+// TestBadSysroot: a --sysroot (or --sysroot-for) that does not exist is
+// refused before anything runs, by every command that takes one, named
+// for what it is, also for a static program (whose file system view it
+// would be), never as a missing program interpreter.
+func TestBadSysroot(t *testing.T) {
+	dir := testcorpus.Dir(t)
+	bin := filepath.Join(dir, "v3/x86-64/nolibc-O2")
+	missing := filepath.Join(t.TempDir(), "missing")
+	for _, args := range [][]string{
+		{"run", "--sysroot", missing, bin},
+		{"verify", "--sysroot", missing, bin},
+		{"step", "--sysroot", missing, bin},
+		{"corpus", "--sysroot", missing, filepath.Join(dir, "v3/x86-64")},
+		{"corpus", "--sysroot-for", "sid/x86-64=" + missing, filepath.Join(dir, "v3/x86-64")},
+	} {
+		out, errOut, status := runCmd(t, "", args...)
+		flag := strings.SplitN(args[2], "=", 2)[0]
+		if args[1] == "--sysroot" {
+			flag = "--sysroot"
+		} else {
+			flag = "--sysroot-for " + flag
+		}
+		want := fmt.Sprintf("sframesim %s: %s: sysroot %s does not exist\n", args[0], flag, missing)
+		if status != exitError || out != "" || errOut != want {
+			t.Errorf("%q: status %d, stdout %q, stderr %q; want %d and %q", args, status, trim(out), trim(errOut), exitError, want)
+		}
+	}
+}

@@ -5,12 +5,14 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -106,6 +108,14 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 	}
 	if *update && !checkReportPath(stderr, "corpus", "--expect", *expectPath) {
 		return exitError
+	}
+	if !checkSysroot(stderr, "corpus", "--sysroot", *sysroot) {
+		return exitError
+	}
+	for _, label := range slices.Sorted(maps.Keys(sysrootFor)) {
+		if !checkSysroot(stderr, "corpus", "--sysroot-for "+label, sysrootFor[label]) {
+			return exitError
+		}
 	}
 	input := inputs[0]
 	showBar, showLines := false, false
@@ -283,7 +293,7 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 
 // isTerminal reports whether w is a terminal.
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := rawWriter(w).(*os.File)
 	if !ok || os.Getenv("TERM") == "dumb" {
 		return false
 	}

@@ -92,6 +92,7 @@ func runDump(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	if err != nil {
+		markTold(err)
 		fmt.Fprintf(stderr, "sframesim dump: %v\n", err)
 		return exitError
 	}

@@ -13,6 +13,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
+
+	"github.com/sframesim/sframesim/cmd/sframesim/internal/stdfds"
 )
 
 // Exit statuses shared by the commands ("run" exits with the program's own
@@ -88,7 +91,7 @@ exit status:
      read was printed, problems on stderr), unwind mismatches (verify),
      wrong rows (check), unexpected outcomes (corpus)
   2  could not run: bad usage, unreadable file, not an ELF file, a program
-     that could not be run; or INCOMPLETE (verify): the run stopped before the
+     that could not be run, output that could not be written; or INCOMPLETE (verify): the run stopped before the
      program's end, so not everything was checked; or INCOMPLETE (check):
      some instructions could not be proven
   3  the file has no .sframe section
@@ -97,25 +100,62 @@ exit status:
 }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	// A standard descriptor closed at the start (>&-) holds the Go
+	// runtime's /dev/null, where every write succeeds: write as if it
+	// were still closed, so the lost verdict is an error.
+	var stdout, stderr io.Writer = os.Stdout, os.Stderr
+	if stdfds.Closed(1) {
+		stdout = closedFile(os.Stdout.Name())
+	}
+	if stdfds.Closed(2) {
+		stderr = closedFile(os.Stderr.Name())
+	}
+	os.Exit(run(os.Args[1:], stdout, stderr))
 }
 
+// closedFile is a standard descriptor that was closed when sframesim
+// started: every write fails with EBADF, as it would natively.
+type closedFile string
+
+func (name closedFile) Write([]byte) (int, error) {
+	return 0, &os.PathError{Op: "write", Path: string(name), Err: syscall.EBADF}
+}
+
+// run runs the command args name. A failed write of what sframesim
+// itself prints (not a guest's output) makes the status 2 (see
+// checkedWriter), except under "run", whose status is the program's.
 func run(args []string, stdout, stderr io.Writer) int {
+	out := &checkedWriter{w: stdout, name: "standard output"}
+	errOut := &checkedWriter{w: stderr, name: "standard error"}
+	name, status := dispatch(args, out, errOut)
+	if name == "run" {
+		return status
+	}
+	return finishOutput(name, status, out, errOut)
+}
+
+// dispatch runs the command args names and returns its name ("" if none)
+// and status.
+func dispatch(args []string, stdout, stderr io.Writer) (string, int) {
 	if len(args) == 0 {
 		usage(stderr)
-		return exitUsage
+		return "", exitUsage
 	}
 	switch args[0] {
 	case "-h", "-help", "--help":
 		usage(stdout)
-		return exitOK
+		return "", exitOK
 	case "-version", "--version":
-		return runVersion(args[1:], stdout, stderr)
+		return "version", runVersion(args[1:], stdout, stderr)
 	}
 	if c := lookup(args[0]); c != nil {
-		return c.run(args[1:], stdout, stderr)
+		name := c.name
+		if name == "corpus" && len(args) > 1 && args[1] == "merge" {
+			name = "corpus merge"
+		}
+		return name, c.run(args[1:], stdout, stderr)
 	}
-	return usageError(stderr, "", "unknown command %q", args[0])
+	return "", usageError(stderr, "", "unknown command %q", args[0])
 }
 
 // runHelp is "sframesim help [COMMAND]".

@@ -14,7 +14,7 @@ func runMutate(args []string, stdout, stderr io.Writer) int {
 	cl := newCommandLine("mutate", "Writes a copy of BINARY whose .sframe section has one row changed, for fault\n"+
 		"injection: `sframesim verify OUT` must then report mismatches at the PCs of\n"+
 		"that row that run. The section is re-encoded in place; the rest of the file\n"+
-		"is unchanged.\n\n")
+		"is unchanged; OUT must not be BINARY itself (by any path or link).\n\n")
 	pcFlag := cl.String("pc", "", "change the FRE that covers address `ADDR` (instead of --fde/--fre); in a relocatable object, whose functions have no addresses yet, SECTION+OFFSET (.text+0x10)")
 	fde := cl.Int("fde", -1, "index `N` of the function descriptor (as objdump's func idx)")
 	fre := cl.Int("fre", 0, "index `J` of the row within the function")
@@ -35,6 +35,9 @@ func runMutate(args []string, stdout, stderr io.Writer) int {
 		return cl.usageError(stderr, "which row? give --pc ADDR or --fde N")
 	case *pcFlag != "" && *fde >= 0:
 		return cl.usageError(stderr, "give --pc or --fde, not both")
+	}
+	if sameFile(*out, cl.Arg(0)) {
+		return cl.usageError(stderr, "-o %s is BINARY %s itself (the same file): mutate writes a copy, never over its input", *out, cl.Arg(0))
 	}
 	var pc uint64
 	var pcSection string // SECTION of --pc SECTION+OFFSET
@@ -134,4 +137,15 @@ func runMutate(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "%s: %v (function at %s)\n  before: %s\n  after:  %s\n", *out, m, where, before, after.FormatRow(m.FDE, m.FRE))
 	return exitOK
+}
+
+// sameFile reports whether paths a and b name one existing file (the same
+// path, another path to it, a symbolic or hard link).
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }

@@ -42,13 +42,16 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 	if cl.NArg() == 0 {
 		return cl.usageError(stderr, "no BINARY given")
 	}
+	if !checkSysroot(stderr, "run", "--sysroot", *sysroot) {
+		return exitError
+	}
 	binary, guestArgs := programArgs(cl.FlagSet)
 	keepOnBrokenPipe()
 	cfg := linux.Config{
 		Args:     append([]string{binary}, guestArgs...),
 		Stdin:    os.Stdin,
-		Stdout:   stdout,
-		Stderr:   stderr,
+		Stdout:   rawWriter(stdout),
+		Stderr:   rawWriter(stderr),
 		Sysroot:  *sysroot,
 		MaxInsns: *maxInsns,
 		Timeout:  *timeout,
@@ -112,8 +115,24 @@ const sysrootHelp = "A dynamically linked program's interpreter (PT_INTERP) and 
 	"read-only as in a chroot; of /, only ld.so's files are visible (the\n" +
 	"interpreter, the library directories, /etc/ld.so.cache). Default: / for\n" +
 	"x86-64, /usr/aarch64-linux-gnu for AArch64 (Debian's libc6-arm64-cross).\n" +
+	"A static program needs none; one given is its view of / all the same, and\n" +
+	"a --sysroot that does not exist is refused before anything runs.\n" +
 	"Programs built against a newer glibc need its sysroot, e.g.\n" +
 	".deps/sysroots/sid-amd64 (scripts/fetch-sysroots.sh).\n\n"
+
+// checkSysroot refuses, before anything runs, a sysroot given on the
+// command line that is not a directory (static programs too: it is their
+// file system view), naming the flag; it returns false then.
+func checkSysroot(stderr io.Writer, cmd, flag, dir string) bool {
+	if dir == "" {
+		return true
+	}
+	if err := linux.SysrootDir(dir); err != nil {
+		fmt.Fprintf(stderr, "sframesim %s: %s: %v\n", cmd, flag, err)
+		return false
+	}
+	return true
+}
 
 // sysrootFlag defines --sysroot on fs.
 func sysrootFlag(fs *flag.FlagSet) *string {

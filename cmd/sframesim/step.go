@@ -25,6 +25,9 @@ func runStep(args []string, stdout, stderr io.Writer) int {
 	if status, done := cl.parse(args, stdout, stderr); done {
 		return status
 	}
+	if !checkSysroot(stderr, "step", "--sysroot", *sysroot) {
+		return exitError
+	}
 	binary, progArgs := programArgs(cl.FlagSet)
 	if binary == "" {
 		path, cleanup, err := writeSample()

@@ -63,6 +63,9 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	if !checkReportPath(stderr, "verify", "--json", *jsonPath) {
 		return exitError
 	}
+	if !checkSysroot(stderr, "verify", "--sysroot", *sysroot) {
+		return exitError
+	}
 	keepOnBrokenPipe()
 	// Ctrl-C at any point from here (or since the process started: see
 	// package interrupt) stops the run and still writes the report.
@@ -98,11 +101,13 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	// that writes data there keeps it intact): the summary goes to
 	// stderr; with --json -, stdout is the JSON report alone and the
 	// program's stdout goes to stderr.
-	guestOut := stdout
+	// A failed write of the program's output is the program's to handle
+	// (rawWriter); one of the report makes the status 2.
+	guestOut := rawWriter(stdout)
 	if *jsonPath == "-" {
-		guestOut = stderr
+		guestOut = rawWriter(stderr)
 	}
-	cfg := linux.Config{Sysroot: *sysroot, Quantum: *quantum, Stdin: os.Stdin, Stdout: guestOut, Stderr: stderr}
+	cfg := linux.Config{Sysroot: *sysroot, Quantum: *quantum, Stdin: os.Stdin, Stdout: guestOut, Stderr: rawWriter(stderr)}
 	if err := guest.apply(&cfg); err != nil {
 		return cl.usageError(stderr, "%v", err)
 	}
