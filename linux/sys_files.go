@@ -327,7 +327,7 @@ func (p *Process) readInto(fd int, addr, n uint64, off int64) (uint64, int) {
 		// A fresh buffer: if the run is stopped while the read waits, the
 		// read still owns it.
 		b := make([]byte, min(n, ioChunk))
-		k, err, stopped := p.hostIO(func() (int, error) { return p.cfg.Stdin.Read(b) })
+		k, err, stopped := p.hostRead(p.cfg.Stdin, p.inFD, b)
 		if stopped {
 			return 0, eINTR
 		}
@@ -467,17 +467,23 @@ func (p *Process) sysReadv(a *[6]uint64) uint64 {
 
 // writer returns the stream fd writes to, or nil if it cannot be written
 // (fd 0 and opened files are read-only).
-func (p *Process) writer(fd int) io.Writer {
+func (p *Process) writer(fd int) *hostStream {
 	f := p.fds[fd]
 	switch {
 	case f == nil:
 		return nil
 	case f.kind == fileStdout:
-		return p.cfg.Stdout
+		return &hostStream{p.cfg.Stdout, p.outFD}
 	case f.kind == fileStderr:
-		return p.cfg.Stderr
+		return &hostStream{p.cfg.Stderr, p.errFD}
 	}
 	return nil
+}
+
+// hostStream is Config.Stdout or Stderr with its descriptor (hostFD).
+type hostStream struct {
+	w  io.Writer
+	fd int
 }
 
 // writeFrom writes the guest bytes [addr, addr+n) (mapped) to w in ioChunk
@@ -485,7 +491,7 @@ func (p *Process) writer(fd int) io.Writer {
 // how many were written, ok false if the first write failed; broken says
 // that a write failed because the reader of a pipe had gone (EPIPE: the
 // guest's stdout piped into head, say).
-func (p *Process) writeFrom(w io.Writer, addr, n uint64) (done uint64, ok, broken bool) {
+func (p *Process) writeFrom(w *hostStream, addr, n uint64) (done uint64, ok, broken bool) {
 	for done < n {
 		// A fresh buffer per piece would do too; the scratch buffer is
 		// replaced if a stopped write still holds it.
@@ -493,10 +499,10 @@ func (p *Process) writeFrom(w io.Writer, addr, n uint64) (done uint64, ok, broke
 		if p.Engine.ReadMem(addr+done, buf) != nil {
 			return done, done > 0, false
 		}
-		k, err, stopped := p.hostIO(func() (int, error) { return w.Write(buf) })
+		k, err, stopped := p.hostWrite(w.w, w.fd, buf)
 		if stopped {
 			p.scratch = nil
-			return done, done > 0, false
+			return done + uint64(k), done+uint64(k) > 0, false
 		}
 		done += uint64(k)
 		if err != nil || k < len(buf) {

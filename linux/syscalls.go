@@ -31,12 +31,14 @@ import (
 //
 // Emulated calls, and their limits:
 //
-//	read readv pread64       fd 0 (Config.Stdin, else EOF; waited for so that
-//	                         the timeout or Process.Interrupt still ends the
-//	                         run) and opened files, read from the host file
-//	                         as the guest asks, 64 KiB at a time
+//	read readv pread64       fd 0 (Config.Stdin, else EOF; waited for with
+//	                         poll(2) so that the timeout or an interrupt
+//	                         still ends the run: hostwait.go) and opened
+//	                         files, read from the host file as the guest
+//	                         asks, 64 KiB at a time
 //	write writev             fds 1 and 2 (Config.Stdout/Stderr), passed on
-//	                         64 KiB at a time (at most MAX_RW_COUNT bytes per
+//	                         64 KiB at a time (4 KiB after poll(2) to a pipe
+//	                         or terminal; at most MAX_RW_COUNT bytes per
 //	                         call, as Linux), and files of the overlay; others
 //	                         EBADF
 //	openat open              read-only, paths in Config.ReadAllow and, for
