@@ -144,8 +144,8 @@ type sharedFile struct {
 const maxObjectsPerFile = 16
 
 // openShared opens the regular host file vf for the guest, sharing one
-// host descriptor per file. A directory is EISDIR (the layer has no
-// getdents); a device, FIFO or socket is refused with EACCES, as Linux
+// host descriptor per file. A directory is EISDIR (open makes a
+// directory of the view a fileDir before it gets here); a device, FIFO or socket is refused with EACCES, as Linux
 // refuses a device node on a file system mounted nodev and a sandbox's
 // access policy (Landlock, an LSM) refuses what it does not allow: a FIFO
 // would block, /dev/zero or /dev/random never end, and opening some

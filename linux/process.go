@@ -43,9 +43,10 @@ type Config struct {
 	// says there is room, on an *os.File that can block), waited for as
 	// Stdin is.
 	Stdout, Stderr io.Writer
-	// ReadAllow lists the host files the guest may open (read-only). Paths
-	// are compared after filepath.Abs; everything else is ENOENT, except
-	// the program itself and the sysroot's files (see fsview.go).
+	// ReadAllow lists the host files the guest may open (read-only), and
+	// directories it sees with everything below them. Paths are compared
+	// after filepath.Abs; everything else is ENOENT, except the program
+	// itself and the sysroot's files (see fsview.go).
 	ReadAllow []string
 	// Sysroot is the host directory a dynamically linked program's
 	// interpreter and shared libraries are read from: every other absolute

@@ -44,8 +44,10 @@ import (
 //	openat open              read-only, paths in Config.ReadAllow and, for
 //	                         a dynamically linked program (or with
 //	                         Config.Sysroot), files in the sysroot, resolved
-//	                         as in a chroot (dynamic.go); regular files only
-//	                         (directories EISDIR, devices, FIFOs and sockets
+//	                         as in a chroot (dynamic.go), and everything
+//	                         below the directories in Config.ReadAllow
+//	                         (fsview.go); regular files and directories
+//	                         (read: EISDIR; devices, FIFOs and sockets
 //	                         EACCES), each host file opened once however
 //	                         often the guest opens it, and read lazily:
 //	                         others ENOENT; each host file has its own inode.
@@ -62,7 +64,9 @@ import (
 //	                         EMFILE when all are taken, EBADF for dup2/dup3 to
 //	                         one beyond, EINVAL for F_DUPFD from one beyond
 //	fstat newfstatat stat lstat
-//	                         fds 0-2 are pipes (S_IFIFO), opened files regular files
+//	                         fds 0-2 are pipes (S_IFIFO), opened files regular files;
+//	                         the view's files 0444, its directories 0555 (size
+//	                         4096, 2 links and one per subdirectory)
 //	access faccessat faccessat2  allowed and sysroot files exist (read-only), others ENOENT
 //	ioctl                    ENOTTY: the guest has no terminal (glibc then
 //	                         buffers stdout fully, as for a pipe)
@@ -88,7 +92,8 @@ import (
 //	fsync fdatasync          nothing to do
 //	getdents64               directories of the overlay (/tmp, the working
 //	                         directory, those the guest made), with what the
-//	                         view shows in them
+//	                         view shows in them, and the view's directories
+//	                         (named trees, the sysroot's); sorted by name
 //	mincore                  every mapped page resident; ENOMEM for unmapped
 //	                         memory (gnulib's c-stack probes with it)
 //	brk mmap munmap mprotect mremap madvise msync
@@ -181,6 +186,8 @@ var notImplemented = map[string]string{
 	"rseq":       "glibc then runs without restartable sequences",
 	"statx":      "glibc's stat family uses newfstatat/fstat on 64-bit targets",
 	"membarrier": "threads share one emulated CPU: nothing to order; glibc copes with ENOSYS",
+	"statfs":     "the guest's files have no host file system to describe; gnulib's fts (grep -r, find, du) then assumes nothing of it (no leaf optimization from link counts)",
+	"fstatfs":    "as statfs",
 }
 
 type handler func(p *Process, a *[6]uint64) uint64
