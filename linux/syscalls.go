@@ -18,6 +18,7 @@ import (
 //
 //   - emulated: the guest sees what Linux would do, within the sandbox;
 //   - ENOSYS: not emulated, but glibc copes with ENOSYS: rseq, statx,
+//     statfs, fstatfs (gnulib too),
 //     membarrier (notImplemented, with the reasons); and, as from Linux,
 //     for a number no system call has (of the number's low 32 bits, which
 //     are all Linux looks at; x86-64's x32 calls included);
