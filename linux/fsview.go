@@ -188,7 +188,9 @@ func (v *fsView) lookupLinks(abs string, followLast bool, links *int) (viewFile,
 	if kernelFS(abs) {
 		return viewFile{}, eNOENT
 	}
-	if root := v.treeOf(abs); root != "" && abs != root {
+	if root := v.treeOf(abs); root != "" && !v.allow[abs] {
+		// In a named tree; a path named itself (the tree's root, a file
+		// named too) is followed as a named file is, below.
 		return v.treeLookup(root, abs, followLast, links)
 	}
 	if v.allow[abs] {

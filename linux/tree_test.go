@@ -58,6 +58,7 @@ func TestNamedTree(t *testing.T) {
 		"tree/out-rel":     "../secret.txt",
 		"tree/sub/up":      "../../secret.txt",
 		"tree/loop":        "loop",
+		"tree/named-out":   "../secret.txt", // named itself: followed as a named file is
 		"tree/proc":        "/proc/self",
 		"procdir":          "/proc/self",
 	} {
@@ -78,6 +79,7 @@ d $T/empty mode 555 nlink 2 size 4096
 ? $T/fifo mode 10000 open errno 13
 l $T/in-link -> sub/b.txt follow errno 0
 l $T/loop -> loop follow errno 40
+l $T/named-out -> ../secret.txt follow errno 0
 l $T/out-abs -> /etc/passwd follow errno 2
 l $T/out-rel -> ../secret.txt follow errno 2
 l $T/proc -> /proc/self follow errno 2
@@ -95,7 +97,7 @@ l $P -> /proc/self follow errno 2
 	var out bytes.Buffer
 	p, err := Load(filepath.Join("testdata", "tree-x86_64"), Config{
 		Args:      []string{"tree", tree, tree + "/dirlink-in/b.txt", procdir, tree + "/sub/../../secret.txt", procdir + "/environ"},
-		ReadAllow: []string{tree, procdir},
+		ReadAllow: []string{tree, procdir, filepath.Join(tree, "named-out")},
 		Stdout:    &out, Timeout: time.Minute,
 	})
 	if err != nil {
