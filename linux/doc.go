@@ -18,7 +18,8 @@
 //
 // The guest never touches the host: its writes to stdout and stderr go to
 // Config.Stdout and Config.Stderr, it reads only the files listed in
-// Config.ReadAllow and the files of its sysroot (snapshotted when
+// Config.ReadAllow (and below the directories listed there) and the files
+// of its sysroot (snapshotted when
 // opened), and it cannot exec, fork or use the network. Its threads share
 // one emulated CPU. Time, process ids, random bytes and the interleaving of
 // threads are fixed or derived from the instruction count, so every run of

@@ -9,6 +9,7 @@ import (
 	"math/bits"
 	"os"
 	"syscall"
+	"time"
 
 	"github.com/sframesim/sframesim/internal/hostfile"
 )
@@ -143,8 +144,8 @@ type sharedFile struct {
 const maxObjectsPerFile = 16
 
 // openShared opens the regular host file vf for the guest, sharing one
-// host descriptor per file. A directory is EISDIR (the layer has no
-// getdents); a device, FIFO or socket is refused with EACCES, as Linux
+// host descriptor per file. A directory is EISDIR (open makes a
+// directory of the view a fileDir before it gets here); a device, FIFO or socket is refused with EACCES, as Linux
 // refuses a device node on a file system mounted nodev and a sandbox's
 // access policy (Landlock, an LSM) refuses what it does not allow: a FIFO
 // would block, /dev/zero or /dev/random never end, and opening some
@@ -307,10 +308,11 @@ func (p *Process) fileToGuest(sf *sharedFile, off int64, addr, n uint64) (uint64
 	return done, 0
 }
 
-// hostIO runs fn, a read from or write to one of the caller's streams that
-// may block, on its own goroutine, and waits for it or for the run to be
-// stopped (timeout, Interrupt); stopped reports the latter (fn may then
-// still be running, and owns its buffer).
+// hostIO runs fn, a read from or write to one of the caller's streams
+// that is not a host file (see hostwait.go) and may block, on its own
+// goroutine, and waits for it or for the run to be stopped (timeout,
+// Interrupt, WaitLimits); stopped reports the latter (fn may then still be
+// running, and owns its buffer).
 func (p *Process) hostIO(fn func() (int, error)) (n int, err error, stopped bool) {
 	type result struct {
 		n   int
@@ -321,11 +323,19 @@ func (p *Process) hostIO(fn func() (int, error)) (n int, err error, stopped bool
 		n, err := fn()
 		done <- result{n, err}
 	}()
-	select {
-	case r := <-done:
-		return r.n, r.err, false
-	case <-p.stopCh:
-		p.stopForSignal()
-		return 0, nil, true
+	tick := time.NewTicker(waitSlice)
+	defer tick.Stop()
+	for {
+		select {
+		case r := <-done:
+			return r.n, r.err, false
+		case <-p.stopCh:
+			p.stopForSignal()
+			return 0, nil, true
+		case <-tick.C:
+			if p.stopWaiting() {
+				return 0, nil, true
+			}
+		}
 	}
 }

@@ -5,6 +5,7 @@ package linux
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +25,11 @@ import (
 //
 //   - the files of Config.ReadAllow and the program itself, at their host
 //     paths (compared after filepath.Abs; /proc/self/exe is the program);
+//     a directory of Config.ReadAllow with everything below it (a named
+//     tree), resolved component by component: a symbolic link in it is
+//     followed as the guest's path it names, so one that leads out of the
+//     named trees shows only what the view shows there (nothing, but for
+//     a sysroot's files or another named path), never the host's file;
 //   - for a dynamically linked program, its sysroot. A dedicated sysroot
 //     directory (.deps/sysroots/sid-amd64, /usr/aarch64-linux-gnu) is shown
 //     whole, as in a chroot. The host's own root, "/" (the x86-64 default),
@@ -46,8 +52,10 @@ import (
 // guest (/proc/self/environ is sframesim's environment). The one /proc
 // entry glibc uses, /proc/self/exe (readlink, for $ORIGIN and static
 // PIEs; open), is emulated: it is the program. Of what is shown, only
-// regular files are opened and directories stat'ed; a device, FIFO or
-// socket is refused with EACCES (see openHost).
+// regular files are opened, and directories opened and listed
+// (getdents64, in sorted order: the view's directories are mode 0555,
+// size 4096, 2 links and one per subdirectory shown); a device, FIFO or
+// socket is refused with EACCES (see openShared).
 //
 // The view is read-only; the guest's writable files are an overlay over
 // it (overlay.go), which is looked up first.
@@ -58,6 +66,7 @@ type fsView struct {
 	shown []string        // guest paths (clean, absolute) shown with all below them: ["/"] for a dedicated sysroot
 	part  bool            // the sysroot is the host's "/": only part of it is shown
 	allow map[string]bool // host files named by the user, by absolute path
+	trees []string        // those of them that are directories, longest first
 	exe   string          // the program's absolute path
 }
 
@@ -71,7 +80,16 @@ func newFSView(root string, allow []string, exe string) (fsView, error) {
 			return v, fmt.Errorf("allow-read %s: %w", a, err)
 		}
 		v.allow[abs] = true
+		// A directory that is sframesim's /proc (/dev/fd) shows nothing.
+		if fi, err := os.Stat(abs); err == nil && fi.IsDir() && !slices.Contains(v.trees, abs) {
+			if real, err := filepath.EvalSymlinks(abs); err == nil && !kernelFS(real) {
+				v.trees = append(v.trees, abs)
+			}
+		}
 	}
+	// The longest first: a tree named inside another is looked up in
+	// itself (the same files either way).
+	slices.SortFunc(v.trees, func(a, b string) int { return cmp.Or(len(b)-len(a), strings.Compare(a, b)) })
 	v.exe, _ = filepath.Abs(exe)
 	if root == "" {
 		return v, nil
@@ -157,11 +175,23 @@ type viewFile struct {
 // (followLast: a symbolic link in its last component is followed), or
 // returns an errno.
 func (v *fsView) lookup(abs string, followLast bool) (viewFile, int) {
+	links := 0
+	return v.lookupLinks(abs, followLast, &links)
+}
+
+// lookupLinks is lookup, counting the symbolic links followed in named
+// trees in *links.
+func (v *fsView) lookupLinks(abs string, followLast bool, links *int) (viewFile, int) {
 	if abs == "/proc/self/exe" || abs == fmt.Sprintf("/proc/%d/exe", guestPID) {
 		abs = v.exe
 	}
 	if kernelFS(abs) {
 		return viewFile{}, eNOENT
+	}
+	if root := v.treeOf(abs); root != "" && !v.allow[abs] {
+		// In a named tree; a path named itself (the tree's root, a file
+		// named too) is followed as a named file is, below.
+		return v.treeLookup(root, abs, followLast, links)
 	}
 	if v.allow[abs] {
 		stat := os.Lstat
@@ -185,6 +215,65 @@ func (v *fsView) lookup(abs string, followLast bool) (viewFile, int) {
 		return viewFile{}, e
 	}
 	return viewFile{host: host, fi: fi}, 0
+}
+
+// treeOf returns the named tree (fsView.trees) the clean, absolute guest
+// path abs is in, or "".
+func (v *fsView) treeOf(abs string) string {
+	for _, t := range v.trees {
+		if abs == t || t == "/" || strings.HasPrefix(abs, t+"/") {
+			return t
+		}
+	}
+	return ""
+}
+
+// treeLookup finds abs, a path below the named tree root, whose host path
+// is abs itself: component by component from root, each with Lstat. A
+// symbolic link (but one in the last component without followLast) is
+// followed as the guest path it names (a relative target from the link's
+// directory, lexically, as the guest's paths are), looked up in the whole
+// view again: inside a named tree, a file of it; outside, what the view
+// shows there, so that a link out of the tree never reaches a host file
+// the user did not name.
+func (v *fsView) treeLookup(root, abs string, followLast bool, links *int) (viewFile, int) {
+	rest := strings.Split(strings.TrimPrefix(abs[len(root):], "/"), "/")
+	cur := root
+	for i, c := range rest {
+		next := filepath.Join(cur, c)
+		fi, err := os.Lstat(next)
+		if err != nil {
+			if errors.Is(err, syscall.ENOTDIR) {
+				return viewFile{}, eNOTDIR
+			}
+			if errors.Is(err, fs.ErrNotExist) {
+				return viewFile{}, eNOENT
+			}
+			return viewFile{}, eACCES
+		}
+		last := i == len(rest)-1
+		if fi.Mode()&fs.ModeSymlink != 0 && (followLast || !last) {
+			if *links++; *links > maxSymlinks {
+				return viewFile{}, eLOOP
+			}
+			target, err := os.Readlink(next)
+			if err != nil || target == "" {
+				return viewFile{}, eNOENT
+			}
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(cur, target)
+			}
+			return v.lookupLinks(filepath.Join(append([]string{target}, rest[i+1:]...)...), followLast, links)
+		}
+		if !last && !fi.IsDir() {
+			return viewFile{}, eNOTDIR
+		}
+		if last {
+			return viewFile{host: next, fi: fi}, 0
+		}
+		cur = next
+	}
+	return viewFile{}, eNOENT // not reached: abs is below root
 }
 
 // hostErrno is the errno the guest gets for an error of a host file

@@ -524,6 +524,22 @@ func (p *Process) children(e ovEntry) []string {
 	return names
 }
 
+// dirLinks is the link count of e, a directory of the view, as Linux's
+// file systems count it: 2 and one per subdirectory (the ".." in it),
+// here the subdirectories the view shows (symbolic links are not).
+func (p *Process) dirLinks(e ovEntry) uint64 {
+	n := uint64(2)
+	ents, _ := os.ReadDir(e.vf.host)
+	for _, d := range ents {
+		if d.IsDir() {
+			if vf, errno := p.view.lookup(filepath.Join(e.path, d.Name()), false); errno == 0 && vf.fi.IsDir() {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // nodeStat is the struct stat of an overlay node.
 func nodeStat(n *oNode) statInfo {
 	st := statInfo{dev: 0x801, ino: n.ino, nlink: uint64(max(n.nlink, 1)), uid: guestUID, gid: guestGID, blksize: 4096, mode: n.mode}
@@ -554,6 +570,10 @@ func (p *Process) entryStat(e ovEntry) statInfo {
 		st.ino, st.mode, st.size, st.nlink = p.inode("dir:"+e.path), 0o040555, 4096, 2
 	} else {
 		st.ino, st.mode, st.size = p.inode(e.vf.host), statMode(e.vf.fi), e.vf.fi.Size()
+		if e.vf.fi.IsDir() {
+			// Not the host's size, which depends on its file system.
+			st.size, st.nlink = 4096, p.dirLinks(e)
+		}
 	}
 	st.blocks = (st.size + 511) / 512
 	return st

@@ -31,17 +31,22 @@ type Config struct {
 	Args []string
 	// Env is the environment ("NAME=value"); nil means an empty one.
 	Env []string
-	// Stdin feeds reads from fd 0; nil means end of file. A read waits
-	// for it on another goroutine, so that the timeout or Interrupt ends
-	// the run even while the guest waits for input.
+	// Stdin feeds reads from fd 0; nil means end of file. The timeout or
+	// an interrupt (Interrupt, WaitLimits) ends the run even while the
+	// guest waits for input: on an *os.File that can block (a pipe, a
+	// terminal), the layer waits with poll(2) and reads only then; on
+	// another io.Reader, the read runs on another goroutine, left behind
+	// if the run ends first (hostwait.go).
 	Stdin io.Reader
 	// Stdout and Stderr receive what the guest writes to fds 1 and 2 (nil:
-	// discarded), in pieces of at most 64 KiB, each written on another
-	// goroutine as Stdin is read.
+	// discarded), in pieces of at most 64 KiB (4 KiB, each after poll(2)
+	// says there is room, on an *os.File that can block), waited for as
+	// Stdin is.
 	Stdout, Stderr io.Writer
-	// ReadAllow lists the host files the guest may open (read-only). Paths
-	// are compared after filepath.Abs; everything else is ENOENT, except
-	// the program itself and the sysroot's files (see fsview.go).
+	// ReadAllow lists the host files the guest may open (read-only), and
+	// directories it sees with everything below them. Paths are compared
+	// after filepath.Abs; everything else is ENOENT, except the program
+	// itself and the sysroot's files (see fsview.go).
 	ReadAllow []string
 	// Sysroot is the host directory a dynamically linked program's
 	// interpreter and shared libraries are read from: every other absolute
@@ -194,6 +199,12 @@ type Process struct {
 	thr         threadTable        // the threads and the scheduler's state (threads.go)
 	onSwitch    func(from, to int) // OnSwitch
 
+	// The limits a wait for the host keeps to (hostwait.go).
+	deadline      time.Time    // when the wait ends the run; zero: never
+	waitInterrupt *atomic.Bool // the caller's interrupt (WaitLimits)
+	inFD          int          // hostFD of Config.Stdin, Stdout and Stderr
+	outFD, errFD  int
+
 	// denied counts the system calls the sandbox denied, by name (sys_net.go).
 	denied map[string]uint64
 }
@@ -226,7 +237,8 @@ func Load(path string, cfg Config) (*Process, error) {
 	if cfg.Stderr == nil {
 		cfg.Stderr = io.Discard
 	}
-	p := &Process{Arch: a, ELF: f, Path: path, cfg: cfg, file: file, abi: abiFor(a), sysroot: cfg.Sysroot, stopCh: make(chan struct{})}
+	p := &Process{Arch: a, ELF: f, Path: path, cfg: cfg, file: file, abi: abiFor(a), sysroot: cfg.Sysroot, stopCh: make(chan struct{}),
+		inFD: hostFD(cfg.Stdin), outFD: hostFD(cfg.Stdout), errFD: hostFD(cfg.Stderr)}
 	if p.sysroot == "" && isDynamic(f) {
 		p.sysroot = DefaultSysroot(a)
 	}
@@ -297,7 +309,8 @@ func (p *Process) Close() error {
 
 // Interrupt stops the run, from any goroutine (Ctrl-C): Run, or the
 // Continue under way, returns soon with StopInterrupted, also while the
-// guest waits for input (Config.Stdin) or its output is written.
+// guest waits for input (Config.Stdin) or for its output to be taken
+// (Stdout, Stderr).
 func (p *Process) Interrupt() {
 	p.interrupted.Store(true)
 	p.closeStop()
@@ -343,6 +356,9 @@ const untilNever = 0xdead_0000_0000_0000
 // does ends in an Exit.
 func (p *Process) Run() (*Exit, error) {
 	start := time.Now()
+	if p.cfg.Timeout > 0 && p.deadline.IsZero() {
+		p.deadline = start.Add(p.cfg.Timeout)
+	}
 	if p.cfg.Timeout > 0 && p.exit == nil {
 		done := make(chan struct{})
 		var wg sync.WaitGroup

@@ -113,6 +113,14 @@ func (rr *replayReader) Read(b []byte) (int, error) {
 	return n, err
 }
 
+// replaying reports whether the next Read returns what an earlier one
+// did (without reading r).
+func (rr *replayReader) replaying() bool {
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	return rr.next < len(rr.log)
+}
+
 func (rr *replayReader) rewind() {
 	rr.mu.Lock()
 	rr.next = 0
@@ -146,6 +154,14 @@ func (ow *onceWriter) Write(b []byte) (int, error) {
 		return n - len(b) + k, err
 	}
 	return n, nil
+}
+
+// toSkip returns how many of the next bytes written are skipped (passed
+// on by a run before).
+func (ow *onceWriter) toSkip() int64 {
+	ow.mu.Lock()
+	defer ow.mu.Unlock()
+	return max(0, ow.skip-ow.written)
 }
 
 func (ow *onceWriter) rewind() {

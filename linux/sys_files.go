@@ -24,7 +24,7 @@ const (
 	fileStdout
 	fileStderr
 	fileRegular
-	fileDir      // a directory of the overlay (overlay.go), for getdents64
+	fileDir      // a directory of the overlay (overlay.go) or of the view (fsview.go), for getdents64
 	filePipe     // an end of a pipe (pipes.go)
 	fileSignalfd // a signalfd (signalfd.go)
 )
@@ -43,6 +43,7 @@ type openFile struct {
 	off     int64
 	ino     uint64
 	names   []string // a directory's entries, listed when read from its start
+	dirStat statInfo // a directory of the view (node nil): its stat
 	pipe    *pipe    // filePipe: the pipe, shared by its ends
 	sigmask uint64   // fileSignalfd: the signals it reads
 }
@@ -177,13 +178,17 @@ func (p *Process) open(dirfd int32, pathAddr, flags, mode uint64) uint64 {
 		if write {
 			return sysErr(eISDIR)
 		}
+		f := &openFile{kind: fileDir, path: ent.path, node: ent.node}
 		if ent.node == nil {
-			if ent.vf.fi == nil {
-				return sysErr(eISDIR)
-			}
-			break // a host directory: as before (openShared)
+			// A directory of the view (a named tree's, the sysroot's, one
+			// above a named file), listed by getdents64 as the view
+			// shows it; its stat is taken now.
+			st := p.entryStat(ent)
+			f.ino, f.dirStat = st.ino, st
+		} else {
+			f.ino = ent.node.ino
 		}
-		fd, e := p.allocFD(0, &openFile{kind: fileDir, path: ent.path, node: ent.node, ino: ent.node.ino})
+		fd, e := p.allocFD(0, f)
 		if e != 0 {
 			return sysErr(e)
 		}
@@ -327,7 +332,7 @@ func (p *Process) readInto(fd int, addr, n uint64, off int64) (uint64, int) {
 		// A fresh buffer: if the run is stopped while the read waits, the
 		// read still owns it.
 		b := make([]byte, min(n, ioChunk))
-		k, err, stopped := p.hostIO(func() (int, error) { return p.cfg.Stdin.Read(b) })
+		k, err, stopped := p.hostRead(p.cfg.Stdin, p.inFD, b)
 		if stopped {
 			return 0, eINTR
 		}
@@ -467,17 +472,23 @@ func (p *Process) sysReadv(a *[6]uint64) uint64 {
 
 // writer returns the stream fd writes to, or nil if it cannot be written
 // (fd 0 and opened files are read-only).
-func (p *Process) writer(fd int) io.Writer {
+func (p *Process) writer(fd int) *hostStream {
 	f := p.fds[fd]
 	switch {
 	case f == nil:
 		return nil
 	case f.kind == fileStdout:
-		return p.cfg.Stdout
+		return &hostStream{p.cfg.Stdout, p.outFD}
 	case f.kind == fileStderr:
-		return p.cfg.Stderr
+		return &hostStream{p.cfg.Stderr, p.errFD}
 	}
 	return nil
+}
+
+// hostStream is Config.Stdout or Stderr with its descriptor (hostFD).
+type hostStream struct {
+	w  io.Writer
+	fd int
 }
 
 // writeFrom writes the guest bytes [addr, addr+n) (mapped) to w in ioChunk
@@ -485,7 +496,7 @@ func (p *Process) writer(fd int) io.Writer {
 // how many were written, ok false if the first write failed; broken says
 // that a write failed because the reader of a pipe had gone (EPIPE: the
 // guest's stdout piped into head, say).
-func (p *Process) writeFrom(w io.Writer, addr, n uint64) (done uint64, ok, broken bool) {
+func (p *Process) writeFrom(w *hostStream, addr, n uint64) (done uint64, ok, broken bool) {
 	for done < n {
 		// A fresh buffer per piece would do too; the scratch buffer is
 		// replaced if a stopped write still holds it.
@@ -493,10 +504,10 @@ func (p *Process) writeFrom(w io.Writer, addr, n uint64) (done uint64, ok, broke
 		if p.Engine.ReadMem(addr+done, buf) != nil {
 			return done, done > 0, false
 		}
-		k, err, stopped := p.hostIO(func() (int, error) { return w.Write(buf) })
+		k, err, stopped := p.hostWrite(w.w, w.fd, buf)
 		if stopped {
 			p.scratch = nil
-			return done, done > 0, false
+			return done + uint64(k), done+uint64(k) > 0, false
 		}
 		done += uint64(k)
 		if err != nil || k < len(buf) {
@@ -857,6 +868,9 @@ func (f *openFile) stat() statInfo {
 	if f.node != nil {
 		return nodeStat(f.node)
 	}
+	if f.kind == fileDir {
+		return f.dirStat
+	}
 	if f.kind == fileRegular {
 		n := f.size()
 		return statInfo{dev: 0x801, ino: f.ino, nlink: 1, mode: 0o100444, uid: guestUID, gid: guestGID, size: n, blksize: 4096, blocks: (n + 511) / 512}
@@ -924,7 +938,9 @@ func (p *Process) access(dirfd int32, pathAddr, mode uint64) uint64 {
 		return sysErr(eROFS)
 	case mode&2 != 0 && ent.node != nil && ent.node.kind == nodeDir && !p.ov.writable(ent.path):
 		return sysErr(eROFS) // a directory above a writable tree
-	case mode&1 != 0 && (ent.node == nil || ent.node.mode&0o111 == 0): // X_OK
+	case mode&1 != 0 && ent.node == nil && !ent.isDir(): // X_OK: the view's directories are 0555, its files 0444
+		return sysErr(eACCES)
+	case mode&1 != 0 && ent.node != nil && ent.node.mode&0o111 == 0:
 		return sysErr(eACCES)
 	}
 	return 0
@@ -1578,6 +1594,14 @@ func (p *Process) sysGetdents64(a *[6]uint64) uint64 {
 			case 0o120000:
 				typ = 10 // DT_LNK
 			case 0o040000:
+			case 0o010000:
+				typ = 1 // DT_FIFO
+			case 0o020000:
+				typ = 2 // DT_CHR
+			case 0o060000:
+				typ = 6 // DT_BLK
+			case 0o140000:
+				typ = 12 // DT_SOCK
 			default:
 				typ = 0 // DT_UNKNOWN
 			}

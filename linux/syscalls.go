@@ -18,6 +18,7 @@ import (
 //
 //   - emulated: the guest sees what Linux would do, within the sandbox;
 //   - ENOSYS: not emulated, but glibc copes with ENOSYS: rseq, statx,
+//     statfs, fstatfs (gnulib too),
 //     membarrier (notImplemented, with the reasons); and, as from Linux,
 //     for a number no system call has (of the number's low 32 bits, which
 //     are all Linux looks at; x86-64's x32 calls included);
@@ -31,19 +32,23 @@ import (
 //
 // Emulated calls, and their limits:
 //
-//	read readv pread64       fd 0 (Config.Stdin, else EOF; waited for so that
-//	                         the timeout or Process.Interrupt still ends the
-//	                         run) and opened files, read from the host file
-//	                         as the guest asks, 64 KiB at a time
+//	read readv pread64       fd 0 (Config.Stdin, else EOF; waited for with
+//	                         poll(2) so that the timeout or an interrupt
+//	                         still ends the run: hostwait.go) and opened
+//	                         files, read from the host file as the guest
+//	                         asks, 64 KiB at a time
 //	write writev             fds 1 and 2 (Config.Stdout/Stderr), passed on
-//	                         64 KiB at a time (at most MAX_RW_COUNT bytes per
+//	                         64 KiB at a time (4 KiB after poll(2) to a pipe
+//	                         or terminal; at most MAX_RW_COUNT bytes per
 //	                         call, as Linux), and files of the overlay; others
 //	                         EBADF
 //	openat open              read-only, paths in Config.ReadAllow and, for
 //	                         a dynamically linked program (or with
 //	                         Config.Sysroot), files in the sysroot, resolved
-//	                         as in a chroot (dynamic.go); regular files only
-//	                         (directories EISDIR, devices, FIFOs and sockets
+//	                         as in a chroot (dynamic.go), and everything
+//	                         below the directories in Config.ReadAllow
+//	                         (fsview.go); regular files and directories
+//	                         (read: EISDIR; devices, FIFOs and sockets
 //	                         EACCES), each host file opened once however
 //	                         often the guest opens it, and read lazily:
 //	                         others ENOENT; each host file has its own inode.
@@ -60,7 +65,9 @@ import (
 //	                         EMFILE when all are taken, EBADF for dup2/dup3 to
 //	                         one beyond, EINVAL for F_DUPFD from one beyond
 //	fstat newfstatat stat lstat
-//	                         fds 0-2 are pipes (S_IFIFO), opened files regular files
+//	                         fds 0-2 are pipes (S_IFIFO), opened files regular files;
+//	                         the view's files 0444, its directories 0555 (size
+//	                         4096, 2 links and one per subdirectory)
 //	access faccessat faccessat2  allowed and sysroot files exist (read-only), others ENOENT
 //	ioctl                    ENOTTY: the guest has no terminal (glibc then
 //	                         buffers stdout fully, as for a pipe)
@@ -86,7 +93,8 @@ import (
 //	fsync fdatasync          nothing to do
 //	getdents64               directories of the overlay (/tmp, the working
 //	                         directory, those the guest made), with what the
-//	                         view shows in them
+//	                         view shows in them, and the view's directories
+//	                         (named trees, the sysroot's); sorted by name
 //	mincore                  every mapped page resident; ENOMEM for unmapped
 //	                         memory (gnulib's c-stack probes with it)
 //	brk mmap munmap mprotect mremap madvise msync
@@ -179,6 +187,8 @@ var notImplemented = map[string]string{
 	"rseq":       "glibc then runs without restartable sequences",
 	"statx":      "glibc's stat family uses newfstatat/fstat on 64-bit targets",
 	"membarrier": "threads share one emulated CPU: nothing to order; glibc copes with ENOSYS",
+	"statfs":     "the guest's files have no host file system to describe; gnulib's fts (grep -r, find, du) then assumes nothing of it (no leaf optimization from link counts)",
+	"fstatfs":    "as statfs",
 }
 
 type handler func(p *Process, a *[6]uint64) uint64

@@ -68,3 +68,18 @@ func TestHandlersHaveNumbers(t *testing.T) {
 		}
 	}
 }
+
+// TestENOSYS: the calls glibc and gnulib cope without are answered with
+// ENOSYS instead of stopping the run: statfs and fstatfs (gnulib's fts,
+// in grep -r, find and du, calls fstatfs on each directory), statx, rseq,
+// membarrier.
+func TestENOSYS(t *testing.T) {
+	g := newGuest(t, arch.AMD64, Config{})
+	for _, name := range []string{"statfs", "fstatfs", "statx", "rseq", "membarrier"} {
+		if handlers[name] == nil {
+			t.Errorf("%s: no handler: the run would stop", name)
+			continue
+		}
+		expect(t, name, g.call(name, 0, g.buf), -eNOSYS)
+	}
+}

@@ -93,6 +93,14 @@ func (tg *Target) run(opt Options) (*Report, error) {
 	c.lines = tg.Lines
 	c.intervalRow = tg.intervalRow
 	start := time.Now()
+	// The observer sees the limits between instructions; while the guest
+	// waits for the host (its stdin, a reader of its stdout), the process
+	// does.
+	var deadline time.Time
+	if opt.Timeout > 0 {
+		deadline = start.Add(opt.Timeout)
+	}
+	tg.Process.WaitLimits(deadline, opt.Timeout, opt.Interrupt)
 	// Each thread is checked against its own shadow stack (s.Shadow is the
 	// running thread's).
 	tid, count := s.Thread(), c.thread(s.Thread())
@@ -178,6 +186,8 @@ func (tg *Target) run(opt Options) (*Report, error) {
 	switch {
 	case err != nil:
 		c.rep.Stop = "emulator error: " + err.Error()
+	case exit != nil && exit.Reason == linux.StopInterrupted:
+		c.rep.Stop = "interrupted" // as when the observer saw it
 	case exit != nil:
 		c.rep.Stop = exit.String()
 		c.rep.Exited = exit.Reason == linux.StopExited

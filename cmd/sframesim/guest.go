@@ -33,7 +33,7 @@ type guestFlags struct {
 func addGuestFlags(fs *flag.FlagSet) *guestFlags {
 	g := &guestFlags{}
 	g.maxMem = fs.String("max-mem", "1G", "cap the guest's mapped memory at `SIZE` bytes (suffixes K, M, G)")
-	fs.Func("allow-read", "let the program open `PATH` read-only (repeatable); other files do not exist for it", func(s string) error {
+	fs.Func("allow-read", "let the program open `PATH` read-only (repeatable), a directory with everything below it;\nother files do not exist for it", func(s string) error {
 		g.allow = append(g.allow, s)
 		return nil
 	})

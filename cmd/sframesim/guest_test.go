@@ -68,3 +68,40 @@ func TestVerifyGuestIO(t *testing.T) {
 		t.Fatalf("status %d, stdout:\n%s\nstderr:\n%s", status, out, errOut)
 	}
 }
+
+// TestAllowReadDir: a directory named with --allow-read is walked by the
+// program under run and under verify alike (linux/testdata/src/tree.c:
+// opendir, readdir, fstatat and openat relative to the directory), its
+// files read whole, in sorted order, and verify's result is OK; a file
+// outside it stays hidden. Before, the directory could not be opened.
+func TestAllowReadDir(t *testing.T) {
+	root, err := testcorpus.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog := filepath.Join(root, "linux", "testdata", "tree-x86_64")
+	base := t.TempDir()
+	dir := filepath.Join(base, "dir")
+	for name, content := range map[string]string{"dir/b/c.txt": "c\n", "dir/a.txt": "aaa\n", "outside.txt": "no\n"} {
+		path := filepath.Join(base, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	outside := filepath.Join(base, "outside.txt")
+	want := strings.NewReplacer("$D", dir, "$O", outside).Replace(`d $D mode 555 nlink 3 size 4096
+f $D/a.txt size 4 read 4 sum 2985961
+d $D/b mode 555 nlink 2 size 4096
+f $D/b/c.txt size 2 read 2 sum 3079
+? $O stat errno 2
+`)
+	for _, cmd := range []string{"run", "verify"} {
+		out, errOut, status := runCmd(t, "", cmd, "--allow-read", dir, prog, "--", dir, outside)
+		if status != exitOK || out != want || cmd == "verify" && !strings.Contains(errOut, "result:       OK") {
+			t.Errorf("%s: status %d, stdout:\n%s\nwant:\n%s\nstderr:\n%s", cmd, status, out, want, errOut)
+		}
+	}
+}

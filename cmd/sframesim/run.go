@@ -22,8 +22,9 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 		"its arguments (argv[0] is BINARY), fd 0 is this command's stdin. It cannot\n"+
 		"exec or fork; what it writes below /tmp and its working directory goes to a\n"+
 		"private in-memory overlay (never to the host). It reads only itself, --allow-read\n"+
-		"files and the files of the sysroot (regular files only); time, pid and random\n"+
-		"bytes are fixed or derived from the instruction count, so runs are reproducible.\n"+
+		"files and directories (all below them) and the files of the sysroot (regular\n"+
+		"files only, and directories listed); time, pid and random bytes are fixed or\n"+
+		"derived from the instruction count, so runs are reproducible.\n"+
 		"Network calls (socket, connect...) fail with EACCES, as in a sandbox; the calls\n"+
 		"denied are counted on stderr at the end.\n\n"+
 		sysrootHelp+

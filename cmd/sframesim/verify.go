@@ -23,7 +23,7 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 		"The program runs as under 'sframesim run': ARGS are its arguments, fd 0 is\n"+
 		"this command's stdin, its stdout is this command's stdout (with --json -,\n"+
 		"which writes the JSON report there, it goes to stderr), its stderr goes to\n"+
-		"stderr; it reads only itself, --allow-read files and its sysroot, and writes\n"+
+		"stderr; it reads only itself, --allow-read files and directories and its sysroot, and writes\n"+
 		"only to a private in-memory overlay.\n\n"+
 		"The unwind uses the program's .sframe and that of every shared library that\n"+
 		"has one; a frame in code without SFrame data (ld.so, libc) ends the chain:\n"+
