@@ -148,7 +148,7 @@ func (s *Session) Thread() int { return s.tid }
 func (s *Session) SetSameFunction(fn func(a, b uint64) bool) {
 	s.sameFunction = fn
 	for _, st := range s.stacks {
-		st.SameFunction = fn
+		st.SetSameFunction(fn)
 	}
 }
 

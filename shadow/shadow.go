@@ -217,6 +217,16 @@ type Stack struct {
 	// special counts the frames with Detached or Unsure set (land only
 	// looks at them when there are some).
 	special int
+	// calls: the kinds of recent calls (callKind), direct-mapped by call
+	// site and target, forgotten where code changes (Invalidate, Restore)
+	// or SameFunction is set anew (SetSameFunction).
+	calls [256]callMemo
+}
+
+// SetSameFunction sets SameFunction and forgets what it said.
+func (s *Stack) SetSameFunction(fn func(a, b uint64) bool) {
+	s.SameFunction = fn
+	s.calls = [256]callMemo{}
 }
 
 // New returns an empty shadow stack for a program of architecture a whose
@@ -352,6 +362,23 @@ const (
 // addresses, a call to its own return address cannot be told (callUnsure);
 // any other call is a frame.
 func (s *Stack) callKind(site, target, ra uint64) int {
+	c := &s.calls[(site^site>>7^target)%uint64(len(s.calls))]
+	if c.kind != 0 && c.site == site && c.target == target {
+		return int(c.kind - 1)
+	}
+	k := s.classifyCall(site, target, ra)
+	*c = callMemo{site: site, target: target, kind: int8(k + 1)}
+	return k
+}
+
+// callMemo is a call's kind (callKind) at hand: kind-1, 0 for none.
+type callMemo struct {
+	site, target uint64
+	kind         int8
+}
+
+// classifyCall is callKind without the memo.
+func (s *Stack) classifyCall(site, target, ra uint64) int {
 	same := s.SameFunction
 	if same != nil && same(site, target) && same(target-1, target) {
 		return callWithin
@@ -669,7 +696,13 @@ func (s *Stack) flow(pc uint64, size uint32) arch.Flow {
 // from the code as it is then, the next time it runs. It must be called
 // before the first instruction that may see the change is observed.
 func (s *Stack) Invalidate(addr, size uint64) {
-	if size == 0 || len(s.pages) == 0 {
+	if size == 0 {
+		return
+	}
+	// The functions code belongs to may have changed too (new code, new
+	// symbols): the calls' kinds are found again.
+	s.calls = [256]callMemo{}
+	if len(s.pages) == 0 {
 		return
 	}
 	// An instruction starting up to len(s.code)-1 bytes before addr may
@@ -770,6 +803,7 @@ func (s *Stack) Save() State {
 func (s *Stack) Restore(st State) {
 	clear(s.pages)
 	s.recent = [recentPages]recentPage{}
+	s.calls = [256]callMemo{}
 	s.frames = append(s.frames[:0], st.frames...)
 	s.signals = append(s.signals[:0], st.signals...)
 	s.anomalies = s.anomalies[:min(len(s.anomalies), st.anomalies)]
