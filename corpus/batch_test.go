@@ -173,6 +173,12 @@ func TestJudge(t *testing.T) {
 			findings: []string{"timeout"}, msgSub: "timed out after 1s (10 instructions checked)"},
 		{name: "stopped", o: Outcome{Report: &verify.Report{Stop: "unsupported system call fork", Instructions: 10}}, exp: known, status: StatusFail,
 			findings: []string{"stopped"}, msgSub: "stopped before the program ended, after 10 instructions: unsupported system call fork"},
+		{name: "lost track", o: Outcome{Report: func() *verify.Report {
+			r := report()
+			r.Counts["untracked"] = 4
+			r.LostTrack = []verify.LostTrack{{CallSite: 0x7ff0, Why: "why", Hits: 4}}
+			return r
+		}()}, status: StatusFail, findings: []string{"lost-track"}, msgSub: "prog: the shadow stack lost track of 1 true frame(s) (first: the call at 0x7ff0, why): at 4 instructions"},
 		{name: "killed by its own signal", job: Job{ExitStatus: &[]int{134}[0]}, o: Outcome{Report: &verify.Report{Stop: "SIGABRT", ExitStatus: 134}}, status: StatusClean},
 		{name: "interrupted", o: Outcome{Report: report(cfaA), Interrupted: true}, exp: known, status: StatusInterrupted},
 		// C++: expectations name the function mangled or demangled;

@@ -53,7 +53,8 @@ type Result struct {
 // Finding is one unexpected outcome.
 type Finding struct {
 	// What: new-problem, missing-problem, now-runs, exit-status, stdout,
-	// stopped, timeout, unsupported or error.
+	// stopped, timeout, lost-track (the shadow stack lost track of true
+	// frames: verify.Report.LostTrack), unsupported or error.
 	What    string `json:"what"`
 	Message string `json:"message"`
 	Detail  string `json:"detail,omitempty"` // more lines: the problem as verify prints it
@@ -147,6 +148,11 @@ func Judge(job Job, o Outcome, exp *Expect) Result {
 	case !finished:
 		r.Incomplete = "stopped: " + rep.Stop
 		add("stopped", "", "the run stopped before the program ended, after %d instructions: %s", rep.Instructions, symbols.Demangle(rep.Stop))
+	}
+	if n := rep.Counts[verify.Untracked.String()]; n > 0 && len(rep.LostTrack) > 0 {
+		lt := &rep.LostTrack[0]
+		add("lost-track", "", "the shadow stack lost track of %d true frame(s) (first: the call at %#x, %s): at %d instructions the unwind was compared only up to such a frame",
+			len(rep.LostTrack), lt.CallSite, lt.Why, n)
 	}
 	if exp != nil && exp.Unsupported != "" {
 		add("now-runs", "", "expected to be unsupported (%q), but verify ran it: update the expectations", exp.Unsupported)

@@ -226,8 +226,10 @@ static int try_merge(sfs_state *st, uint64_t addr, uint32_t size, const uint64_t
 	if (st->nlive > 0 && in_live(st, addr))
 		return 0;
 	int jumped = 0;
-	if (st->arm64 && addr != p->last_pc + p->last_size && a64_links_or_jumps(st, p->last_pc) &&
-	    !(jumped = jump_within(st, p, v[0])))
+	// (A ret or br to the next instruction is a branch too: the shadow
+	// stack sees a return no frame expected.)
+	if (st->arm64 && (addr != p->last_pc + p->last_size || !(keep_flags(st, p->last_pc) & SFS_FLOW_OTHER)) &&
+	    a64_links_or_jumps(st, p->last_pc) && !(jumped = jump_within(st, p, v[0])))
 		return 0;
 	// With extension on, every change of interval and every branch to a
 	// register is listed (ext).

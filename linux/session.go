@@ -4,6 +4,7 @@ package linux
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/sframesim/sframesim/emu"
 	"github.com/sframesim/sframesim/shadow"
@@ -26,7 +27,9 @@ type Session struct {
 	Shadow *shadow.Stack // the running thread's
 	Syms   *symbols.Table
 	stacks map[int]*shadow.Stack // by tid
-	tid    int                   // the thread Shadow belongs to
+	// sameFunction: the shadow stacks' SameFunction (nil: the symbols').
+	sameFunction func(a, b uint64) bool
+	tid          int // the thread Shadow belongs to
 
 	observer func(shadow.Record) bool
 	pred     func(shadow.Record) bool
@@ -100,7 +103,10 @@ func (s *Session) stack(tid int) *shadow.Stack {
 	st := s.stacks[tid]
 	if st == nil {
 		st = shadow.New(s.P.Arch, s.P.Engine.ReadMem)
-		st.SameFunction = s.Syms.SameFunction
+		st.SameFunction = s.sameFunction
+		if st.SameFunction == nil {
+			st.SameFunction = s.Syms.SameFunction
+		}
 		s.stacks[tid] = st
 	}
 	return st
@@ -135,6 +141,28 @@ func (s *Session) OnSignal(fn func(tid int, ev SignalEvent)) { s.onSignal = fn }
 // Thread returns the id of the thread whose instructions the session sees
 // now (and whose shadow stack Shadow is).
 func (s *Session) Thread() int { return s.tid }
+
+// SetSameFunction sets the function the shadow stacks ask whether two
+// code addresses lie in one function (shadow.Stack.SameFunction; by
+// default the symbols'), for every thread.
+func (s *Session) SetSameFunction(fn func(a, b uint64) bool) {
+	s.sameFunction = fn
+	for _, st := range s.stacks {
+		st.SetSameFunction(fn)
+	}
+}
+
+// EachShadow calls fn with every thread's shadow stack, in tid order.
+func (s *Session) EachShadow(fn func(tid int, st *shadow.Stack)) {
+	tids := make([]int, 0, len(s.stacks))
+	for tid := range s.stacks {
+		tids = append(tids, tid)
+	}
+	sort.Ints(tids)
+	for _, tid := range tids {
+		fn(tid, s.stacks[tid])
+	}
+}
 
 // ShadowOf returns thread tid's shadow stack, or nil if it has none yet.
 func (s *Session) ShadowOf(tid int) *shadow.Stack { return s.stacks[tid] }

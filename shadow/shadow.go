@@ -22,7 +22,9 @@
 //
 // Returns to another frame's return address (skipping frames) and returns
 // to an address no frame expects are reported as [Anomaly] values, never a
-// crash. Frames the stack pointer has left without a return (longjmp, C++
+// crash; a return no frame expects is a jump (push and ret, a retpoline,
+// libgcc entering a landing pad): it pops no frame, the stack pointer
+// rule below drops those it leaves. Frames the stack pointer has left without a return (longjmp, C++
 // exception unwinding) are dropped: on x86-64 when SP >= CFA; on AArch64
 // when SP > CFA, or — right after an indirect branch (br, as longjmp ends
 // and libgcc enters a landing pad) or an unexpected return, with SP at the
@@ -30,6 +32,31 @@
 // to (that frame and those above it are dropped; with symbols; without
 // them, when x30, PAC stripped, no longer holds the frame's return
 // address). A tail call keeps its caller's frame, as the machine state does.
+//
+// Return addresses moved by hand:
+//
+//   - A call into the function that makes it, not at its start (call 1f;
+//     1: pop, to learn the PC; a retpoline's inner call) enters no
+//     function and makes no frame. SameFunction tells (the symbols, else
+//     the SFrame data's functions); without it, a call to its own return
+//     address makes a frame marked Unsure (a get-PC idiom or a call of
+//     the function that follows), which on x86-64 the pop of that address
+//     then drops.
+//   - On x86-64, a callee that pops its own return address (SP from CFA-8
+//     to the CFA, the slot still holding it: PCRE2's JIT code, glibc's
+//     vfork) keeps its frame, Detached: it returns later with push and
+//     ret, or an indirect jump to the return address with SP at the CFA,
+//     which pops it like a return. The frame is also gone when SP rises
+//     above its CFA, or when control is back in the calling function (at
+//     SP at the CFA, not in the callee's: with SameFunction). Popping an
+//     address written over the return address (libgcc entering a landing
+//     pad) leaves the frame. A detached frame is Unsure while nothing
+//     shows its callee's code running (the code of the activation: the PC,
+//     or the call site of the frame above).
+//   - On AArch64, a branch to a register (br x30) landing at the return
+//     address of a frame whose CFA SP is at is that frame's return.
+//
+// What is compared with an Unsure frame, or beyond it, is unknown.
 //
 // A signal delivery is told to the stack ([Stack.Signal]) and pushes two
 // frames, both marked with the signal:
@@ -63,6 +90,7 @@
 package shadow
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/sframesim/sframesim/arch"
@@ -108,6 +136,21 @@ type Frame struct {
 	// documentation): CFA, ReturnAddr (and CallSite) and CallerFP are the
 	// interrupted SP, PC and FP; Entry is the trampoline.
 	SignalFrame bool
+	// Detached (x86-64): the callee took its return address off the
+	// stack without returning — a pop (or add) moved SP from CFA-8 to
+	// the CFA — to hold it in a register, as PCRE2's JIT code and glibc's
+	// vfork do before returning with push and ret or an indirect jump. The
+	// frame stays until control reaches its return address with SP at its
+	// CFA, SP leaves it, or (with symbols) control is back in the
+	// calling function (see the package documentation).
+	Detached bool
+	// Unsure: the stack cannot tell whether this frame is still live, so
+	// what is compared with it and the frames below it is unknown: a
+	// detached frame whose callee's code symbols do not show running
+	// (Detached), or a call to its own return address where symbols do
+	// not tell a get-PC idiom (no frame) from a call of the function
+	// that happens to follow (a frame).
+	Unsure bool
 }
 
 // SignalMark is a signal delivery on the stack: its signal frame is
@@ -167,6 +210,23 @@ type Stack struct {
 	unwound  uint64 // frames dropped by the SP rule
 	version  uint64 // changes whenever frames does
 	code     [16]byte
+	// followSP is the stack pointer of the last instruction Observe or
+	// Follow saw (Follow's previous instruction: SP only changes at the
+	// instructions Follow is given).
+	followSP uint64
+	// special counts the frames with Detached or Unsure set (land only
+	// looks at them when there are some).
+	special int
+	// calls: the kinds of recent calls (callKind), direct-mapped by call
+	// site and target, forgotten where code changes (Invalidate, Restore)
+	// or SameFunction is set anew (SetSameFunction).
+	calls [256]callMemo
+}
+
+// SetSameFunction sets SameFunction and forgets what it said.
+func (s *Stack) SetSameFunction(fn func(a, b uint64) bool) {
+	s.SameFunction = fn
+	s.calls = [256]callMemo{}
 }
 
 // New returns an empty shadow stack for a program of architecture a whose
@@ -184,6 +244,7 @@ func New(a *arch.Arch, readCode func(addr uint64, buf []byte) error) *Stack {
 func (s *Stack) Observe(r Record) {
 	s.insn++
 	s.settle(r)
+	s.followSP = r.SP
 	s.setPrev(&r)
 	s.havePrev = true
 	if r.N > 1 {
@@ -212,7 +273,9 @@ func (s *Stack) setPrev(r *Record) {
 // branch to a register (jumped) or none. The frames its stack pointer
 // left are gone, as Observe would have found instruction by instruction.
 func (s *Stack) Follow(r Record, jumped bool) {
-	s.land(&r, len(s.frames), false, jumped)
+	prevSP := s.followSP
+	s.followSP = r.SP
+	s.land(&r, len(s.frames), false, jumped, prevSP)
 }
 
 // Unobserve takes back the last Observe when that instruction did not run
@@ -239,49 +302,136 @@ func (s *Stack) Sync(r Record) {
 func (s *Stack) settle(r Record) {
 	n0, called := len(s.frames), s.havePrev && s.prevFlow == arch.FlowCall
 	jumped := false // control arrived by an indirect jump or a return to an unexpected place
+	prevSP := r.SP
 	if s.havePrev {
 		p := &s.prev
+		prevSP = p.SP
 		flow := s.prevFlow
 		if r.PC == p.PC && r.SP == p.SP {
 			flow = arch.FlowOther // it faulted: it did not run
+			called = false
 		}
 		switch flow {
 		case arch.FlowCall:
 			// A call leaves the caller's SP (before the call) as the
 			// callee's CFA on both architectures: x86-64 pushes the return
 			// address just below it; AArch64 leaves SP alone.
-			s.frames = append(s.frames, Frame{
-				CallSite:   p.PC,
-				ReturnAddr: p.PC + uint64(p.Size),
-				CFA:        p.SP,
-				CallerFP:   p.FP,
-				Entry:      r.PC,
-				Insn:       s.insn,
-			})
+			ra := p.PC + uint64(p.Size)
+			switch s.callKind(p.PC, r.PC, ra) {
+			case callWithin:
+				// A call into its own function, not at its start (call
+				// 1f; 1: pop, a retpoline's inner call): no function is
+				// entered, no frame made.
+				called = false
+			case callUnsure:
+				s.frames = append(s.frames, Frame{CallSite: p.PC, ReturnAddr: ra, CFA: p.SP, CallerFP: p.FP,
+					Entry: r.PC, Insn: s.insn, Unsure: true})
+				s.special++
+			default:
+				s.frames = append(s.frames, Frame{
+					CallSite:   p.PC,
+					ReturnAddr: ra,
+					CFA:        p.SP,
+					CallerFP:   p.FP,
+					Entry:      r.PC,
+					Insn:       s.insn,
+				})
+			}
 		case arch.FlowRet:
 			jumped = !s.pop(&r)
 		case arch.FlowJump:
 			jumped = true
 		}
 	}
-	s.land(&r, n0, called, jumped)
+	s.land(&r, n0, called, jumped, prevSP)
+}
+
+// Kinds of call (callKind).
+const (
+	callFrame  = iota // a call: a frame
+	callWithin        // into the calling function, not at its start: no frame
+	callUnsure        // to its own return address, no symbols to tell which
+)
+
+// callKind classifies a call at site to target, returning to ra. With
+// symbols, a call into the function that makes it (the target's previous
+// byte in it too: not a recursive call of its start) enters no function;
+// one to its own return address (call 1f; 1:) is such a call too, unless
+// symbols put the target in another function (a noreturn call ending a
+// function, followed by the function it calls). Without symbols for both
+// addresses, a call to its own return address cannot be told (callUnsure);
+// any other call is a frame.
+func (s *Stack) callKind(site, target, ra uint64) int {
+	c := &s.calls[(site^site>>7^target)%uint64(len(s.calls))]
+	if c.kind != 0 && c.site == site && c.target == target {
+		return int(c.kind - 1)
+	}
+	k := s.classifyCall(site, target, ra)
+	*c = callMemo{site: site, target: target, kind: int8(k + 1)}
+	return k
+}
+
+// callMemo is a call's kind (callKind) at hand: kind-1, 0 for none.
+type callMemo struct {
+	site, target uint64
+	kind         int8
+}
+
+// classifyCall is callKind without the memo.
+func (s *Stack) classifyCall(site, target, ra uint64) int {
+	same := s.SameFunction
+	if same != nil && same(site, target) && same(target-1, target) {
+		return callWithin
+	}
+	if target == ra && (same == nil || !same(site, site) || !same(target, target)) {
+		return callUnsure
+	}
+	return callFrame
 }
 
 // land drops the frames r's instruction left, after one that called
-// (called), made an unexpected jump (jumped, see settle) or neither, and
-// counts a new version if the frames changed since they were n0.
-func (s *Stack) land(r *Record, n0 int, called, jumped bool) {
+// (called), made an unexpected jump (jumped, see settle) or neither, with
+// SP prevSP before it, and counts a new version if the frames changed
+// since they were n0.
+func (s *Stack) land(r *Record, n0 int, called, jumped bool, prevSP uint64) {
+	flags := false // a frame's Detached or Unsure changed
 	// Frames the stack pointer has left are gone (longjmp, exception
 	// unwinding).
-	for n := len(s.frames); n > 0 && s.abandoned(&s.frames[n-1], r, jumped); n-- {
+	for n := len(s.frames); n > 0; n-- {
+		f := &s.frames[n-1]
+		if !s.abandoned(f, r, jumped) {
+			break
+		}
+		if !s.arch.HasLinkRegister() && r.SP == f.CFA && !jumped && !called && prevSP == f.CFA-8 && f.Entry != f.ReturnAddr && s.raAt(f) {
+			// The callee popped its return address (or added 8 to SP),
+			// still in its slot: it holds it elsewhere, and may still
+			// return to it. (libgcc enters a landing pad popping the
+			// address it wrote over a return address: a jump.)
+			f.Detached, flags = true, true
+			s.special++
+			break
+		}
 		s.frames = s.frames[:n-1]
 		s.unwound++
+	}
+	if s.special > 0 && !called {
+		flags = s.resolve(r, jumped) || flags
 	}
 	// After an indirect jump on AArch64 with SP at the top frame's CFA, the
 	// landing function tells which frames are left: a landing pad or a
 	// longjmp target lies in the function a frame returns to (that frame
 	// and those above it are gone); a tail call lands where no frame
 	// returns.
+	if jumped && s.arch.HasLinkRegister() {
+		// A branch to the return address of a frame whose CFA SP is at
+		// (br x30) is that frame's return.
+		for k := len(s.frames) - 1; k >= 0 && s.frames[k].CFA == r.SP; k-- {
+			if s.frames[k].ReturnAddr == r.PC {
+				s.frames = s.frames[:k]
+				break
+			}
+		}
+	}
 	if jumped && s.SameFunction != nil && s.arch.HasLinkRegister() {
 		if n := len(s.frames); n > 0 && r.SP == s.frames[n-1].CFA {
 			for k := n - 1; k >= 0; k-- {
@@ -305,13 +455,92 @@ func (s *Stack) land(r *Record, n0 int, called, jumped bool) {
 			}
 		}
 	}
+	if s.special > 0 {
+		s.recount()
+	}
 	// Deliveries whose signal frame is gone (siglongjmp) are forgotten.
 	for k := len(s.signals); k > 0 && s.signals[k-1].Depth >= len(s.frames); k-- {
 		s.signals = s.signals[:k-1]
 	}
-	if called || len(s.frames) != n0 {
+	if called || flags || len(s.frames) != n0 {
 		s.version++
 	}
+}
+
+// resolve settles the detached frames (x86-64) at r, after an unexpected
+// jump (jumped) or not: one whose return address r is at with SP at its
+// CFA returned (a return by push and ret, or by an indirect jump); with
+// symbols, the top one is gone when control is back in the function that
+// called it, at its SP, and not in the function it called. It then
+// updates which frames are unsure, and reports whether a flag changed.
+func (s *Stack) resolve(r *Record, jumped bool) bool {
+	for k := len(s.frames) - 1; k >= 0 && s.frames[k].CFA == r.SP; k-- {
+		if f := &s.frames[k]; f.Detached && f.ReturnAddr == r.PC {
+			s.frames = s.frames[:k]
+			break
+		}
+	}
+	if n := len(s.frames); n > 0 && s.SameFunction != nil {
+		if f := &s.frames[n-1]; f.Detached && f.CFA == r.SP && s.SameFunction(f.CallSite, r.PC) && !s.SameFunction(f.Entry, r.PC) {
+			s.frames = s.frames[:n-1]
+			s.unwound++
+		}
+	}
+	changed := false
+	for i := range s.frames {
+		f := &s.frames[i]
+		if !f.Detached {
+			continue
+		}
+		// The code the frame's activation runs: the callee's while it is
+		// known to run it, the frame stands.
+		at := r.PC
+		if i+1 < len(s.frames) {
+			at = s.frames[i+1].CallSite
+		}
+		// (A recursive call's callee and caller run the same code.)
+		unsure := s.SameFunction == nil || !s.SameFunction(f.Entry, at) || s.SameFunction(f.CallSite, at)
+		if unsure != f.Unsure {
+			f.Unsure, changed = unsure, true
+		}
+	}
+	return changed
+}
+
+// raAt reports whether frame f's return address slot (x86-64: CFA-8)
+// holds its return address.
+func (s *Stack) raAt(f *Frame) bool {
+	var b [8]byte
+	return s.readCode(f.CFA-8, b[:]) == nil && binary.LittleEndian.Uint64(b[:]) == f.ReturnAddr
+}
+
+// recount counts the frames with Detached or Unsure set.
+func (s *Stack) recount() {
+	s.special = 0
+	for i := range s.frames {
+		if s.frames[i].Detached || s.frames[i].Unsure {
+			s.special++
+		}
+	}
+}
+
+// Special reports whether a frame is detached or unsure (Frame.Detached,
+// Frame.Unsure): the frames may then change at an instruction that
+// neither calls, returns nor moves SP, where the PC reaches a detached
+// frame's return address or leaves its callee's code (Follow).
+func (s *Stack) Special() bool { return s.special > 0 }
+
+// Unsure returns how many frames are unsure (Frame.Unsure).
+func (s *Stack) Unsure() int {
+	n := 0
+	if s.special > 0 {
+		for i := range s.frames {
+			if s.frames[i].Unsure {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // Signal records a signal delivery, before the handler's first
@@ -350,6 +579,9 @@ func (s *Stack) SignalReturn() {
 	if m.Depth < len(s.frames) {
 		s.frames = s.frames[:m.Depth]
 	}
+	if s.special > 0 {
+		s.recount()
+	}
 	s.version++
 }
 
@@ -383,7 +615,8 @@ func (s *Stack) abandoned(f *Frame, r *Record, jumped bool) bool {
 	case r.SP < f.CFA:
 		return false
 	case !s.arch.HasLinkRegister():
-		return true
+		// A detached frame at its CFA is settled by resolve.
+		return !f.Detached
 	}
 	if !jumped || s.SameFunction != nil {
 		return false // with SameFunction, settle decided already
@@ -408,10 +641,12 @@ func (s *Stack) pop(r *Record) bool {
 			return true
 		}
 	}
+	// A return no frame expects is a jump (push and ret, a retpoline,
+	// libgcc entering a landing pad): the frames SP leaves are gone
+	// (land), the others stay.
 	detail := fmt.Sprintf("return from %#x to %#x", s.prev.PC, r.PC)
 	if n > 0 {
 		detail += fmt.Sprintf(", expected %#x", s.frames[n-1].ReturnAddr)
-		s.frames = s.frames[:n-1]
 	} else {
 		detail += " with no frame on the shadow stack"
 	}
@@ -461,7 +696,13 @@ func (s *Stack) flow(pc uint64, size uint32) arch.Flow {
 // from the code as it is then, the next time it runs. It must be called
 // before the first instruction that may see the change is observed.
 func (s *Stack) Invalidate(addr, size uint64) {
-	if size == 0 || len(s.pages) == 0 {
+	if size == 0 {
+		return
+	}
+	// The functions code belongs to may have changed too (new code, new
+	// symbols): the calls' kinds are found again.
+	s.calls = [256]callMemo{}
+	if len(s.pages) == 0 {
 		return
 	}
 	// An instruction starting up to len(s.code)-1 bytes before addr may
@@ -546,12 +787,13 @@ type State struct {
 	havePrev  bool
 	insn      uint64
 	unwound   uint64
+	followSP  uint64
 }
 
 // Save returns the stack's state.
 func (s *Stack) Save() State {
 	return State{frames: append([]Frame(nil), s.frames...), signals: append([]SignalMark(nil), s.signals...), anomalies: len(s.anomalies),
-		prev: s.prev, prevFlow: s.prevFlow, havePrev: s.havePrev, insn: s.insn, unwound: s.unwound}
+		prev: s.prev, prevFlow: s.prevFlow, havePrev: s.havePrev, insn: s.insn, unwound: s.unwound, followSP: s.followSP}
 }
 
 // Restore puts the stack back into st, a state Save returned earlier in the
@@ -561,10 +803,12 @@ func (s *Stack) Save() State {
 func (s *Stack) Restore(st State) {
 	clear(s.pages)
 	s.recent = [recentPages]recentPage{}
+	s.calls = [256]callMemo{}
 	s.frames = append(s.frames[:0], st.frames...)
 	s.signals = append(s.signals[:0], st.signals...)
 	s.anomalies = s.anomalies[:min(len(s.anomalies), st.anomalies)]
 	s.prev, s.prevFlow, s.havePrev = st.prev, st.prevFlow, st.havePrev
-	s.insn, s.unwound = st.insn, st.unwound
+	s.insn, s.unwound, s.followSP = st.insn, st.unwound, st.followSP
+	s.recount()
 	s.version++
 }

@@ -278,6 +278,8 @@ func TestStack(t *testing.T) {
 				{0x1018, sp0 - 8, fp0, 0, 1},
 				{0x1006, sp0, fp0, 0, 0},
 			},
+			// f's frame is left by SP, not popped by the return.
+			unwound: 1,
 			anomalies: []shadow.Anomaly{{Insn: 4, PC: 0x1006, Kind: "unexpected-return",
 				Detail: "return from 0x1018 to 0x1006, expected 0x1005"}},
 		},
@@ -905,28 +907,32 @@ func TestSignalFaultingCall(t *testing.T) {
 // version alone.
 func TestFollow(t *testing.T) {
 	c := code{
-		0x1000: x86call(0x1000, 0x1010), // main: call f
-		0x1005: x86hlt,
-		0x1010: {0x90}, // f: nop
-		0x1011: {0x90}, // nop
-		0x1012: x86ret,
+		0x1000:  x86call(0x1000, 0x1010), // main: call f
+		0x1005:  x86hlt,
+		0x1010:  {0x90}, // f: nop
+		0x1011:  {0x90}, // nop
+		0x1012:  x86ret,
+		sp0 - 8: word(0x1005), // f's return address, in its slot
 	}
 	in := []step{{0x1000, sp0, fp0, 0, 0}, {0x1010, sp0 - 8, fp0, 0, 1}}
 	for _, tc := range []struct {
-		sp    uint64
-		depth int
+		sp      uint64
+		depth   int
+		changed bool
 	}{
-		{sp0 - 24, 1}, // below f's CFA (sp0): f's frame stays
-		{sp0 - 8, 1},  // at its return address
-		{sp0, 0},      // at f's CFA: the return address was popped
-		{sp0 + 32, 0}, // above it
+		{sp0 - 24, 1, false}, // below f's CFA (sp0): f's frame stays
+		{sp0 - 8, 1, false},  // at its return address
+		// At f's CFA from CFA-8: f popped its return address, its frame
+		// stays, detached.
+		{sp0, 1, true},
+		{sp0 + 32, 0, true}, // above it
 	} {
 		s := shadow.New(arch.AMD64, c.readCode)
 		observe(t, s, c, in)
 		v := s.Version()
 		r := c.record(step{0x1011, tc.sp, fp0, 0, tc.depth})
 		s.Follow(r, false)
-		if s.Depth() != tc.depth || (s.Version() != v) != (tc.depth != 1) {
+		if s.Depth() != tc.depth || (s.Version() != v) != tc.changed {
 			t.Errorf("SP %#x: depth %d, version changed %v; want depth %d", tc.sp, s.Depth(), s.Version() != v, tc.depth)
 		}
 		// Observing the instruction after f's nop (FlowOther) does the same.
@@ -982,6 +988,230 @@ func TestFollowJumped(t *testing.T) {
 			if s.Depth() != tc.depth || !slices.Equal(s.Frames(), o.Frames()) || (s.Version() != v) != (tc.depth != 2) {
 				t.Errorf("Follow left depth %d, frames %+v (version changed %v); Observe %+v; want depth %d",
 					s.Depth(), s.Frames(), s.Version() != v, o.Frames(), tc.depth)
+			}
+		})
+	}
+}
+
+// More x86-64 and AArch64 encodings, for code that moves return
+// addresses by hand.
+var (
+	x86popR11  = []byte{0x41, 0x5b}             // pop %r11
+	x86pushR11 = []byte{0x41, 0x53}             // push %r11
+	x86popRCX  = []byte{0x59}                   // pop %rcx
+	x86popRAX  = []byte{0x58}                   // pop %rax
+	x86jmpRCX  = []byte{0xff, 0xe1}             // jmp *%rcx
+	x86loadRA  = []byte{0x48, 0x8b, 0x0c, 0x24} // mov (%rsp),%rcx
+	a64brX30   = a64(0xd61f03c0)                // br x30
+	a64movX9   = a64(0xaa1e03e9)                // mov x9, x30
+	a64adrX30  = a64(0x1000005e)                // adr x30, .+8
+)
+
+// word is a stack word: memory the code map serves as well.
+func word(v uint64) []byte { return binary.LittleEndian.AppendUint64(nil, v) }
+
+// x86pushImm is push $imm32.
+func x86pushImm(v uint32) []byte { return binary.LittleEndian.AppendUint32([]byte{0x68}, v) }
+
+// TestReturnAddressOffStack: code that takes its return address off the
+// stack and returns without a plain ret (PCRE2's JIT: pop it into a
+// register at entry, push it back and ret; glibc's vfork; pop and jmp),
+// uses ret as an indirect jump (push and ret) or calls its own next
+// instruction to learn its address keeps the true stack: frames are not
+// lost, nor are frames made that are none; where the stack cannot know
+// whether a frame is still live, the frame says so (Unsure).
+func TestReturnAddressOffStack(t *testing.T) {
+	// main (0x1000) calls f (0x1100); f calls sub (0x1200), which pops
+	// its return address into r11, calls g (0x1300) and returns with
+	// push r11 and ret; f returns to main.
+	fastcall := code{
+		0x1000: x86call(0x1000, 0x1100), 0x1005: x86hlt,
+		0x1100: x86pushRBP, 0x1101: x86call(0x1101, 0x1200), 0x1106: x86popRBP, 0x1107: x86ret,
+		0x1200: x86popR11, 0x1202: x86call(0x1202, 0x1300), 0x1207: x86pushR11, 0x1209: x86ret,
+		0x1300:   x86ret,
+		sp0 - 24: word(0x1106), // sub's return address, in its slot
+	}
+	fastSteps := []step{
+		{0x1000, sp0, fp0, 0, 0},
+		{0x1100, sp0 - 8, fp0, 0, 1},
+		{0x1101, sp0 - 16, fp0, 0, 1},
+		{0x1200, sp0 - 24, fp0, 0, 2},
+		{0x1202, sp0 - 16, fp0, 0, 2}, // sub's frame, detached
+		{0x1300, sp0 - 24, fp0, 0, 3},
+		{0x1207, sp0 - 16, fp0, 0, 2},
+		{0x1209, sp0 - 24, fp0, 0, 2},
+		{0x1106, sp0 - 16, fp0, 0, 1}, // sub returned to f
+		{0x1107, sp0 - 8, fp0, 0, 1},
+		{0x1005, sp0, fp0, 0, 0},
+	}
+	sub := shadow.Frame{CallSite: 0x1101, ReturnAddr: 0x1106, CFA: sp0 - 16, CallerFP: fp0, Entry: 0x1200, Insn: 4, Detached: true}
+	fFrame := shadow.Frame{CallSite: 0x1000, ReturnAddr: 0x1005, CFA: sp0, CallerFP: fp0, Entry: 0x1100, Insn: 2}
+	// f calls sub, which returns with pop rcx and jmp *rcx, or with mov
+	// (%rsp),%rcx, add $8,%rsp and jmp *rcx.
+	jmpReturn := func(add bool) (code, []step) {
+		c := code{
+			0x1000: x86call(0x1000, 0x1100), 0x1005: x86hlt,
+			0x1100: x86pushRBP, 0x1101: x86call(0x1101, 0x1200), 0x1106: x86popRBP, 0x1107: x86ret,
+			0x1200: x86popRCX, 0x1201: x86jmpRCX,
+			sp0 - 24: word(0x1106),
+		}
+		steps := []step{
+			{0x1000, sp0, fp0, 0, 0},
+			{0x1100, sp0 - 8, fp0, 0, 1},
+			{0x1101, sp0 - 16, fp0, 0, 1},
+			{0x1200, sp0 - 24, fp0, 0, 2},
+			{0x1201, sp0 - 16, fp0, 0, 2},
+			{0x1106, sp0 - 16, fp0, 0, 1}, // at sub's return address, SP at its CFA
+			{0x1107, sp0 - 8, fp0, 0, 1},
+			{0x1005, sp0, fp0, 0, 0},
+		}
+		if add {
+			c = code{
+				0x1000: x86call(0x1000, 0x1100), 0x1005: x86hlt,
+				0x1100: x86pushRBP, 0x1101: x86call(0x1101, 0x1200), 0x1106: x86popRBP, 0x1107: x86ret,
+				0x1200: x86loadRA, 0x1204: x86addRSP(8), 0x1208: x86jmpRCX,
+				sp0 - 24: word(0x1106),
+			}
+			steps = append(steps[:4:4], step{0x1204, sp0 - 24, fp0, 0, 2}, step{0x1208, sp0 - 16, fp0, 0, 2},
+				step{0x1106, sp0 - 16, fp0, 0, 1}, step{0x1107, sp0 - 8, fp0, 0, 1}, step{0x1005, sp0, fp0, 0, 0})
+		}
+		return c, steps
+	}
+	// libgcc's landing: the address of a landing pad in f written over
+	// sub's return address, popped and jumped to: sub's frame is left.
+	ehReturn, _ := jmpReturn(false)
+	ehReturn[sp0-24] = word(0x1107)
+	popJmp, popJmpSteps := jmpReturn(false)
+	addJmp, addJmpSteps := jmpReturn(true)
+	// f pushes an address in f and returns to it: a jump.
+	pushRet := code{
+		0x1000: x86call(0x1000, 0x1100), 0x1005: x86hlt,
+		0x1100: x86pushImm(0x1106), 0x1105: x86ret, 0x1106: x86ret,
+	}
+	// f calls its next instruction and pops the address.
+	getPC := code{
+		0x1000: x86call(0x1000, 0x1100), 0x1005: x86hlt,
+		0x1100: x86call(0x1100, 0x1105), 0x1105: x86popRAX, 0x1106: x86ret,
+	}
+	getPCSteps := func(depth int) []step {
+		return []step{
+			{0x1000, sp0, fp0, 0, 0},
+			{0x1100, sp0 - 8, fp0, 0, 1},
+			{0x1105, sp0 - 16, fp0, 0, depth},
+			{0x1106, sp0 - 8, fp0, 0, 1}, // popped: no frame but f's
+			{0x1005, sp0, fp0, 0, 0},
+		}
+	}
+	// AArch64: main calls f, f saves x30 in x9 and returns with br x30.
+	a64brRet := code{
+		0x1000: a64bl(0x1000, 0x1100), 0x1004: a64nop,
+		0x1100: a64movX9, 0x1104: a64brX30,
+	}
+	// AArch64: f calls its next instruction.
+	a64getPC := code{
+		0x1000: a64bl(0x1000, 0x1100), 0x1004: a64nop,
+		0x1100: a64push, 0x1104: a64bl(0x1104, 0x1108), 0x1108: a64pop, 0x110c: a64ret,
+	}
+	a64getPCSteps := func(depth int) []step {
+		return []step{
+			{0x1000, sp0, fp0, 0, 0},
+			{0x1100, sp0, fp0, 0x1004, 1},
+			{0x1104, sp0 - 16, fp0, 0x1004, 1},
+			{0x1108, sp0 - 16, fp0, 0x1108, depth},
+			{0x110c, sp0, fp0, 0x1004, 1}, // SP left the frame the call made
+			{0x1004, sp0, fp0, 0x1004, 0},
+		}
+	}
+	// AArch64: f sets x30 to an address in f and returns to it: a jump.
+	a64adrRet := code{
+		0x1000: a64bl(0x1000, 0x1100), 0x1004: a64nop,
+		0x1100: a64adrX30, 0x1104: a64ret, 0x1108: a64nop,
+	}
+
+	tests := []struct {
+		name         string
+		arch         *arch.Arch
+		code         code
+		sameFunction func(a, b uint64) bool
+		steps        []step
+		at           uint64 // where the frames are exactly frames
+		frames       []shadow.Frame
+		unwound      uint64
+	}{
+		{name: "x86-64 pop and push the return address, with symbols", arch: arch.AMD64, code: fastcall, sameFunction: sameFunction,
+			steps: fastSteps, at: 0x1207, frames: []shadow.Frame{fFrame, sub}},
+		{name: "x86-64 pop and push the return address, without symbols", arch: arch.AMD64, code: fastcall,
+			steps: fastSteps, at: 0x1207, frames: []shadow.Frame{fFrame, func() shadow.Frame { f := sub; f.Unsure = true; return f }()}},
+		{name: "x86-64 pop and jmp", arch: arch.AMD64, code: popJmp, steps: popJmpSteps},
+		{name: "x86-64 pop and jmp, with symbols", arch: arch.AMD64, code: popJmp, sameFunction: sameFunction, steps: popJmpSteps},
+		{name: "x86-64 add 8 to SP and jmp", arch: arch.AMD64, code: addJmp, steps: addJmpSteps},
+		{name: "x86-64 pop another address and jmp", arch: arch.AMD64, code: ehReturn,
+			steps: []step{
+				{0x1000, sp0, fp0, 0, 0},
+				{0x1100, sp0 - 8, fp0, 0, 1},
+				{0x1101, sp0 - 16, fp0, 0, 1},
+				{0x1200, sp0 - 24, fp0, 0, 2},
+				{0x1201, sp0 - 16, fp0, 0, 1}, // sub's frame is left
+				{0x1107, sp0 - 16, fp0, 0, 1},
+			},
+			unwound: 1},
+		{name: "x86-64 push and ret as a jump", arch: arch.AMD64, code: pushRet,
+			steps: []step{
+				{0x1000, sp0, fp0, 0, 0},
+				{0x1100, sp0 - 8, fp0, 0, 1},
+				{0x1105, sp0 - 16, fp0, 0, 1},
+				{0x1106, sp0 - 8, fp0, 0, 1}, // still in f
+				{0x1005, sp0, fp0, 0, 0},
+			},
+			at: 0x1106, frames: []shadow.Frame{fFrame}},
+		{name: "x86-64 call to the next instruction, with symbols", arch: arch.AMD64, code: getPC, sameFunction: sameFunction,
+			steps: getPCSteps(1), at: 0x1105, frames: []shadow.Frame{fFrame}},
+		{name: "x86-64 call to the next instruction, without symbols", arch: arch.AMD64, code: getPC,
+			steps: getPCSteps(2), at: 0x1105, frames: []shadow.Frame{fFrame,
+				{CallSite: 0x1100, ReturnAddr: 0x1105, CFA: sp0 - 8, CallerFP: fp0, Entry: 0x1105, Insn: 3, Unsure: true}},
+			unwound: 1}, // the pop confirms it: SP leaves the frame
+		{name: "aarch64 br x30 returns, without symbols", arch: arch.ARM64, code: a64brRet,
+			steps: []step{
+				{0x1000, sp0, fp0, 0, 0},
+				{0x1100, sp0, fp0, 0x1004, 1},
+				{0x1104, sp0, fp0, 0x1004, 1},
+				{0x1004, sp0, fp0, 0x1004, 0},
+			}},
+		{name: "aarch64 bl to the next instruction, with symbols", arch: arch.ARM64, code: a64getPC, sameFunction: sameFunction,
+			steps: a64getPCSteps(1), at: 0x1108, frames: []shadow.Frame{{CallSite: 0x1000, ReturnAddr: 0x1004, CFA: sp0, CallerFP: fp0, Entry: 0x1100, Insn: 2}}},
+		{name: "aarch64 bl to the next instruction, without symbols", arch: arch.ARM64, code: a64getPC,
+			steps: a64getPCSteps(2), at: 0x1108, frames: []shadow.Frame{
+				{CallSite: 0x1000, ReturnAddr: 0x1004, CFA: sp0, CallerFP: fp0, Entry: 0x1100, Insn: 2},
+				{CallSite: 0x1104, ReturnAddr: 0x1108, CFA: sp0 - 16, CallerFP: fp0, Entry: 0x1108, Insn: 4, Unsure: true}},
+			unwound: 1},
+		{name: "aarch64 ret to an address in the function as a jump", arch: arch.ARM64, code: a64adrRet, sameFunction: sameFunction,
+			steps: []step{
+				{0x1000, sp0, fp0, 0, 0},
+				{0x1100, sp0, fp0, 0x1004, 1},
+				{0x1104, sp0, fp0, 0x1108, 1},
+				{0x1108, sp0, fp0, 0x1108, 1}, // still in f
+			},
+			at: 0x1108, frames: []shadow.Frame{{CallSite: 0x1000, ReturnAddr: 0x1004, CFA: sp0, CallerFP: fp0, Entry: 0x1100, Insn: 2}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := shadow.New(tt.arch, tt.code.readCode)
+			s.SameFunction = tt.sameFunction
+			checked := tt.frames == nil
+			for i, st := range tt.steps {
+				observe(t, s, tt.code, tt.steps[i:i+1])
+				if st.pc == tt.at && !checked {
+					checked = true
+					if got := s.Frames(); !slices.Equal(got, tt.frames) {
+						t.Errorf("frames at %#x:\n%+v\nwant\n%+v", st.pc, got, tt.frames)
+					}
+				}
+			}
+			if !checked {
+				t.Errorf("%#x never ran", tt.at)
+			}
+			if s.Unwound() != tt.unwound {
+				t.Errorf("unwound %d, want %d", s.Unwound(), tt.unwound)
 			}
 		})
 	}

@@ -291,6 +291,17 @@ func (s *Table) SameFunction(a, b uint64) bool {
 	return stripCold(na) == stripCold(nb)
 }
 
+// Function returns the name of the function holding pc, its ".cold"
+// partition counted as part of it (SameFunction compares these), if a
+// symbol covers pc.
+func (s *Table) Function(pc uint64) (string, bool) {
+	name, _, ok := s.Lookup(pc)
+	if !ok {
+		return "", false
+	}
+	return stripCold(name), true
+}
+
 // stripCold removes a GCC partition suffix: "f.cold", "f.cold.3".
 func stripCold(name string) string {
 	if i := strings.Index(name, ".cold"); i > 0 {

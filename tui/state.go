@@ -338,6 +338,8 @@ func verdict(r verify.Result) string {
 		return fmt.Sprintf("cut: frames right up to the frame limit at frame %d; the rest was not compared", r.Depth)
 	case verify.SignalGap:
 		return fmt.Sprintf("signal gap at frame %d: no SFrame signal frame for the trampoline; the interrupted frames were not compared", r.Depth)
+	case verify.Untracked:
+		return fmt.Sprintf("untracked: frames right up to frame %d, whose true frame (the call at %#x) the shadow stack cannot vouch for; the rest was not compared", r.Depth, r.Lost.CallSite)
 	case verify.EndedEarly:
 		return fmt.Sprintf("ENDED EARLY at frame %d: no SFrame row for its return address %#x, though its function has SFrame data", r.Depth, r.Frame.PC)
 	}

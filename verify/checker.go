@@ -69,11 +69,14 @@ type Checker struct {
 	// Tail frames [0, okN) matched shadow frames [0, okN), which had the
 	// Insn values okIDs.
 	okN, okOff int
-	gen        uint64        // the unwinder's Generation the memos belong to
-	stack      *shadow.Stack // the shadow stack (thread) the memos belong to
-	okIDs      []uint64
-	rec0       *recorder // records into reads0
-	rec        *recorder // records into reads
+	// unsure: the shadow stack being compared has unsure frames
+	// (shadow.Frame.Unsure): compare takes the plain path.
+	unsure bool
+	gen    uint64        // the unwinder's Generation the memos belong to
+	stack  *shadow.Stack // the shadow stack (thread) the memos belong to
+	okIDs  []uint64
+	rec0   *recorder // records into reads0
+	rec    *recorder // records into reads
 
 	// The last result CheckStack returned, valid for PCs in [lo, hi) with
 	// the same regs and shadow stack version when lastOK. When cmpOK, it
@@ -216,6 +219,7 @@ func (c *Checker) checkStack(r *shadow.Record, st *shadow.Stack) *Result {
 		f.PC, f.SP, f.FP, f.Topmost, f.Err = r.PC, r.SP, r.FP, true, unwind.ErrNoFDE
 		return res
 	}
+	c.unsure = st.Unsure() > 0
 	c.check(r, st.Frames(), st.Version(), res)
 	// Frame 0's error would name its PC: not reusable at another.
 	if f := c.f0; f != nil && f.Err == nil && f.HasRow && f.Section != nil && !f.Signal {
@@ -338,6 +342,7 @@ func plainRules(f *unwind.Frame) bool {
 // the topmost frame's results and their words are the same.
 func (c *Checker) Check(r shadow.Record, shadow []shadow.Frame) Result {
 	var res Result
+	c.unsure = unsureFrame(shadow) >= 0
 	c.check(&r, shadow, 0, &res)
 	return res
 }
@@ -549,7 +554,7 @@ func (c *Checker) compare(f0 *unwind.Frame, shadow []shadow.Frame, res *Result) 
 	// outermost frame, negative when it ended earlier at a frame without
 	// SFrame data (a static glibc program's __libc_start_call_main).
 	o := L + 1 - n
-	if L == 0 || o > 1 {
+	if L == 0 || o > 1 || c.unsure {
 		c.okN = 0
 		*res = compare2(f0, c.tail, true, c.tailErr, shadow, c.covered)
 		return

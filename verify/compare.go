@@ -49,6 +49,8 @@ type Result struct {
 	// TopSection), when it has one.
 	Top        [2]int
 	TopSection *sframe.Section
+	// Lost is the shadow frame an Untracked result stopped at.
+	Lost shadow.Frame
 }
 
 // EngineRegs returns a DWARF register reader over an engine's current
@@ -125,6 +127,14 @@ func compare2(f0 *unwind.Frame, tail []unwind.Frame, rev bool, walkErr error, sh
 		}
 		if kind, done := judge(k, f, shadow, covered); done {
 			res.Kind, res.Depth, res.Frame = kind, k, *f
+			if kind == TooShort {
+				// The true stack goes on: unless a frame of it may be
+				// none.
+				if i := unsureFrame(shadow[:n-k]); i >= 0 {
+					res.Kind, res.Lost = Untracked, shadow[i]
+					return res
+				}
+			}
 			switch kind {
 			case Unterminated:
 				if f.Err == nil {
@@ -140,6 +150,10 @@ func compare2(f0 *unwind.Frame, tail []unwind.Frame, rev bool, walkErr error, sh
 			case SignalGap:
 				res.Err = signalGapError(f)
 			}
+			return res
+		}
+		if shadow[n-1-k].Unsure {
+			res.Kind, res.Depth, res.Frame, res.Lost = Untracked, k, *f, shadow[n-1-k]
 			return res
 		}
 		kind, w, g := frameMismatch(f, &shadow[n-1-k])
@@ -166,6 +180,17 @@ func compare2(f0 *unwind.Frame, tail []unwind.Frame, rev bool, walkErr error, sh
 		res.Kind, res.Err = walkKind(walkErr), walkErr
 	}
 	return res
+}
+
+// unsureFrame returns the index of the topmost unsure frame of shadow,
+// or -1.
+func unsureFrame(shadow []shadow.Frame) int {
+	for i := len(shadow) - 1; i >= 0; i-- {
+		if shadow[i].Unsure {
+			return i
+		}
+	}
+	return -1
 }
 
 // signalGapError says why the chain ended at signal trampoline f.

@@ -45,9 +45,17 @@ const (
 	// coverage gap of the data, neither a failure nor a listed problem;
 	// counted in the report's summary.
 	SignalGap
+	// Untracked: every frame was right up to a true frame the shadow
+	// stack cannot vouch for (shadow.Frame.Unsure: a callee that took its
+	// return address off the stack, in code without symbols to tell
+	// whether it still runs; a call to its own return address without
+	// symbols): that frame and those beyond it were not compared. Neither
+	// a failure nor ok: a run with any is incomplete, and the report says
+	// where the shadow stack lost track (Report.LostTrack).
+	Untracked
 )
 
-var kindNames = [...]string{"ok", "no-fde", "cfa", "ra", "fp", "unwind-error", "too-short", "limited", "unterminated", "ended-early", "cut", "signal-gap"}
+var kindNames = [...]string{"ok", "no-fde", "cfa", "ra", "fp", "unwind-error", "too-short", "limited", "unterminated", "ended-early", "cut", "signal-gap", "untracked"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {

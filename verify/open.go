@@ -102,6 +102,7 @@ func OpenSection(path string, sec *sframe.Section, cfg linux.Config) (*Target, e
 		return nil, err
 	}
 	tg.Session = linux.NewSession(p)
+	tg.Session.SetSameFunction(sameFunction(tg.Session.Syms, tg.Unwinder))
 	tg.Checker = NewChecker(tg.Unwinder, Memory{p.Engine}, EngineRegs(p.Engine))
 	tg.Symbols = tg.Session.Syms
 	tg.Lines = symbols.NewLines(p.ELF, p.Base)
@@ -168,4 +169,21 @@ func liveRanges(u *unwind.Unwinder) [][2]uint64 {
 		}
 	}
 	return out
+}
+
+// sameFunction tells the shadow stacks whether two code addresses lie in
+// one function: by the symbols where they name both, else by the SFrame
+// data where it has a function (FDE) for both (a stripped program), else
+// not (code neither knows, as a JIT's).
+func sameFunction(syms *symbols.Table, u *unwind.Unwinder) func(a, b uint64) bool {
+	return func(a, b uint64) bool {
+		na, oka := syms.Function(a)
+		nb, okb := syms.Function(b)
+		if oka && okb {
+			return na == nb
+		}
+		sa, ra, erra := u.Lookup(a)
+		sb, rb, errb := u.Lookup(b)
+		return erra == nil && errb == nil && sa == sb && ra.FDE == rb.FDE
+	}
 }

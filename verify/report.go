@@ -71,6 +71,51 @@ type Report struct {
 	// Static: with Options.Static, what check proves about the rows of
 	// the program's section the run did not execute.
 	Static *Static `json:"static,omitempty"`
+	// LostTrack lists the true frames the shadow stack could not vouch
+	// for (the "untracked" outcome: the unwind was compared up to such a
+	// frame), most instructions first. Any makes the run incomplete.
+	LostTrack []LostTrack `json:"lost_track,omitempty"`
+	// Anomalies counts the departures from call/return nesting the shadow
+	// stack followed (shadow.Anomaly: returns to an address no frame
+	// expected, as libgcc's into a landing pad, a retpoline's or push and
+	// ret; returns past frames), by kind, with the first of each.
+	// Informational: the frames such a return leaves are dropped by
+	// their stack pointer, and what the stack could not tell is in
+	// LostTrack.
+	Anomalies []ShadowAnomaly `json:"shadow_anomalies,omitempty"`
+}
+
+// LostTrack is one true frame the shadow stack could not vouch for
+// (shadow.Frame.Unsure): the call that made it, why, and the instructions
+// whose unwind was compared only up to it.
+type LostTrack struct {
+	CallSite    uint64 `json:"call_site"`
+	CallSymbol  string `json:"call_symbol"`
+	Entry       uint64 `json:"entry"` // the callee's first instruction
+	EntrySymbol string `json:"entry_symbol"`
+	Why         string `json:"why"`
+	// PC, Symbol, Source, Insn: the first instruction whose check
+	// stopped at the frame, at depth Depth.
+	PC     uint64 `json:"pc"`
+	Symbol string `json:"symbol"`
+	Source string `json:"source,omitempty"`
+	Insn   string `json:"insn"`
+	Depth  int    `json:"depth"`
+	PCs    int    `json:"pcs"`  // distinct instruction PCs affected
+	Hits   uint64 `json:"hits"` // instructions affected
+}
+
+// ShadowAnomaly counts one kind of shadow.Anomaly over a run's threads,
+// with the first one seen (in thread TID, at instruction Insn of it).
+type ShadowAnomaly struct {
+	Kind            string `json:"kind"`
+	Count           uint64 `json:"count"`
+	TID             int    `json:"tid"`
+	Insn            uint64 `json:"insn"`
+	PC              uint64 `json:"pc"`
+	Symbol          string `json:"symbol"`
+	SymbolDemangled string `json:"symbol_demangled,omitempty"`
+	Detail          string `json:"detail"`
 }
 
 // RowStat is one FRE row's failure count.
@@ -210,6 +255,7 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 		}
 	}
 	fmt.Fprintf(w, "  outcomes:     %s\n", strings.Join(kinds, ", "))
+	r.writeShadow(w)
 	r.writeObjects(w)
 	fmt.Fprintf(w, "  FRE coverage: %d of %d rows of the functions that ran were used (%d rows in the section)\n",
 		r.RowsExercised, r.RowsInRunFunctions, r.RowsTotal)
@@ -295,6 +341,40 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 	if r.Static != nil {
 		r.Static.writeProblems(w, maxProblems)
 	}
+}
+
+// writeShadow prints what the shadow stack followed (anomalies) and the
+// frames it lost track of.
+func (r *Report) writeShadow(w io.Writer) {
+	for i, a := range r.Anomalies {
+		label := "  shadow stack:"
+		if i > 0 {
+			label = "               "
+		}
+		fmt.Fprintf(w, "%s %d %s (first: %s, in %s)\n", label, a.Count, a.Kind, a.Detail, symbols.Demangle(a.Symbol))
+	}
+	for i, lt := range r.LostTrack {
+		if i == 5 {
+			fmt.Fprintf(w, "                (%d more: see --json)\n", len(r.LostTrack)-i)
+			break
+		}
+		label := "  lost track:  "
+		if i > 0 {
+			label = "               "
+		}
+		fmt.Fprintf(w, "%s the frame of the call at %s to %s: %s; %d instructions at %d PCs compared only up to it (first at %s, frame %d)\n",
+			label, addrSym(lt.CallSite, lt.CallSymbol), addrSym(lt.Entry, lt.EntrySymbol), lt.Why,
+			lt.Hits, lt.PCs, addrSym(lt.PC, lt.Symbol), lt.Depth)
+	}
+}
+
+// addrSym renders an address and its symbol (symbols.Table.Format), the
+// symbol left out when it is only the address again.
+func addrSym(addr uint64, sym string) string {
+	if sym == "" || sym == fmt.Sprintf("%#x", addr) {
+		return fmt.Sprintf("%#x", addr)
+	}
+	return fmt.Sprintf("%#x %s", addr, symbols.Demangle(sym))
 }
 
 // incompleteText says why the run is incomplete.

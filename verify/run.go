@@ -147,11 +147,16 @@ func (tg *Target) run(opt Options) (*Report, error) {
 			return true
 		}
 		var whole bool
-		if key, keyed := s.RunKey(); keyed {
+		switch key, keyed := s.RunKey(); {
+		case s.Shadow.Special():
+			// Frames whose callee took its return address off the
+			// stack, or unsure ones: the stack may change within the
+			// run (shadow.Stack.Follow, at every instruction).
+		case keyed:
 			// The engine computed frame 0's key at every instruction
 			// (emu.Engine.SetExtend): only the callers' words matter.
 			whole = checker.KeyHolds(key, res, s.Shadow) && !runStoresHit(s, checker.TailReads)
-		} else {
+		default:
 			whole = !res.Kind.Problem() && (res.Kind == NoFDE || checker.Reusable() && !runStoresHit(s, checker.Reads))
 		}
 		if whole {
@@ -175,6 +180,10 @@ func (tg *Target) run(opt Options) (*Report, error) {
 				r.SP, r.FP, r.RA = ext[0].SP, ext[0].FP, ext[0].RA
 				s.Shadow.Follow(r, jumped)
 				ext = ext[1:]
+			} else if s.Shadow.Special() {
+				// Where a detached frame returns or an unsure one
+				// becomes sure, the PC tells (shadow.Stack.resolve).
+				s.Shadow.Follow(r, false)
 			}
 			c.add(r, checker.checkStack(&r, s.Shadow), checker.Same)
 		}
@@ -210,13 +219,22 @@ func (tg *Target) run(opt Options) (*Report, error) {
 	case rep.Instructions == 0:
 		rep.Complete, rep.Incomplete = false, "no instruction was checked"
 	}
+	ranToEnd := rep.Complete
 	if n := rep.Counts[Cut.String()]; n > 0 {
 		cut := fmt.Sprintf("the unwind of %d instructions was cut at the frame limit of %d (--max-frames): the frames beyond it were not compared", n, opt.MaxFrames)
 		if rep.Incomplete != "" {
 			cut = rep.Incomplete + "; " + cut
 		}
-		rep.ranToEnd = rep.Complete
+		rep.ranToEnd = ranToEnd
 		rep.Complete, rep.Incomplete = false, cut
+	}
+	if n := rep.Counts[Untracked.String()]; n > 0 {
+		lost := fmt.Sprintf("the shadow stack lost track of %d true frame(s) (see \"lost track\"): at %d instructions the unwind was compared only up to such a frame", len(rep.LostTrack), n)
+		if rep.Incomplete != "" {
+			lost = rep.Incomplete + "; " + lost
+		}
+		rep.ranToEnd = ranToEnd
+		rep.Complete, rep.Incomplete = false, lost
 	}
 	if opt.Static {
 		rep.Static = c.static(tg)
@@ -252,6 +270,8 @@ type collector struct {
 	stop     string
 	problems map[problemKey]*Problem
 	pcs      map[problemKey]map[uint64]bool
+	lost     map[lostKey]*LostTrack // Untracked results, by the frame
+	lostPCs  map[lostKey]map[uint64]bool
 	funcs    map[string]*FuncStat
 	rows     map[[2]int]uint64 // (FDE, FRE) → hits as the topmost row
 	rowFail  map[[2]int]uint64 // (FDE, FRE) → failures attributed to it
@@ -285,6 +305,9 @@ type pcFunc struct {
 	fs *FuncStat
 }
 
+// lostKey names a frame the shadow stack could not vouch for.
+type lostKey struct{ call, entry uint64 }
+
 type problemKey struct {
 	kind     Kind
 	framePC  uint64
@@ -300,6 +323,8 @@ func newCollector(path string, sec *sframe.Section, p *linux.Process, s *linux.S
 		s:        s,
 		problems: map[problemKey]*Problem{},
 		pcs:      map[problemKey]map[uint64]bool{},
+		lost:     map[lostKey]*LostTrack{},
+		lostPCs:  map[lostKey]map[uint64]bool{},
 		funcs:    map[string]*FuncStat{},
 		rows:     map[[2]int]uint64{},
 		rowFail:  map[[2]int]uint64{},
@@ -371,9 +396,14 @@ func (c *collector) add(r shadow.Record, res *Result, same bool) {
 		m.hits = &hits[res.Top[1]]
 		*m.hits++
 	}
-	// A problem is counted per PC: never through the memo.
-	m.ok = !res.Kind.Problem()
+	// A problem is counted per PC: never through the memo; nor is a
+	// frame the shadow stack lost track of.
+	m.ok = !res.Kind.Problem() && res.Kind != Untracked
 	if m.ok {
+		return
+	}
+	if res.Kind == Untracked {
+		c.addLost(r.PC, res)
 		return
 	}
 	fs.Problems++
@@ -409,6 +439,27 @@ func (c *collector) add(r shadow.Record, res *Result, same bool) {
 	if res.Kind.Failure() && f.HasRow && f.Section == c.sec {
 		c.rowFail[[2]int{f.Row.FDE, f.Row.FRE}]++
 	}
+}
+
+// addLost counts an Untracked result at pc by the frame it stopped at.
+func (c *collector) addLost(pc uint64, res *Result) {
+	f := &res.Lost
+	key := lostKey{f.CallSite, f.Entry}
+	lt := c.lost[key]
+	if lt == nil {
+		why := "a call to its own return address (a get-PC idiom, which makes no frame, or a call of the function that follows it), and no symbol tells which"
+		if f.Detached {
+			why = "the callee took its return address off the stack (as PCRE2's JIT code and vfork do) and no symbol tells whether it still runs"
+		}
+		callSym, entrySym, sym := c.s.Syms.Format(f.CallSite), c.s.Syms.Format(f.Entry), c.s.Syms.Format(pc)
+		lt = &LostTrack{CallSite: f.CallSite, CallSymbol: callSym, Entry: f.Entry, EntrySymbol: entrySym, Why: why,
+			PC: pc, Symbol: sym, Source: c.lines.Lookup(pc), Depth: res.Depth}
+		lt.Insn, _ = c.s.Disasm(pc)
+		c.lost[key] = lt
+		c.lostPCs[key] = map[uint64]bool{}
+	}
+	lt.Hits++
+	c.lostPCs[key][pc] = true
 }
 
 // addRun counts k more instructions after the one at pc that add just
@@ -569,6 +620,21 @@ func (c *collector) finish() *Report {
 		pr.PCs = len(c.pcs[key])
 		rep.Problems = append(rep.Problems, *pr)
 	}
+	for key, lt := range c.lost {
+		lt.PCs = len(c.lostPCs[key])
+		rep.LostTrack = append(rep.LostTrack, *lt)
+	}
+	sort.Slice(rep.LostTrack, func(i, j int) bool {
+		a, b := &rep.LostTrack[i], &rep.LostTrack[j]
+		switch {
+		case a.Hits != b.Hits:
+			return a.Hits > b.Hits
+		case a.CallSite != b.CallSite:
+			return a.CallSite < b.CallSite
+		}
+		return a.Entry < b.Entry
+	})
+	rep.Anomalies = c.anomalies()
 	sort.Slice(rep.Problems, func(i, j int) bool {
 		a, b := &rep.Problems[i], &rep.Problems[j]
 		// Two problems may share their hits and first PC (frames at
@@ -644,4 +710,27 @@ func (c *collector) finish() *Report {
 		}
 	}
 	return rep
+}
+
+// anomalies summarizes the departures from call/return nesting the
+// shadow stacks of the run's threads saw (shadow.Stack.Anomalies), by
+// kind, with the first of each (thread by thread, in tid order).
+func (c *collector) anomalies() []ShadowAnomaly {
+	var out []ShadowAnomaly
+	at := map[string]int{}
+	c.s.EachShadow(func(tid int, st *shadow.Stack) {
+		for _, a := range st.Anomalies() {
+			i, ok := at[a.Kind]
+			if !ok {
+				sym := c.s.Syms.Format(a.PC)
+				i = len(out)
+				at[a.Kind] = i
+				out = append(out, ShadowAnomaly{Kind: a.Kind, TID: tid, Insn: a.Insn, PC: a.PC, Symbol: sym,
+					SymbolDemangled: symbols.Demangled(sym), Detail: a.Detail})
+			}
+			out[i].Count++
+		}
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Kind < out[j].Kind })
+	return out
 }
