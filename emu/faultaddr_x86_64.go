@@ -29,14 +29,9 @@ func (e *Engine) x86FaultAddr(kind string, addr, pc uint64) uint64 {
 	if kind == "fetch" {
 		cands = append(cands, reg(X86RIP), pc)
 	} else {
-		code := make([]byte, 15)
-		for n := len(code); n > 0; n-- {
-			if e.ReadMem(pc, code[:n]) == nil {
-				code = code[:n]
-				break
-			}
-		}
-		if inst, err := arch.DecodeX86(code); err == nil {
+		var code [15]byte
+		n, _ := e.ReadCode(pc, code[:])
+		if inst, err := arch.DecodeX86(code[:n]); err == nil {
 			for _, a := range inst.Args {
 				m, ok := a.(x86asm.Mem)
 				if !ok {
@@ -73,19 +68,16 @@ func (e *Engine) x86FaultAddr(kind string, addr, pc uint64) uint64 {
 	return addr
 }
 
+// x86RegIDs are the engine's IDs of x86asm's RAX … R15, in its order.
+var x86RegIDs = [...]RegID{X86RAX, X86RCX, X86RDX, X86RBX, X86RSP, X86RBP, X86RSI, X86RDI,
+	X86R8, X86R9, X86R10, X86R11, X86R12, X86R13, X86R14, X86R15}
+
 // x86Reg reads a 64-bit general register named by x86asm (0 for others:
 // a 32-bit address has no bits to lose).
 func (e *Engine) x86Reg(r x86asm.Reg) uint64 {
-	ids := map[x86asm.Reg]RegID{
-		x86asm.RAX: X86RAX, x86asm.RCX: X86RCX, x86asm.RDX: X86RDX, x86asm.RBX: X86RBX,
-		x86asm.RSP: X86RSP, x86asm.RBP: X86RBP, x86asm.RSI: X86RSI, x86asm.RDI: X86RDI,
-		x86asm.R8: X86R8, x86asm.R9: X86R9, x86asm.R10: X86R10, x86asm.R11: X86R11,
-		x86asm.R12: X86R12, x86asm.R13: X86R13, x86asm.R14: X86R14, x86asm.R15: X86R15,
-	}
-	id, ok := ids[r]
-	if !ok {
+	if r < x86asm.RAX || r > x86asm.R15 {
 		return 0
 	}
-	v, _ := e.Reg(id)
+	v, _ := e.Reg(x86RegIDs[r-x86asm.RAX])
 	return v
 }

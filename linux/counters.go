@@ -42,10 +42,7 @@ func (p *Process) emulated(pc, size uint64) {
 // instruction there is something else.
 func amd64Counter(p *Process, pc uint64) bool {
 	var code [15]byte
-	n := len(code)
-	for n > 0 && p.Engine.ReadMem(pc, code[:n]) != nil {
-		n--
-	}
+	n, _ := p.Engine.ReadCode(pc, code[:])
 	inst, err := arch.DecodeX86(code[:n])
 	if err != nil || inst.Op != x86asm.RDTSC {
 		return false

@@ -3,7 +3,6 @@
 package linux
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -22,20 +21,11 @@ import (
 
 func runPrivileged(t *testing.T, a string, args ...string) (string, *Exit) {
 	t.Helper()
-	var out bytes.Buffer
-	p, err := Load(filepath.Join("testdata", "privileged-"+a), Config{Args: append([]string{"privileged"}, args...), Stdout: &out, MaxInsns: 20_000_000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	x, err := p.Run()
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, x, _ := runGuest(t, filepath.Join("testdata", "privileged-"+a), Config{Args: append([]string{"privileged"}, args...), MaxInsns: 20_000_000})
 	if x.Reason != StopExited || x.Status != 0 {
 		t.Fatalf("%s: %v, want exit status 0", a, x)
 	}
-	return out.String(), x
+	return out, x
 }
 
 // TestPrivilegedInstructions: each instruction only a kernel may run gives

@@ -72,8 +72,17 @@ func signalsProgram(a string) string { return filepath.Join("testdata", "signals
 // dump must not depend on where the checkout is).
 func runSignals(t *testing.T, a, name string) (string, *Exit, *Process) {
 	t.Helper()
+	return runGuest(t, signalsProgram(a), Config{Args: []string{"signals", name}, MaxInsns: 20_000_000})
+}
+
+// runGuest runs the program at path to its end with cfg (its Stdout a
+// buffer) and returns its output, the exit and the process (closed when
+// the test ends).
+func runGuest(t *testing.T, path string, cfg Config) (string, *Exit, *Process) {
+	t.Helper()
 	var out bytes.Buffer
-	p, err := Load(signalsProgram(a), Config{Args: []string{"signals", name}, Stdout: &out, MaxInsns: 20_000_000})
+	cfg.Stdout = &out
+	p, err := Load(path, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,17 +49,10 @@ func threadsProgram(arch string) string { return filepath.Join("testdata", "thre
 // the exit and the threads.
 func runThreads(t *testing.T, arch string, quantum uint64) (string, *Exit, []Thread) {
 	t.Helper()
-	var out bytes.Buffer
-	p, err := Load(threadsProgram(arch), Config{Stdout: &out, Quantum: quantum, MaxInsns: 50_000_000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	x, err := p.Run()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out.String(), x, p.Threads()
+	out, x, p := runGuest(t, threadsProgram(arch), Config{Quantum: quantum, MaxInsns: 50_000_000})
+	threads := p.Threads()
+	p.Close()
+	return out, x, threads
 }
 
 func TestThreads(t *testing.T) {

@@ -3,7 +3,6 @@
 package linux
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,21 +93,12 @@ l $P -> /proc/self follow errno 2
 ? $T/sub/../../secret.txt stat errno 2
 ? $P/environ stat errno 2
 `)
-	var out bytes.Buffer
-	p, err := Load(filepath.Join("testdata", "tree-x86_64"), Config{
+	out, x, _ := runGuest(t, filepath.Join("testdata", "tree-x86_64"), Config{
 		Args:      []string{"tree", tree, tree + "/dirlink-in/b.txt", procdir, tree + "/sub/../../secret.txt", procdir + "/environ"},
 		ReadAllow: []string{tree, procdir, filepath.Join(tree, "named-out")},
-		Stdout:    &out, Timeout: time.Minute,
+		Timeout:   time.Minute,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
-	x, err := p.Run()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if x.Reason != StopExited || x.Status != 0 || out.String() != want {
-		t.Errorf("%v, output:\n%s\nwant:\n%s", x, out.String(), want)
+	if x.Reason != StopExited || x.Status != 0 || out != want {
+		t.Errorf("%v, output:\n%s\nwant:\n%s", x, out, want)
 	}
 }

@@ -28,10 +28,11 @@ static void on_fault(int sig, siginfo_t *si, void *uc) {
 }
 
 /* Each test is a function whose first instruction is the one tried. */
-#if defined(__x86_64__)
 #define TEST(name, insn) \
 	extern void name(void); \
-	__asm__(".text\n.globl " #name "\n.type " #name ",@function\n" #name ":\n" insn "\nret\n.size " #name ",.-" #name);
+	__asm__(".text\n.globl " #name "\n.type " #name ",%function\n" #name ":\n" insn "\nret\n.size " #name ",.-" #name);
+
+#if defined(__x86_64__)
 TEST(t_dr7, "mov %rax,%dr7")
 TEST(t_dr7_read, "mov %dr6,%rax")
 TEST(t_cr0, "mov %cr0,%rax")
@@ -56,9 +57,6 @@ TEST(t_in, "in %dx,%al")
 TEST(t_out, "out %al,$0x80")
 #define DIVS 3
 #elif defined(__aarch64__)
-#define TEST(name, insn) \
-	extern void name(void); \
-	__asm__(".text\n.globl " #name "\n.type " #name ",%function\n" #name ":\n" insn "\nret\n.size " #name ",.-" #name);
 TEST(t_daifset, "msr daifset, #2")
 TEST(t_daif_read, "mrs x0, daif")
 TEST(t_sctlr, "msr sctlr_el1, x0")
