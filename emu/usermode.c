@@ -53,7 +53,7 @@ static int32_t x86_old_exception(uc_engine *uc) {
 		uc_reg_write(uc, UC_X86_REG_RDX, &zero);
 		// Without an interrupt hook the divide error ends the run with
 		// UC_ERR_EXCEPTION; what matters is the context after it.
-		uc_emu_start(uc, SCRATCH + 0x100, SCRATCH + 0x100 + sizeof div, 0, 1);
+		uc_emu_start(uc, SCRATCH + 0x100, SCRATCH + 0x100 + sizeof div, 0, 0);
 		if (uc_context_save(uc, ctx[i]) != UC_ERR_OK)
 			goto out;
 	}
@@ -100,7 +100,7 @@ static uc_err x86_user_mode(uc_engine *uc, int32_t *oldexc) {
 		return err;
 	uc_reg_write(uc, UC_X86_REG_RCX, &rcx);
 	uc_reg_write(uc, UC_X86_REG_R11, &flags);
-	if ((err = uc_emu_start(uc, SCRATCH, rcx, 0, 1)) != UC_ERR_OK)
+	if ((err = uc_emu_start(uc, SCRATCH, rcx, 0, 0)) != UC_ERR_OK)
 		return err;
 	uint64_t cs = 0, pc = 0;
 	uc_reg_read(uc, UC_X86_REG_CS, &cs);
@@ -146,7 +146,7 @@ static uc_err arm64_user_mode(uc_engine *uc) {
 	uint64_t spsr = pstate & 0xf00003c0, elr = SCRATCH + 0x80, zero = 0;
 	if ((err = sfs_arm64_sysreg(uc, 1, 3, op1, 4, 0, 0, &spsr)) != UC_ERR_OK || (err = sfs_arm64_sysreg(uc, 1, 3, op1, 4, 0, 1, &elr)) != UC_ERR_OK)
 		return err;
-	if ((err = uc_emu_start(uc, SCRATCH, elr, 0, 1)) != UC_ERR_OK)
+	if ((err = uc_emu_start(uc, SCRATCH, elr, 0, 0)) != UC_ERR_OK)
 		return err;
 	uint64_t pc = 0;
 	uc_reg_read(uc, UC_ARM64_REG_PSTATE, &pstate);
@@ -163,11 +163,14 @@ uc_err sfs_user_mode(uc_engine *uc, int arm64, int32_t *oldexc) {
 	if (err != UC_ERR_OK)
 		return err;
 	err = arm64 ? arm64_user_mode(uc) : x86_user_mode(uc, oldexc);
+	// Only the scratch page's translations go: a flush of them all, or
+	// a uc_emu_start with an instruction count (whose hook Unicorn then
+	// removes, flushing), made every run's resident memory grow by the
+	// translation buffer's size (1 GiB) at its next start.
+	uc_err cerr = uc_ctl_remove_cache(uc, SCRATCH, SCRATCH + 0x1000);
 	uc_err uerr = uc_mem_unmap(uc, SCRATCH, 0x1000);
 	if (err == UC_ERR_OK)
-		err = uerr;
-	if (err == UC_ERR_OK)
-		err = uc_ctl_flush_tb(uc);
+		err = cerr != UC_ERR_OK ? cerr : uerr;
 	return err;
 }
 
