@@ -61,7 +61,7 @@ func Open(path string, cfg linux.Config) (*Target, error) {
 			}
 		}
 		sf.Close()
-		return nil, fmt.Errorf("%s: malformed SFrame section, nothing to verify against ('sframesim validate' lists every problem): %w", path, errs)
+		return nil, fmt.Errorf("%s: malformed SFrame section (%s at file offset %#x), nothing to verify against ('sframesim validate' lists every problem): %w", path, sframe.SectionName, sf.Raw.Offset, errs)
 	}
 	tg, err := OpenSection(path, sf.Section, cfg)
 	if err != nil {

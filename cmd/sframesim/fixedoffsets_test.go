@@ -31,14 +31,20 @@ func TestWrongFixedOffsets(t *testing.T) {
 	} {
 		field := map[int64]string{5: "header.cfa_fixed_fp_offset", 6: "header.cfa_fixed_ra_offset"}[c.off]
 		t.Run(fmt.Sprintf("%s %s=%d", c.path, field, c.value), func(t *testing.T) {
+			var secOff int64
 			bin := patched(t, testcorpus.Lookup(t, c.path), func(data []byte, raw *sframe.RawSection, _ *elf.File) {
 				data[raw.Offset+c.off] = byte(c.value)
+				secOff = raw.Offset
 			})
 			want := fmt.Sprintf("sframe: offset %#x: %s: ", c.off, field)
 			for _, args := range [][]string{{"validate", bin}, {"check", bin}, {"verify", bin}} {
 				_, errOut, status := runCmd(t, "", args...)
 				if status != exitProblems || !strings.Contains(errOut, want) {
 					t.Errorf("%s: status %d, stderr %q; want %d and %q", args[0], status, trim(errOut), exitProblems, want)
+				}
+				// verify names where the section is in the file.
+				if where := fmt.Sprintf("(.sframe at file offset %#x)", secOff); args[0] == "verify" && !strings.Contains(errOut, where) {
+					t.Errorf("verify: stderr %q; want %q", trim(errOut), where)
 				}
 			}
 		})
