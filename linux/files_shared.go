@@ -311,9 +311,10 @@ func (p *Process) fileToGuest(sf *sharedFile, off int64, addr, n uint64) (uint64
 // hostIO runs fn, a read from or write to one of the caller's streams
 // that is not a host file (see hostwait.go) and may block, on its own
 // goroutine, and waits for it or for the run to be stopped (timeout,
-// Interrupt, WaitLimits); stopped reports the latter (fn may then still be
-// running, and owns its buffer).
-func (p *Process) hostIO(fn func() (int, error)) (n int, err error, stopped bool) {
+// Interrupt, WaitLimits); end reports the latter as waitStopped (fn may
+// then still be running, and owns its buffer). A signal from outside does
+// not end this wait: such a stream is not the user's terminal or pipe.
+func (p *Process) hostIO(fn func() (int, error)) (n int, end waitEnd, err error) {
 	type result struct {
 		n   int
 		err error
@@ -328,13 +329,13 @@ func (p *Process) hostIO(fn func() (int, error)) (n int, err error, stopped bool
 	for {
 		select {
 		case r := <-done:
-			return r.n, r.err, false
+			return r.n, waitReady, r.err
 		case <-p.stopCh:
 			p.stopForSignal()
-			return 0, nil, true
+			return 0, waitStopped, nil
 		case <-tick.C:
 			if p.stopWaiting() {
-				return 0, nil, true
+				return 0, waitStopped, nil
 			}
 		}
 	}

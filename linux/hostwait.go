@@ -131,13 +131,31 @@ func (p *Process) stopWaiting() bool {
 	return true
 }
 
+// testHostWait, if not nil, is called as a wait for the host begins (tests).
+var testHostWait func()
+
+// waitEnd says how a wait for the host ended.
+type waitEnd int
+
+const (
+	waitReady   waitEnd = iota // the descriptor is ready (or has an error, or its end)
+	waitStopped                // the run must stop (stopWaiting)
+	waitSignal                 // a signal from outside came (Config.Signals)
+)
+
 // waitFD waits until the host descriptor fd has one of events (or an
-// error, or its end), and reports false; or until the run must stop
-// (stopWaiting), and reports true.
-func (p *Process) waitFD(fd int, events int16) (stopped bool) {
+// error, or its end), or until the run must stop (stopWaiting), or a
+// signal from outside comes for the guest to take (hostsignal.go).
+func (p *Process) waitFD(fd int, events int16) waitEnd {
+	if testHostWait != nil {
+		testHostWait()
+	}
 	for {
 		if p.stopWaiting() {
-			return true
+			return waitStopped
+		}
+		if p.hostSignalsWaiting() {
+			return waitSignal
 		}
 		d := waitSlice
 		if !p.deadline.IsZero() {
@@ -153,45 +171,47 @@ func (p *Process) waitFD(fd int, events int16) (stopped bool) {
 			continue
 		}
 		if err != nil || n > 0 {
-			return false // ready; a POLLERR, POLLHUP or POLLNVAL the read or write reports
+			return waitReady // a POLLERR, POLLHUP or POLLNVAL the read or write reports
 		}
 	}
 }
 
 // hostRead reads into b from r, the stream Config.Stdin whose host
 // descriptor (hostFD) is fd, waiting for it as the file's comment says;
-// stopped reports that the run was stopped instead (b is then not the
-// read's: it returned).
-func (p *Process) hostRead(r io.Reader, fd int, b []byte) (n int, err error, stopped bool) {
+// end says whether the wait ended otherwise (the run was stopped, a signal
+// came), and nothing was read then (after a stop, b is not the read's: it
+// returned).
+func (p *Process) hostRead(r io.Reader, fd int, b []byte) (n int, end waitEnd, err error) {
 	if rr, ok := r.(*replayReader); ok && rr.replaying() {
 		n, err = rr.Read(b) // what the first run read, again: no wait
-		return n, err, false
+		return n, waitReady, err
 	}
 	switch fd {
 	case neverBlocks:
 		n, err = r.Read(b)
-		return n, err, false
+		return n, waitReady, err
 	case notHostFD:
 		return p.hostIO(func() (int, error) { return r.Read(b) })
 	}
-	if p.waitFD(fd, unix.POLLIN) {
-		return 0, nil, true
+	if end := p.waitFD(fd, unix.POLLIN); end != waitReady {
+		return 0, end, nil
 	}
 	n, err = r.Read(b)
-	return n, err, false
+	return n, waitReady, err
 }
 
 // hostWrite writes b to w, the stream Config.Stdout or Stderr whose host
 // descriptor (hostFD) is fd, waiting for it as the file's comment says:
 // with a descriptor, in pieces of at most pipeBuf bytes, each after
-// POLLOUT. It returns how much was written; stopped reports that the run
-// was stopped before all of it was (for a stream that is not a host file,
-// the write may then go on, and owns b).
-func (p *Process) hostWrite(w io.Writer, fd int, b []byte) (n int, err error, stopped bool) {
+// POLLOUT. It returns how much was written; end says that the wait ended
+// otherwise (the run was stopped, a signal came) before all of it was (for
+// a stream that is not a host file, the write may then go on after a stop,
+// and owns b).
+func (p *Process) hostWrite(w io.Writer, fd int, b []byte) (n int, end waitEnd, err error) {
 	switch fd {
 	case neverBlocks:
 		n, err = w.Write(b)
-		return n, err, false
+		return n, waitReady, err
 	case notHostFD:
 		return p.hostIO(func() (int, error) { return w.Write(b) })
 	}
@@ -199,19 +219,19 @@ func (p *Process) hostWrite(w io.Writer, fd int, b []byte) (n int, err error, st
 		// What a run before passed on is skipped, not written: no wait.
 		if k := int(min(int64(len(b)), ow.toSkip())); k > 0 {
 			if n, err = w.Write(b[:k]); err != nil {
-				return n, err, false
+				return n, waitReady, err
 			}
 		}
 	}
 	for n < len(b) {
-		if p.waitFD(fd, unix.POLLOUT) {
-			return n, nil, true
+		if end := p.waitFD(fd, unix.POLLOUT); end != waitReady {
+			return n, end, nil
 		}
 		k, err := w.Write(b[n:min(len(b), n+pipeBuf)])
 		n += k
 		if err != nil {
-			return n, err, false
+			return n, waitReady, err
 		}
 	}
-	return n, nil, false
+	return n, waitReady, nil
 }

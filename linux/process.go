@@ -88,6 +88,9 @@ type Config struct {
 	// many instructions and per instruction from there on (0: always per
 	// block): where a run with CountBlocks met NeedExact.
 	ExactAfter uint64
+	// Signals, if not nil, passes signals from outside to the program
+	// (hostsignal.go).
+	Signals *HostSignals
 }
 
 // DefaultMaxMem is the memory cap when Config.MaxMem is 0: 1 GiB.
@@ -460,6 +463,9 @@ func (p *Process) Continue(n uint64) (*Exit, error) {
 	p.thr.cur.insns += ran
 	p.thr.cur.ran += ran
 	p.fireTimers()
+	if err := p.takeHostSignals(); err != nil {
+		return p.exit, err
+	}
 	if p.lastErr != nil {
 		err, p.lastErr = p.lastErr, nil
 		return p.exit, err

@@ -332,9 +332,12 @@ func (p *Process) readInto(fd int, addr, n uint64, off int64) (uint64, int) {
 		// A fresh buffer: if the run is stopped while the read waits, the
 		// read still owns it.
 		b := make([]byte, min(n, ioChunk))
-		k, err, stopped := p.hostRead(p.cfg.Stdin, p.inFD, b)
-		if stopped {
+		k, end, err := p.hostRead(p.cfg.Stdin, p.inFD, b)
+		switch end {
+		case waitStopped:
 			return 0, eINTR
+		case waitSignal:
+			return 0, eRestartSys // as pipe_read and n_tty_read
 		}
 		if k == 0 && err != nil && err != io.EOF {
 			return 0, eIO
@@ -493,29 +496,43 @@ type hostStream struct {
 
 // writeFrom writes the guest bytes [addr, addr+n) (mapped) to w in ioChunk
 // pieces: nothing the guest writes is held beyond one piece. It returns
-// how many were written, ok false if the first write failed; broken says
-// that a write failed because the reader of a pipe had gone (EPIPE: the
-// guest's stdout piped into head, say).
-func (p *Process) writeFrom(w *hostStream, addr, n uint64) (done uint64, ok, broken bool) {
+// how many were written and, if that is short, why (writeErr).
+func (p *Process) writeFrom(w *hostStream, addr, n uint64) (done uint64, why writeEnd) {
 	for done < n {
 		// A fresh buffer per piece would do too; the scratch buffer is
 		// replaced if a stopped write still holds it.
 		buf := p.scratchBuf()[:min(ioChunk, n-done)]
 		if p.Engine.ReadMem(addr+done, buf) != nil {
-			return done, done > 0, false
+			return done, writeFailed
 		}
-		k, err, stopped := p.hostWrite(w.w, w.fd, buf)
-		if stopped {
-			p.scratch = nil
-			return done + uint64(k), done+uint64(k) > 0, false
-		}
+		k, end, err := p.hostWrite(w.w, w.fd, buf)
 		done += uint64(k)
+		switch end {
+		case waitStopped:
+			p.scratch = nil
+			return done, writeFailed
+		case waitSignal:
+			return done, writeSignal
+		}
 		if err != nil || k < len(buf) {
-			return done, done > 0, errors.Is(err, syscall.EPIPE)
+			if errors.Is(err, syscall.EPIPE) {
+				return done, writeBroken
+			}
+			return done, writeFailed
 		}
 	}
-	return done, true, false
+	return done, writeDone
 }
+
+// writeEnd says why writeFrom wrote less than asked.
+type writeEnd int
+
+const (
+	writeDone   writeEnd = iota // it wrote everything
+	writeFailed                 // the write failed, or the run was stopped
+	writeBroken                 // the reader of a pipe had gone (EPIPE: the guest's stdout piped into head, say)
+	writeSignal                 // a signal from outside came while it waited (hostsignal.go)
+)
 
 // writeFile writes n bytes of guest memory at addr to the overlay file f
 // at off, or at and advancing its offset if off < 0 (at its end with
@@ -644,9 +661,9 @@ func (p *Process) sysWrite(a *[6]uint64) uint64 {
 	if !p.mapped(a[1], n) {
 		return sysErr(eFAULT)
 	}
-	done, ok, broken := p.writeFrom(w, a[1], n)
-	if !ok && n > 0 {
-		return p.writeErr(broken)
+	done, why := p.writeFrom(w, a[1], n)
+	if done == 0 && why != writeDone && n > 0 {
+		return p.writeErr(why)
 	}
 	return done
 }
@@ -671,10 +688,10 @@ func (p *Process) sysWritev(a *[6]uint64) uint64 {
 	}
 	var total uint64
 	for _, v := range iov {
-		done, ok, broken := p.writeFrom(w, v[0], v[1])
+		done, why := p.writeFrom(w, v[0], v[1])
 		total += done
-		if !ok && total == 0 && v[1] > 0 {
-			return p.writeErr(broken)
+		if total == 0 && why != writeDone && v[1] > 0 {
+			return p.writeErr(why)
 		}
 		if done < v[1] {
 			break
@@ -690,17 +707,20 @@ func (p *Process) raiseSIGPIPE() {
 }
 
 // writeErr is the result of a write to stdout or stderr that wrote
-// nothing: EINTR if the run was stopped meanwhile; EPIPE and a SIGPIPE if
-// the host's pipe has no reader (broken), as Linux does for a pipe, so a
-// program ends as it would natively, or handles EPIPE if it ignores
-// SIGPIPE; else EIO.
-func (p *Process) writeErr(broken bool) uint64 {
+// nothing, for the reason why: EINTR if the run was stopped meanwhile;
+// EPIPE and a SIGPIPE if the host's pipe has no reader, as Linux does for
+// a pipe, so a program ends as it would natively, or handles EPIPE if it
+// ignores SIGPIPE; ERESTARTSYS for a signal from outside, as pipe_write
+// gives; else EIO.
+func (p *Process) writeErr(why writeEnd) uint64 {
 	switch {
 	case p.exit != nil:
 		return sysErr(eINTR)
-	case broken:
+	case why == writeBroken:
 		p.raiseSIGPIPE()
 		return sysErr(ePIPE)
+	case why == writeSignal:
+		return sysErr(eRestartSys)
 	}
 	return sysErr(eIO)
 }

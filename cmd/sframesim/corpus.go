@@ -40,7 +40,8 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 		"libraries from their \"sysroot\", else --sysroot-for by the manifest's\n"+
 		"\"toolchain\" and \"arch\", else --sysroot.\n\n"+
 		"Prints a summary table on stdout, or on stderr when --json - or --junit -\n"+
-		"writes to stdout. Ctrl-C stops and still writes what was done.\n\n"+
+		"writes to stdout. Ctrl-C (SIGINT), SIGTERM (a CI job's timeout) or SIGHUP\n"+
+		"stops and still writes what was done.\n\n"+
 		"Exit status: 0 every binary as expected, 1 unexpected outcomes (or stale\n"+
 		"expectations), 2 could not run (usage, input, a binary that could not be\n"+
 		"verified, or interrupted).\n\n"+
@@ -234,8 +235,8 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 	go func() {
 		if _, ok := <-sig; ok {
 			interrupted.Store(true)
-			fmt.Fprintf(stderr, "\nsframesim corpus: interrupted: stopping the running binaries (Ctrl-C again to quit at once)\n")
-			signal.Reset(os.Interrupt)
+			fmt.Fprintf(stderr, "\nsframesim corpus: interrupted: stopping the running binaries (a second signal quits at once)\n")
+			signal.Reset(interrupt.Signals...)
 		}
 	}()
 

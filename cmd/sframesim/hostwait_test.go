@@ -18,10 +18,14 @@ import (
 
 // TestStopWhileGuestWaits runs sframesim as a process whose guest waits
 // for the host: it reads a stdin pipe nobody writes to, or writes to a
-// stdout pipe nobody reads. --timeout (run and verify) and, for verify,
-// Ctrl-C still end the run, with the stop said and verify's report
-// written (INCOMPLETE, status 2). Before, verify waited until the
-// writer or reader let the guest go on (the test gives up after 20 s).
+// stdout pipe nobody reads, or computes. --timeout (run and verify) and,
+// for verify, Ctrl-C, SIGTERM and SIGHUP still end the run, with the stop
+// said and verify's report written (INCOMPLETE, status 2). Before, verify
+// waited until the writer or reader let the guest go on (the test gives
+// up after 20 s), and died of SIGTERM without a report. run passes the
+// signals on to the program, which takes them as natively: lua stops its
+// script ("interrupted!", status 1) at a Ctrl-C, as under qemu-user, and
+// dies of a SIGTERM (status 143).
 func TestStopWhileGuestWaits(t *testing.T) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -36,22 +40,32 @@ func TestStopWhileGuestWaits(t *testing.T) {
 		t.Fatalf("%v (make testdata unpacks the real-world corpus)", err)
 	}
 	const (
-		reads  = `io.write("ready\n") io.flush() io.read("a")`
-		writes = `io.write("ready\n") io.flush() local s = string.rep("x", 65536) while true do io.write(s) end`
+		reads    = `io.write("ready\n") io.flush() io.read("a")`
+		writes   = `io.write("ready\n") io.flush() local s = string.rep("x", 65536) while true do io.write(s) end`
+		computes = `io.write("ready\n") io.flush() local x = 0 while true do x = x + 1 end`
+		stopped  = "but the run stopped before the program's end: interrupted"
 	)
 	for _, c := range []struct {
 		name   string
 		args   []string
 		script string
-		sigint bool
+		signal syscall.Signal // sent once the guest is ready (0: none)
+		status int
 		stderr string // the stop, as said
 	}{
-		{"run/stdin/timeout", []string{"run", "--timeout", "2s"}, reads, false, "timeout: 2s of wall-clock time passed"},
-		{"run/stdout/timeout", []string{"run", "--timeout", "2s"}, writes, false, "timeout: 2s of wall-clock time passed"},
-		{"verify/stdin/timeout", []string{"verify", "--timeout", "2s"}, reads, false, "result:       INCOMPLETE, no mismatch in the"},
-		{"verify/stdout/timeout", []string{"verify", "--timeout", "2s"}, writes, false, "result:       INCOMPLETE, no mismatch in the"},
-		{"verify/stdin/sigint", []string{"verify"}, reads, true, "but the run stopped before the program's end: interrupted"},
-		{"verify/stdout/sigint", []string{"verify"}, writes, true, "but the run stopped before the program's end: interrupted"},
+		{"run/stdin/timeout", []string{"run", "--timeout", "2s"}, reads, 0, exitError, "timeout: 2s of wall-clock time passed"},
+		{"run/stdout/timeout", []string{"run", "--timeout", "2s"}, writes, 0, exitError, "timeout: 2s of wall-clock time passed"},
+		{"run/stdin/sigint", []string{"run"}, reads, syscall.SIGINT, 1, "(command line):1: interrupted!\nstack traceback:\n\t[C]: in function 'io.read'"},
+		{"run/stdout/sigint", []string{"run"}, writes, syscall.SIGINT, 1, "(command line):1: interrupted!\nstack traceback:\n\t[C]: in function 'io.write'"},
+		{"run/compute/sigint", []string{"run"}, computes, syscall.SIGINT, 1, "interrupted!\nstack traceback:\n\t(command line):1: in main chunk"},
+		{"run/stdin/sigterm", []string{"run"}, reads, syscall.SIGTERM, 143, "killed by signal 15 (SIGTERM)"},
+		{"run/compute/sighup", []string{"run"}, computes, syscall.SIGHUP, 129, "killed by signal 1 (SIGHUP)"},
+		{"verify/stdin/timeout", []string{"verify", "--timeout", "2s"}, reads, 0, exitError, "result:       INCOMPLETE, no mismatch in the"},
+		{"verify/stdout/timeout", []string{"verify", "--timeout", "2s"}, writes, 0, exitError, "result:       INCOMPLETE, no mismatch in the"},
+		{"verify/stdin/sigint", []string{"verify"}, reads, syscall.SIGINT, exitError, stopped},
+		{"verify/stdout/sigint", []string{"verify"}, writes, syscall.SIGINT, exitError, stopped},
+		{"verify/stdin/sigterm", []string{"verify"}, reads, syscall.SIGTERM, exitError, stopped},
+		{"verify/compute/sighup", []string{"verify"}, computes, syscall.SIGHUP, exitError, stopped},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			inR, inW, err := os.Pipe() // stdin: never written to
@@ -88,9 +102,9 @@ func TestStopWhileGuestWaits(t *testing.T) {
 				<-waited
 				t.Fatalf("stdout %q (%v); stderr:\n%s", line, err, stderr.String())
 			}
-			if c.sigint {
+			if c.signal != 0 {
 				time.Sleep(100 * time.Millisecond) // let it get to the wait
-				cmd.Process.Signal(syscall.SIGINT)
+				cmd.Process.Signal(c.signal)
 			}
 			select {
 			case err = <-waited:
@@ -107,11 +121,60 @@ func TestStopWhileGuestWaits(t *testing.T) {
 			} else if err != nil {
 				t.Fatal(err)
 			}
-			if status != exitError || !strings.Contains(stderr.String(), c.stderr) {
-				t.Errorf("status %d (%v), stderr:\n%s\nwant status %d and %q", status, err, stderr.String(), exitError, c.stderr)
+			if status != c.status || !strings.Contains(stderr.String(), c.stderr) {
+				t.Errorf("status %d (%v), stderr:\n%s\nwant status %d and %q", status, err, stderr.String(), c.status, c.stderr)
 			}
 			if _, err := os.Stat(report); c.args[0] == "verify" && err != nil {
 				t.Errorf("the report: %v", err)
+			}
+		})
+	}
+}
+
+// TestCorpusTerminated: a SIGTERM (a CI job's timeout) or SIGHUP stops
+// corpus as Ctrl-C does: the binaries that ran are reported, the report
+// files written. Before, it died of the signal, with no report.
+func TestCorpusTerminated(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spin, err := filepath.Abs(filepath.Join("..", "..", "linux", "testdata", "hostsig-x86_64"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.Symlink(spin, filepath.Join(dir, "spin")); err != nil {
+				t.Fatal(err)
+			}
+			manifest := filepath.Join(dir, "manifest.json")
+			if err := os.WriteFile(manifest, []byte(`[{"name": "spin", "path": "spin", "args": ["spin"]}]`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			report := filepath.Join(dir, "report.json")
+			cmd := exec.Command(exe, "corpus", "--progress", "none", "--json", report, manifest)
+			cmd.Env = append(os.Environ(), "SFRAMESIM_MAIN=1")
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitSigCaught(t, cmd.Process.Pid, sig)
+			time.Sleep(300 * time.Millisecond) // into the run
+			cmd.Process.Signal(sig)
+			cmd.Wait()
+			ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+			if ws.Signaled() {
+				t.Fatalf("killed by %v: no report", ws.Signal())
+			}
+			data, err := os.ReadFile(report)
+			if err != nil {
+				t.Fatalf("no report: %v; status %d, stderr %q", err, ws.ExitStatus(), stderr.String())
+			}
+			if !strings.Contains(string(data), `"interrupted"`) || !strings.Contains(stderr.String(), "interrupted") {
+				t.Errorf("status %d, stderr %q, report:\n%s", ws.ExitStatus(), stderr.String(), data)
 			}
 		})
 	}

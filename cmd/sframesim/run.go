@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/sframesim/sframesim/linux"
 )
@@ -26,7 +28,11 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 		"files only, and directories listed); time, pid and random bytes are fixed or\n"+
 		"derived from the instruction count, so runs are reproducible.\n"+
 		"Network calls (socket, connect...) fail with EACCES, as in a sandbox; the calls\n"+
-		"denied are counted on stderr at the end.\n\n"+
+		"denied are counted on stderr at the end.\n"+
+		"SIGINT (Ctrl-C), SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to this\n"+
+		"command are passed on to the program, as qemu-user does: it takes them as it\n"+
+		"would natively (a program that handles or ignores them goes on; --timeout\n"+
+		"or SIGKILL end it all the same).\n\n"+
 		sysrootHelp+
 		"Exit status: the program's own; 128+N if it killed itself with signal N\n"+
 		"(abort: 134); 2 if it could not be loaded or was stopped for another reason\n"+
@@ -62,6 +68,8 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 		return cl.usageError(stderr, "%v", err)
 	}
 	limitHeap(&cfg)
+	cfg.Signals = new(linux.HostSignals)
+	defer forwardSignals(cfg.Signals)()
 	// No observer: count per block, as fast as Unicorn runs (RunFast
 	// runs again, exactly, a program that faults inside a block).
 	p, x, err := linux.RunFast(binary, cfg)
@@ -87,6 +95,29 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "sframesim run: %s: %s (after %d instructions)\n", binary, x.Detail, x.Insns)
 	return exitError
+}
+
+// forwarded are the signals run passes on to the program.
+var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
+
+// forwardSignals passes the forwarded signals this process receives on to
+// the program, from now until the function it returns is called (then
+// they have their default effect again).
+func forwardSignals(to *linux.HostSignals) (stop func()) {
+	c := make(chan os.Signal, len(forwarded))
+	signal.Notify(c, forwarded...)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for s := range c {
+			to.Send(int(s.(syscall.Signal)))
+		}
+	}()
+	return func() {
+		signal.Stop(c)
+		close(c)
+		<-done
+	}
 }
 
 // parseSize reads a byte count with an optional K, M or G (binary) suffix.

@@ -19,7 +19,8 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 		"unwinds the stack with its SFrame data and compares each frame (CFA, return\n"+
 		"address, caller's FP) with the true call stack. Prints a summary and each\n"+
 		"distinct problem once, on stderr. Without BINARY, verifies the sample embedded\n"+
-		"in sframesim. Ctrl-C stops the run; the report covers what was checked.\n\n"+
+		"in sframesim. Ctrl-C (SIGINT), SIGTERM or SIGHUP stops the run; the report\n"+
+		"covers what was checked.\n\n"+
 		"The program runs as under 'sframesim run': ARGS are its arguments, fd 0 is\n"+
 		"this command's stdin, its stdout is this command's stdout (with --json -,\n"+
 		"which writes the JSON report there, it goes to stderr), its stderr goes to\n"+
@@ -67,18 +68,19 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	keepOnBrokenPipe()
-	// Ctrl-C at any point from here (or since the process started: see
-	// package interrupt) stops the run and still writes the report.
+	// Ctrl-C, SIGTERM or SIGHUP at any point from here (or since the
+	// process started: see package interrupt) stops the run and still
+	// writes the report.
 	var interrupted atomic.Bool
 	sig := make(chan os.Signal, 1)
 	if interrupt.Notify(sig) {
 		interrupted.Store(true)
 	}
 	defer func() {
-		// A Ctrl-C from here to the process's exit (the report is
+		// Such a signal from here to the process's exit (the report is
 		// written) is ignored, not the default death: the status stays
 		// the report's.
-		signal.Ignore(os.Interrupt)
+		signal.Ignore(interrupt.Signals...)
 		close(sig)
 	}()
 	go func() {

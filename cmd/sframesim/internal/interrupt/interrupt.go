@@ -1,5 +1,6 @@
-// Package interrupt catches Ctrl-C (SIGINT) for the commands that report
-// what was done when interrupted (verify, corpus) from the start of the
+// Package interrupt catches Ctrl-C (SIGINT), and SIGTERM and SIGHUP (a CI
+// job's timeout, a closed terminal), for the commands that report what
+// was done when interrupted (verify, corpus) from the start of the
 // process, before their own handlers exist.
 //
 // A Go program dies of SIGINT until it calls signal.Notify, and package
@@ -9,16 +10,20 @@
 // imports only the standard library's os/signal, so it is initialised
 // early (Go initialises a package as soon as its imports are, choosing by
 // import path among those ready; go-runewidth becomes ready only after
-// regexp): from then on a SIGINT is kept here, and [Notify] hands it to
-// the command's handler.
+// regexp): from then on such a signal is kept here, and [Notify] hands it
+// to the command's handler.
 package interrupt
 
 import (
 	"os"
 	"os/signal"
+	"syscall"
 )
 
-// commands catch SIGINT from the start; the others keep Go's default
+// Signals are the signals that interrupt verify and corpus.
+var Signals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
+// commands catch Signals from the start; the others keep Go's default
 // (dying of it) until they say otherwise.
 var commands = map[string]bool{"verify": true, "corpus": true}
 
@@ -29,15 +34,15 @@ var (
 
 func init() {
 	if len(os.Args) > 1 && commands[os.Args[1]] {
-		signal.Notify(early, os.Interrupt)
+		signal.Notify(early, Signals...)
 		catching = true
 	}
 }
 
-// Notify relays SIGINT to c from now on, as signal.Notify(c, os.Interrupt)
+// Notify relays Signals to c from now on, as signal.Notify(c, Signals...)
 // does, and reports whether one came earlier, since the process started.
 func Notify(c chan<- os.Signal) (came bool) {
-	signal.Notify(c, os.Interrupt)
+	signal.Notify(c, Signals...)
 	if !catching {
 		return false
 	}

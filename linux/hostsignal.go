@@ -1,0 +1,79 @@
+//go:build cgo
+
+package linux
+
+import (
+	"fmt"
+	"math/bits"
+	"sync/atomic"
+)
+
+// Signals from outside the guest (the user's Ctrl-C, a kill(1) of the
+// sframesim process) passed on to the program, as qemu-user passes the
+// host's signals on: the program takes one as it would natively, with its
+// handler or the default action (SIGINT then ends it with status 130).
+//
+// A signal is taken between two runs of the engine, at most RunChunk
+// instructions after it came (a few milliseconds). Send does not stop the
+// engine: a stop from another goroutine can race with the block hook, so
+// that a block runs uncounted (or is counted and does not run), which is
+// harmless when the run ends there (a timeout) but not here, where it goes
+// on. A guest waiting for its stdin or for room on its stdout
+// (hostwait.go) is woken within waitSlice, its read or write returning
+// ERESTARTSYS as a pipe's does on Linux, which becomes EINTR or a restart
+// (SA_RESTART) on the way back to user mode, and nothing at all for a
+// signal the guest ignores.
+//
+// Such a signal comes at a time no run can repeat, so a program that
+// took one cannot be run again to find an exact fault (RunFast): from the
+// first signal taken on, the engine counts per instruction, where a fault
+// needs no second run. The siginfo is SI_USER from pid 0, as Linux gives
+// a process for a sender outside its pid namespace.
+
+// HostSignals passes signals from outside to the program a Process runs
+// (Config.Signals). Its zero value is ready; Send may be called from any
+// goroutine, before, during and after the run.
+type HostSignals struct {
+	pending atomic.Uint64 // signals sent and not yet taken, as sigmask bits
+}
+
+// Send passes sig (1 to 64) to the program: it is pending until the
+// process takes it, and a standard signal sent again before is taken once,
+// as the kernel does.
+func (h *HostSignals) Send(sig int) error {
+	if sig < 1 || sig > nsig {
+		return fmt.Errorf("signal %d: want 1 to %d", sig, nsig)
+	}
+	h.pending.Or(sigmask(sig))
+	return nil
+}
+
+// hostSignalsWaiting reports whether a signal from outside waits to be
+// taken (a wait for the host then ends: waitFD).
+func (p *Process) hostSignalsWaiting() bool {
+	return p.cfg.Signals != nil && p.cfg.Signals.pending.Load() != 0
+}
+
+// takeHostSignals makes the signals sent from outside since the last call
+// pending for the process, between two runs of the engine. The first one
+// switches counting per block off (see above).
+func (p *Process) takeHostSignals() error {
+	if p.cfg.Signals == nil {
+		return nil
+	}
+	set := p.cfg.Signals.pending.Swap(0)
+	if set == 0 {
+		return nil
+	}
+	if p.Engine.CountingBlocks() {
+		if err := p.Engine.CountBlocks(false); err != nil {
+			return err
+		}
+	}
+	for set != 0 {
+		sig := bits.TrailingZeros64(set) + 1
+		set &= set - 1
+		p.queueSignal(nil, sigInfo{signo: int32(sig), code: siUser, uid: guestUID}, false)
+	}
+	return nil
+}

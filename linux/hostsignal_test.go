@@ -1,0 +1,172 @@
+//go:build cgo
+
+package linux
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The guest of these tests, built static for each architecture:
+//
+//	$ARCH-linux-gnu-gcc -O2 -static -Wa,--gsframe -o hostsig-$ARCH src/hostsig.c
+
+// lineWriter is a guest's stdout that passes each complete line on.
+type lineWriter struct {
+	mu    sync.Mutex
+	part  bytes.Buffer
+	lines chan string
+}
+
+func newLineWriter() *lineWriter { return &lineWriter{lines: make(chan string, 64)} }
+
+func (w *lineWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.part.Write(b)
+	for {
+		line, err := w.part.ReadString('\n')
+		if err != nil {
+			w.part.Reset()
+			w.part.WriteString(line)
+			return len(b), nil
+		}
+		w.lines <- strings.TrimSuffix(line, "\n")
+	}
+}
+
+// expect waits for the guest's next line and checks it.
+func (w *lineWriter) expect(t *testing.T, want string) {
+	t.Helper()
+	select {
+	case got := <-w.lines:
+		if got != want {
+			t.Fatalf("guest printed %q, want %q", got, want)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatalf("guest printed nothing, want %q", want)
+	}
+}
+
+type runResult struct {
+	x   *Exit
+	err error
+}
+
+// startHostsig runs hostsig-$ARCH scenario as `sframesim run` does
+// (RunFast), with stdin a host pipe, and returns the pipe's write end.
+func startHostsig(t *testing.T, a, scenario string, sigs *HostSignals) (*lineWriter, *os.File, <-chan runResult) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close(); w.Close() })
+	out := newLineWriter()
+	path := filepath.Join("testdata", "hostsig-"+a)
+	done := make(chan runResult, 1)
+	go func() {
+		p, x, err := RunFast(path, Config{Args: []string{path, scenario}, Stdin: r, Stdout: out, Signals: sigs, Timeout: time.Minute})
+		if p != nil {
+			p.Close()
+		}
+		done <- runResult{x, err}
+	}()
+	return out, w, done
+}
+
+func waitRun(t *testing.T, done <-chan runResult) *Exit {
+	t.Helper()
+	select {
+	case res := <-done:
+		if res.err != nil {
+			t.Fatal(res.err)
+		}
+		return res.x
+	case <-time.After(time.Minute):
+		t.Fatal("the run did not end")
+	}
+	return nil
+}
+
+// TestHostSignalsWhileReading sends signals to a guest blocked reading
+// its stdin: an ignored one changes nothing, one with an SA_RESTART
+// handler runs the handler and the read goes on, one without SA_RESTART
+// makes the read fail with EINTR.
+func TestHostSignalsWhileReading(t *testing.T) {
+	waiting := make(chan struct{}, 16)
+	testHostWait = func() { waiting <- struct{}{} }
+	defer func() { testHostWait = nil }()
+	blocked := func() { // the guest waits in a read of its stdin
+		t.Helper()
+		select {
+		case <-waiting:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the guest does not wait for its stdin")
+		}
+	}
+	for _, a := range threadArches {
+		t.Run(a, func(t *testing.T) {
+			for len(waiting) > 0 { // the waits of the run before
+				<-waiting
+			}
+			sigs := new(HostSignals)
+			out, in, done := startHostsig(t, a, "read", sigs)
+			out.expect(t, "ready")
+			blocked()
+			sigs.Send(3)  // SIGQUIT: ignored
+			sigs.Send(10) // SIGUSR1, SA_RESTART
+			out.expect(t, "handler 10")
+			blocked() // again, restarted
+			in.WriteString("abc")
+			out.expect(t, "read 3 bytes: abc (signal 10 handled before)")
+			blocked()
+			sigs.Send(2) // SIGINT, no SA_RESTART
+			out.expect(t, "handler 02")
+			out.expect(t, "read: EINTR (signal 2 handled)")
+			blocked()
+			in.WriteString("xy")
+			out.expect(t, "read 2 bytes: xy (signal 0 handled before)")
+			in.Close()
+			out.expect(t, "end of input (signal 0 handled before)")
+			if x := waitRun(t, done); x.Reason != StopExited || x.Status != 0 {
+				t.Errorf("exit %v (%s), want status 0", x.Reason, x)
+			}
+		})
+	}
+}
+
+// TestHostSignalDefault sends SIGTERM to a guest that computes and does
+// not handle it: it dies of it, as natively (status 143), and one sent
+// before the run started waits for it.
+func TestHostSignalDefault(t *testing.T) {
+	for _, a := range threadArches {
+		t.Run(a, func(t *testing.T) {
+			sigs := new(HostSignals)
+			out, _, done := startHostsig(t, a, "spin", sigs)
+			out.expect(t, "ready")
+			sigs.Send(15)
+			x := waitRun(t, done)
+			if x.Reason != StopSignaled || x.Status != 143 || x.Signal != 15 {
+				t.Errorf("exit %v status %d signal %d (%s), want killed by SIGTERM", x.Reason, x.Status, x.Signal, x)
+			}
+		})
+		t.Run(a+"/before", func(t *testing.T) {
+			sigs := new(HostSignals)
+			sigs.Send(1) // SIGHUP
+			_, _, done := startHostsig(t, a, "spin", sigs)
+			x := waitRun(t, done)
+			if x.Reason != StopSignaled || x.Status != 129 {
+				t.Errorf("exit %v status %d (%s), want killed by SIGHUP", x.Reason, x.Status, x)
+			}
+		})
+	}
+	if err := new(HostSignals).Send(65); err == nil {
+		t.Error("Send(65) succeeded")
+	}
+}

@@ -1,0 +1,78 @@
+/* hostsig: signals sent from outside (the user's Ctrl-C, a kill of the
+ * emulator) while the program waits for its stdin or computes. Built
+ * static for x86-64 and AArch64 (the command is in
+ * linux/hostsignal_test.go). Each line it prints is flushed, so that the
+ * sender knows what it is doing.
+ *
+ *   read     SIGUSR1 has an SA_RESTART handler, SIGINT one without (each
+ *            says it ran): a read of stdin restarts after the first,
+ *            fails with EINTR after the second; SIGQUIT is ignored; it
+ *            echoes what it reads until the end of its input
+ *   spin     computes until a signal ends it (the default action) */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t last;
+
+static void on_signal(int sig) {
+	char m[] = "handler NN\n";
+	m[8] = '0' + sig / 10;
+	m[9] = '0' + sig % 10;
+	write(1, m, sizeof m - 1);
+	last = sig;
+}
+
+static void handle(int sig, int flags) {
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sa.sa_flags = flags;
+	sigaction(sig, &sa, NULL);
+}
+
+static int readloop(void) {
+	handle(SIGUSR1, SA_RESTART);
+	handle(SIGINT, 0);
+	signal(SIGQUIT, SIG_IGN);
+	printf("ready\n");
+	fflush(stdout);
+	char buf[256];
+	for (;;) {
+		ssize_t n = read(0, buf, sizeof buf);
+		int seen = last;
+		last = 0;
+		if (n < 0 && errno == EINTR) {
+			printf("read: EINTR (signal %d handled)\n", seen);
+		} else if (n < 0) {
+			printf("read: %s\n", strerror(errno));
+			return 1;
+		} else if (n == 0) {
+			printf("end of input (signal %d handled before)\n", seen);
+			return 0;
+		} else {
+			printf("read %zd bytes: %.*s (signal %d handled before)\n", n, (int)n, buf, seen);
+		}
+		fflush(stdout);
+	}
+}
+
+static int spin(void) {
+	printf("ready\n");
+	fflush(stdout);
+	volatile unsigned long x = 0;
+	for (;;)
+		x = x * 6364136223846793005UL + 1;
+}
+
+int main(int argc, char **argv) {
+	if (argc == 2 && strcmp(argv[1], "read") == 0)
+		return readloop();
+	if (argc == 2 && strcmp(argv[1], "spin") == 0)
+		return spin();
+	fprintf(stderr, "usage: hostsig read|spin\n");
+	return 2;
+}
