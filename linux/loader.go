@@ -499,7 +499,10 @@ func (p *Process) mapImage(path string, loads []*elf.Prog, base uint64, fileSize
 		if a := base + ph.Vaddr; a < ph.Vaddr || a+ph.Memsz < a || a+ph.Memsz > p.abi.stackTop-stackSize {
 			return 0, fmt.Errorf("%s: PT_LOAD at %#x+%#x is outside the address space", path, ph.Vaddr, ph.Memsz)
 		}
-		if fileSize >= 0 && (ph.Off > uint64(fileSize) || ph.Filesz > uint64(fileSize)-ph.Off) {
+		// A segment with no file data (bss only) reads nothing: its
+		// offset does not matter (Linux maps it anonymous, whatever
+		// p_offset says).
+		if fileSize >= 0 && ph.Filesz > 0 && (ph.Off > uint64(fileSize) || ph.Filesz > uint64(fileSize)-ph.Off) {
 			return 0, fmt.Errorf("%s: PT_LOAD at %#x: file data beyond the end of the file", path, ph.Vaddr)
 		}
 		start := pageDown(base + ph.Vaddr)

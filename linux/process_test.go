@@ -731,3 +731,57 @@ func TestVMJoins(t *testing.T) {
 		t.Errorf("VMAs after unmapping %+v", m.vmas)
 	}
 }
+
+// TestLoadBSSOnlySegment: a PT_LOAD with no file data (bss only) is mapped
+// zeroed whatever its p_offset says, as Linux maps it (anonymous), even
+// past the end of the file. The test turns a program's PT_GNU_STACK
+// header into such a segment, above its others.
+func TestLoadBSSOnlySegment(t *testing.T) {
+	for _, a := range threadArches {
+		t.Run(a, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("testdata", "hostsig-"+a))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := elf.NewFile(bytes.NewReader(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var top uint64
+			stack := -1
+			for i, ph := range f.Progs {
+				if ph.Type == elf.PT_LOAD {
+					top = max(top, ph.Vaddr+ph.Memsz)
+				}
+				if ph.Type == elf.PT_GNU_STACK {
+					stack = i
+				}
+			}
+			if stack < 0 || stack < len(f.Progs)-1 && f.Progs[stack+1].Type == elf.PT_LOAD {
+				t.Fatal("no PT_GNU_STACK after the PT_LOAD headers")
+			}
+			phoff := binary.LittleEndian.Uint64(data[0x20:])
+			bss := (top + 0x10000) &^ 0xffff
+			binary.LittleEndian.PutUint32(data[phoff+uint64(stack)*56:], uint32(elf.PT_LOAD))
+			var buf bytes.Buffer
+			binary.Write(&buf, binary.LittleEndian, elf.Prog64{
+				Type: uint32(elf.PT_LOAD), Flags: uint32(elf.PF_R | elf.PF_W), Off: uint64(len(data)) + 0x100000,
+				Vaddr: bss, Paddr: bss, Filesz: 0, Memsz: 0x3000, Align: emu.PageSize,
+			})
+			copy(data[phoff+uint64(stack)*56:], buf.Bytes())
+			path := filepath.Join(t.TempDir(), "bss-"+a)
+			if err := os.WriteFile(path, data, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			var errOut bytes.Buffer
+			p, x := runTest(t, path, Config{Stderr: &errOut})
+			if x.Reason != StopExited || x.Status != 2 || errOut.String() != "usage: hostsig read|spin\n" {
+				t.Errorf("exit %v (%s), stderr %q; want status 2 and the usage", x.Reason, x, errOut.String())
+			}
+			got, ok := p.readGuest(bss, 0x3000)
+			if !ok || !bytes.Equal(got, make([]byte, 0x3000)) {
+				t.Errorf("the bss-only segment at %#x: mapped %v, zero %v", bss, ok, bytes.Equal(got, make([]byte, 0x3000)))
+			}
+		})
+	}
+}
