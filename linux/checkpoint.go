@@ -35,6 +35,7 @@ type Checkpoint struct {
 	rng    []byte
 	fds    map[int]*openFile
 	ov     *overlay
+	cwd    string
 	sig    sigState
 	sleep  time.Duration
 	denied map[string]uint64
@@ -76,6 +77,7 @@ func (s *Session) Checkpoint(prev *Checkpoint) (*Checkpoint, error) {
 		brk: p.brk, sig: p.sig.clone(), sleep: p.sleep, stalls: p.stalls, cur: s.cur,
 	}
 	c.ov, c.fds, c.vmas = p.ov.clone(p.fds, p.vm.vmas)
+	c.cwd = p.cwd
 	c.thrNext, c.thrSeq, c.switches = p.thr.nextTID, p.thr.seq, p.thr.switches
 	for i, t := range p.thr.list {
 		c.threads = append(c.threads, *t)
@@ -109,6 +111,7 @@ func (s *Session) Restore(c *Checkpoint) error {
 	p.vm.held = p.vm.held - p.ov.held + c.ov.held
 	var vmas []vma
 	p.ov, p.fds, vmas = c.ov.clone(c.fds, c.vmas)
+	p.cwd = c.cwd
 	if !sameVMAs(p.vm.vmas, vmas) {
 		// Backed ranges outside the checkpoint's mappings are inaccessible,
 		// as munmap leaves them.

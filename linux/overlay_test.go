@@ -573,3 +573,91 @@ func TestOverlaySharedMapping(t *testing.T) {
 		})
 	}
 }
+
+// TestChdir: chdir and fchdir move the guest's working directory, not the
+// host's: getcwd and relative paths follow it; a file, a missing path and
+// a directory without search permission are refused as Linux refuses them.
+func TestChdir(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"f", "sub/g"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("host "+f), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir("/")
+	for _, a := range []*arch.Arch{arch.AMD64, arch.ARM64} {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{ReadAllow: []string{dir}})
+			cwd := func() string {
+				t.Helper()
+				n := g.call("getcwd", g.buf, 4096)
+				if n <= 0 {
+					t.Fatalf("getcwd = %d", n)
+				}
+				return string(readGuestBytes(t, g.p, g.buf, uint64(n-1)))
+			}
+			chdir := func(path string) int64 { return g.call("chdir", g.path(0, path)) }
+			if got := cwd(); got != "/" {
+				t.Errorf("getcwd %q at the start, want the host's, /", got)
+			}
+			expect(t, "chdir dir", chdir(dir), 0)
+			if got := cwd(); got != dir {
+				t.Errorf("getcwd %q, want %q", got, dir)
+			}
+			if got, want := g.names("."), []string{".", "..", "f", "sub"}; !reflect.DeepEqual(got, want) {
+				t.Errorf(". lists %q, want %q", got, want)
+			}
+			expect(t, "chdir sub", chdir("sub"), 0)
+			if mode, size, _ := g.stat("g", true); mode != 0o100444 || size != 10 {
+				t.Errorf("stat g: mode %o size %d", mode, size)
+			}
+			expect(t, "chdir ..", chdir(".."), 0)
+			if got := cwd(); got != dir {
+				t.Errorf("getcwd %q after .., want %q", got, dir)
+			}
+			expect(t, "chdir to a file", chdir("f"), -eNOTDIR)
+			expect(t, "chdir to nothing", chdir("missing"), -eNOENT)
+			expect(t, "chdir to an empty path", chdir(""), -eNOENT)
+			if got := cwd(); got != dir {
+				t.Errorf("getcwd %q after failed chdirs, want %q", got, dir)
+			}
+
+			expect(t, "chdir /tmp", chdir("/tmp"), 0)
+			fd := g.open("new", oCREAT|gWRONLY, 0o644)
+			expect(t, "write", g.write(fd, "x"), 1)
+			if mode, size, _ := g.stat("/tmp/new", true); mode != 0o100644 || size != 1 {
+				t.Errorf("/tmp/new, made as new: mode %o size %d", mode, size)
+			}
+			expect(t, "mkdir locked", g.call("mkdirat", atFDCWD64, g.path(1, "locked"), 0), 0)
+			expect(t, "chdir locked", chdir("locked"), -eACCES)
+
+			sub := g.open(filepath.Join(dir, "sub"), gRDONLY|g.p.abi.oDirectory, 0)
+			expect(t, "fchdir sub", g.call("fchdir", uint64(sub)), 0)
+			if got := cwd(); got != filepath.Join(dir, "sub") {
+				t.Errorf("getcwd %q after fchdir, want %q", got, filepath.Join(dir, "sub"))
+			}
+			expect(t, "fchdir a file", g.call("fchdir", uint64(fd)), -eNOTDIR)
+			expect(t, "fchdir a closed descriptor", g.call("fchdir", 99), -eBADF)
+
+			// A checkpoint (the TUI's step back) keeps it.
+			s := NewSession(g.p)
+			c, err := s.Checkpoint(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			expect(t, "chdir /", chdir("/"), 0)
+			if err := s.Restore(c); err != nil {
+				t.Fatal(err)
+			}
+			if got := cwd(); got != filepath.Join(dir, "sub") {
+				t.Errorf("getcwd %q after a restore, want %q", got, filepath.Join(dir, "sub"))
+			}
+		})
+	}
+	if wd, _ := os.Getwd(); wd != "/" {
+		t.Errorf("the host's working directory moved to %s", wd)
+	}
+}

@@ -178,6 +178,7 @@ type Process struct {
 	rng         detRNG
 	view        fsView   // the host files the guest sees
 	ov          *overlay // the guest's writable files (overlay.go)
+	cwd         string   // the guest's working directory (chdir; at first the host's), "" if unknown
 	fds         map[int]*openFile
 	fdUsed      fdSet                  // the descriptors in fds below fdLimit
 	shared      map[fileID]*sharedFile // the host files opened, by identity

@@ -67,6 +67,7 @@ func (p *Process) initFiles() error {
 	p.view = v
 	cwd, _ := os.Getwd()
 	p.ov = newOverlay(cwd)
+	p.cwd = cwd
 	p.fds = map[int]*openFile{0: {kind: fileStdin, ino: 1}, 1: {kind: fileStdout, ino: 2}, 2: {kind: fileStderr, ino: 3}}
 	p.syncFDs()
 	return nil
@@ -93,7 +94,8 @@ func (p *Process) inode(host string) uint64 {
 }
 
 // resolve makes a guest path absolute (relative ones against dirfd: the
-// path the directory was opened at, even if it was renamed since).
+// path the directory was opened at, even if it was renamed since; or the
+// working directory).
 func (p *Process) resolve(dirfd int32, path string) (string, int) {
 	if path == "" {
 		return "", eNOENT
@@ -109,11 +111,10 @@ func (p *Process) resolve(dirfd int32, path string) (string, int) {
 			}
 			return filepath.Join(f.path, path), 0
 		}
-		abs, err := filepath.Abs(path)
-		if err != nil {
-			return "", eNOENT
+		if p.cwd == "" {
+			return "", eNOENT // the host's was gone at the start
 		}
-		return abs, 0
+		return filepath.Join(p.cwd, path), 0
 	}
 	return filepath.Clean(path), 0
 }
@@ -1018,11 +1019,10 @@ func (p *Process) sysReadlinkat(a *[6]uint64) uint64 {
 }
 
 func (p *Process) sysGetcwd(a *[6]uint64) uint64 {
-	wd, err := os.Getwd()
-	if err != nil {
+	if p.cwd == "" {
 		return sysErr(eNOENT)
 	}
-	b := append([]byte(wd), 0)
+	b := append([]byte(p.cwd), 0)
 	if uint64(len(b)) > a[1] {
 		return sysErr(eRANGE)
 	}
@@ -1030,6 +1030,42 @@ func (p *Process) sysGetcwd(a *[6]uint64) uint64 {
 		return sysErr(eFAULT)
 	}
 	return uint64(len(b))
+}
+
+// sysChdir makes a directory the guest sees its working directory (the
+// overlay's links in the path resolved). Only the guest's changes: the
+// host's stays.
+func (p *Process) sysChdir(a *[6]uint64) uint64 {
+	abs, e := p.guestPath(atFDCWD, a[0])
+	if e != 0 {
+		return sysErr(e)
+	}
+	ent, e := p.lookup(abs, true)
+	switch {
+	case e != 0:
+		return sysErr(e)
+	case !ent.isDir():
+		return sysErr(eNOTDIR)
+	case ent.node != nil && ent.node.mode&0o111 == 0:
+		return sysErr(eACCES) // a directory of the overlay without search permission
+	}
+	p.cwd = ent.path
+	return 0
+}
+
+// sysFchdir makes the directory open at fd the working directory.
+func (p *Process) sysFchdir(a *[6]uint64) uint64 {
+	f := p.fds[int(int32(a[0]))]
+	switch {
+	case f == nil:
+		return sysErr(eBADF)
+	case f.kind != fileDir:
+		return sysErr(eNOTDIR)
+	case f.node != nil && f.node.mode&0o111 == 0:
+		return sysErr(eACCES)
+	}
+	p.cwd = f.path
+	return 0
 }
 
 // System calls that change files: all of them act on the overlay
@@ -1435,7 +1471,10 @@ func (p *Process) sysUtimensat(a *[6]uint64) uint64 {
 	if flags&atEmptyPath != 0 {
 		if path, e := p.cstring(a[1]); e == 0 && path == "" {
 			if dirfd == atFDCWD {
-				return p.utimes(nil, ".", true, t)
+				if p.cwd == "" {
+					return sysErr(eNOENT)
+				}
+				return p.utimes(nil, p.cwd, true, t)
 			}
 			return p.futimens(dirfd, t)
 		}

@@ -73,7 +73,9 @@ import (
 //	                         buffers stdout fully, as for a pipe)
 //	readlink readlinkat      /proc/self/exe (the program's absolute path), links
 //	                         in the sysroot; others ENOENT
-//	getcwd                   the host's working directory
+//	getcwd chdir fchdir      the guest's working directory, at first the host's;
+//	                         chdir and fchdir move it to a directory the guest
+//	                         sees (the host's stays as it is)
 //	creat pwrite64 pwritev ftruncate truncate mkdir mkdirat rmdir unlink unlinkat
 //	symlink symlinkat rename renameat renameat2 chmod fchmod fchmodat fchmodat2
 //	                         on the in-memory overlay (overlay.go): nothing is
@@ -206,6 +208,7 @@ func init() {
 		"stat": (*Process).sysStat, "lstat": (*Process).sysLstat,
 		"access": (*Process).sysAccess, "faccessat": (*Process).sysFaccessat, "faccessat2": (*Process).sysFaccessat,
 		"readlink": (*Process).sysReadlink, "readlinkat": (*Process).sysReadlinkat, "getcwd": (*Process).sysGetcwd,
+		"chdir": (*Process).sysChdir, "fchdir": (*Process).sysFchdir,
 		"brk": (*Process).sysBrk, "mmap": (*Process).sysMmap, "munmap": (*Process).sysMunmap,
 		"mprotect": (*Process).sysMprotect, "mremap": (*Process).sysMremap, "madvise": (*Process).sysMadvise,
 		"msync": (*Process).sysMsync, "mincore": (*Process).sysMincore,
