@@ -35,6 +35,7 @@ import (
 // goroutine, before, during and after the run.
 type HostSignals struct {
 	pending atomic.Uint64 // signals sent and not yet taken, as sigmask bits
+	end     atomic.Pointer[string]
 }
 
 // Send passes sig (1 to 64) to the program: it is pending until the
@@ -46,6 +47,27 @@ func (h *HostSignals) Send(sig int) error {
 	}
 	h.pending.Or(sigmask(sig))
 	return nil
+}
+
+// End ends the run, whatever the program does with the signals (it may
+// ignore or handle them), with StopInterrupted and why as the detail; from
+// any goroutine. As with Send, the run ends between two runs of the
+// engine, or within waitSlice while the guest waits for the host.
+func (h *HostSignals) End(why string) { h.end.CompareAndSwap(nil, &why) }
+
+// endedFromOutside reports whether the run must end for Signals.End, and
+// then marks it interrupted (stopForSignal).
+func (p *Process) endedFromOutside() bool {
+	if p.cfg.Signals == nil {
+		return false
+	}
+	why := p.cfg.Signals.end.Load()
+	if why == nil {
+		return false
+	}
+	p.interrupted.Store(true)
+	p.interruptWhy = *why
+	return true
 }
 
 // hostSignalsWaiting reports whether a signal from outside waits to be

@@ -170,3 +170,23 @@ func TestHostSignalDefault(t *testing.T) {
 		t.Error("Send(65) succeeded")
 	}
 }
+
+// TestHostSignalsEnd: End ends the run whatever the program does with the
+// signals, computing or waiting for its stdin, with the detail given.
+func TestHostSignalsEnd(t *testing.T) {
+	for _, a := range threadArches {
+		for _, scenario := range []string{"ignore", "read"} {
+			t.Run(a+"/"+scenario, func(t *testing.T) {
+				sigs := new(HostSignals)
+				out, _, done := startHostsig(t, a, scenario, sigs)
+				out.expect(t, "ready")
+				sigs.Send(15)
+				sigs.End("ended from outside")
+				x := waitRun(t, done)
+				if x.Reason != StopInterrupted || !strings.HasPrefix(x.Detail, "ended from outside at pc ") {
+					t.Errorf("exit %v (%s), want interrupted, ended from outside", x.Reason, x)
+				}
+			})
+		}
+	}
+}

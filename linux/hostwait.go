@@ -121,6 +121,7 @@ func (p *Process) stopWaiting() bool {
 	if p.waitInterrupt != nil && p.waitInterrupt.Load() {
 		p.interrupted.Store(true)
 	}
+	p.endedFromOutside()
 	if !p.interrupted.Load() && !p.timedOut.Load() {
 		if p.deadline.IsZero() || time.Now().Before(p.deadline) {
 			return false

@@ -179,3 +179,55 @@ func TestCorpusTerminated(t *testing.T) {
 		})
 	}
 }
+
+// TestRunEndsAfterTerm: a program that ignores SIGTERM and SIGHUP does not
+// keep run going: 5 s after the signal, run ends it (status 2, said).
+func TestRunEndsAfterTerm(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits 5 s")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	guest, err := filepath.Abs(filepath.Join("..", "..", "linux", "testdata", "hostsig-x86_64"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "run", guest, "ignore")
+	cmd.Env = append(os.Environ(), "SFRAMESIM_MAIN=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if line, err := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("stdout %q (%v)", line, err)
+	}
+	start := time.Now()
+	cmd.Process.Signal(syscall.SIGTERM)
+	time.Sleep(100 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT) // ignored too: changes nothing
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	select {
+	case err = <-waited:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		<-waited
+		t.Fatal("still running 30 s after SIGTERM")
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitError || !strings.Contains(stderr.String(), "stopped: the program did not end within 5s of SIGTERM") {
+		t.Errorf("%v, stderr %q; want status %d and the stop", err, stderr.String(), exitError)
+	}
+	if d := time.Since(start); d < 5*time.Second {
+		t.Errorf("ended %v after SIGTERM, before the grace", d)
+	}
+}

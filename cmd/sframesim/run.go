@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/sframesim/sframesim/linux"
 )
@@ -31,8 +32,8 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 		"denied are counted on stderr at the end.\n"+
 		"SIGINT (Ctrl-C), SIGTERM, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 sent to this\n"+
 		"command are passed on to the program, as qemu-user does: it takes them as it\n"+
-		"would natively (a program that handles or ignores them goes on; --timeout\n"+
-		"or SIGKILL end it all the same).\n\n"+
+		"would natively (a program that handles or ignores them goes on); a program\n"+
+		"still running 5s after a SIGTERM or SIGHUP is stopped (exit status 2).\n\n"+
 		sysrootHelp+
 		"Exit status: the program's own; 128+N if it killed itself with signal N\n"+
 		"(abort: 134); 2 if it could not be loaded or was stopped for another reason\n"+
@@ -100,6 +101,12 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 // forwarded are the signals run passes on to the program.
 var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
 
+// endGrace is how long run lets a program go on after a SIGTERM or
+// SIGHUP (which ask this command to end: a CI job's timeout, a closed
+// terminal) before it ends the run itself: a program that ignores or
+// handles them cannot keep it running.
+const endGrace = 5 * time.Second
+
 // forwardSignals passes the forwarded signals this process receives on to
 // the program, from now until the function it returns is called (then
 // they have their default effect again).
@@ -107,16 +114,25 @@ func forwardSignals(to *linux.HostSignals) (stop func()) {
 	c := make(chan os.Signal, len(forwarded))
 	signal.Notify(c, forwarded...)
 	done := make(chan struct{})
+	var grace *time.Timer
 	go func() {
 		defer close(done)
 		for s := range c {
-			to.Send(int(s.(syscall.Signal)))
+			sig := s.(syscall.Signal)
+			to.Send(int(sig))
+			if (sig == syscall.SIGTERM || sig == syscall.SIGHUP) && grace == nil {
+				why := fmt.Sprintf("stopped: the program did not end within %v of %s", endGrace, linux.SignalName(int(sig)))
+				grace = time.AfterFunc(endGrace, func() { to.End(why) })
+			}
 		}
 	}()
 	return func() {
 		signal.Stop(c)
 		close(c)
 		<-done
+		if grace != nil {
+			grace.Stop()
+		}
 	}
 }
 

@@ -8,7 +8,8 @@
  *            says it ran): a read of stdin restarts after the first,
  *            fails with EINTR after the second; SIGQUIT is ignored; it
  *            echoes what it reads until the end of its input
- *   spin     computes until a signal ends it (the default action) */
+ *   spin     computes until a signal ends it (the default action)
+ *   ignore   ignores SIGINT, SIGTERM and SIGHUP and computes forever */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
@@ -73,6 +74,12 @@ int main(int argc, char **argv) {
 		return readloop();
 	if (argc == 2 && strcmp(argv[1], "spin") == 0)
 		return spin();
-	fprintf(stderr, "usage: hostsig read|spin\n");
+	if (argc == 2 && strcmp(argv[1], "ignore") == 0) {
+		signal(SIGINT, SIG_IGN);
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		return spin();
+	}
+	fprintf(stderr, "usage: hostsig read|spin|ignore\n");
 	return 2;
 }
