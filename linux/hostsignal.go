@@ -66,7 +66,7 @@ func (p *Process) endedFromOutside() bool {
 		return false
 	}
 	p.interrupted.Store(true)
-	p.interruptWhy = *why
+	p.intrWhy = *why
 	return true
 }
 

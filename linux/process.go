@@ -160,49 +160,49 @@ type Process struct {
 	Entry  uint64 // the program's entry point (bias applied): AT_ENTRY
 	SP     uint64 // initial stack pointer (points at argc)
 
-	cfg          Config
-	abi          *sysABI
-	resumePC     uint64 // where the guest goes on after an emulated instruction
-	resume       bool   // resumePC is set: the engine stopped after emulating
-	start        uint64 // the first instruction: Entry, or the interpreter's entry
-	interpBase   uint64 // the interpreter's load bias (AT_BASE), 0 without one
-	sysroot      string
-	objects      []*Object
-	onObject     func(*Object)
-	inodes       map[string]uint64 // host file → guest inode number
-	file         *os.File
-	vm           addrSpace
-	phdr         uint64
-	brkStart     uint64
-	brk          uint64
-	rng          detRNG
-	view         fsView   // the host files the guest sees
-	ov           *overlay // the guest's writable files (overlay.go)
-	cwd          string   // the guest's working directory (chdir; at first the host's), "" if unknown
-	fds          map[int]*openFile
-	fdUsed       fdSet                  // the descriptors in fds below fdLimit
-	shared       map[fileID]*sharedFile // the host files opened, by identity
-	scratch      []byte                 // ioChunk bytes for copies to and from the guest
-	sig          sigState
-	vdso         *vdsoImage // the vDSO (vdso.go), mapped at vdsoBase
-	vdsoBase     uint64
-	noResult     bool              // the system call set the return register itself (rt_sigreturn)
-	inSyscall    bool              // the engine stopped at the end of a system call
-	onSignal     func(SignalEvent) // OnSignal
-	sleep        time.Duration     // time the guest slept (added to the fake clocks)
-	sysPC        uint64            // the system call instruction being handled
-	exit         *Exit
-	timedOut     atomic.Bool
-	interrupted  atomic.Bool
-	interruptWhy string        // the detail of StopInterrupted ("" : "interrupted")
-	stopCh       chan struct{} // closed when the timeout passes or on Interrupt
-	stopOnce     sync.Once
-	lastErr      error // an internal error raised inside a hook
-	stalls       int   // chunks in a row that ran no instruction
-	syms         *symbols.Table
-	symsOnce     sync.Once
-	thr          threadTable        // the threads and the scheduler's state (threads.go)
-	onSwitch     func(from, to int) // OnSwitch
+	cfg         Config
+	abi         *sysABI
+	resumePC    uint64 // where the guest goes on after an emulated instruction
+	resume      bool   // resumePC is set: the engine stopped after emulating
+	start       uint64 // the first instruction: Entry, or the interpreter's entry
+	interpBase  uint64 // the interpreter's load bias (AT_BASE), 0 without one
+	sysroot     string
+	objects     []*Object
+	onObject    func(*Object)
+	inodes      map[string]uint64 // host file → guest inode number
+	file        *os.File
+	vm          addrSpace
+	phdr        uint64
+	brkStart    uint64
+	brk         uint64
+	rng         detRNG
+	view        fsView   // the host files the guest sees
+	ov          *overlay // the guest's writable files (overlay.go)
+	cwd         string   // the guest's working directory (chdir; at first the host's), "" if unknown
+	fds         map[int]*openFile
+	fdUsed      fdSet                  // the descriptors in fds below fdLimit
+	shared      map[fileID]*sharedFile // the host files opened, by identity
+	scratch     []byte                 // ioChunk bytes for copies to and from the guest
+	sig         sigState
+	vdso        *vdsoImage // the vDSO (vdso.go), mapped at vdsoBase
+	vdsoBase    uint64
+	noResult    bool              // the system call set the return register itself (rt_sigreturn)
+	inSyscall   bool              // the engine stopped at the end of a system call
+	onSignal    func(SignalEvent) // OnSignal
+	sleep       time.Duration     // time the guest slept (added to the fake clocks)
+	sysPC       uint64            // the system call instruction being handled
+	exit        *Exit
+	timedOut    atomic.Bool
+	interrupted atomic.Bool
+	intrWhy     string        // the detail of StopInterrupted ("" : "interrupted")
+	stopCh      chan struct{} // closed when the timeout passes or on Interrupt
+	stopOnce    sync.Once
+	lastErr     error // an internal error raised inside a hook
+	stalls      int   // chunks in a row that ran no instruction
+	syms        *symbols.Table
+	symsOnce    sync.Once
+	thr         threadTable        // the threads and the scheduler's state (threads.go)
+	onSwitch    func(from, to int) // OnSwitch
 
 	// The limits a wait for the host keeps to (hostwait.go).
 	deadline      time.Time    // when the wait ends the run; zero: never
@@ -335,8 +335,8 @@ func (p *Process) closeStop() {
 func (p *Process) stopForSignal() {
 	if p.interrupted.Load() {
 		why := "interrupted"
-		if p.interruptWhy != "" {
-			why = p.interruptWhy
+		if p.intrWhy != "" {
+			why = p.intrWhy
 		}
 		p.stop(StopInterrupted, 0, why)
 		return
