@@ -220,11 +220,11 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 
 	var interrupted atomic.Bool
 	sig := make(chan os.Signal, 1)
-	if interrupt.Notify(sig) {
-		// Ctrl-C before the run started (see package interrupt): handled
-		// as one during the run.
+	if s := interrupt.Notify(sig); s != nil {
+		// A signal before the run started (see package interrupt):
+		// handled as one during the run.
 		select {
-		case sig <- os.Interrupt:
+		case sig <- s:
 		default:
 		}
 	}
@@ -233,9 +233,9 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 		close(sig)
 	}
 	go func() {
-		if _, ok := <-sig; ok {
+		if s, ok := <-sig; ok {
 			interrupted.Store(true)
-			fmt.Fprintf(stderr, "\nsframesim corpus: interrupted: stopping the running binaries (a second signal quits at once)\n")
+			fmt.Fprintf(stderr, "\nsframesim corpus: %s: stopping the running binaries (a second signal quits at once)\n", interrupt.Name(s))
 			signal.Reset(interrupt.Signals...)
 		}
 	}()

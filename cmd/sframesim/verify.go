@@ -73,8 +73,12 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	// writes the report.
 	var interrupted atomic.Bool
 	sig := make(chan os.Signal, 1)
-	if interrupt.Notify(sig) {
+	stopping := func(s os.Signal) {
 		interrupted.Store(true)
+		fmt.Fprintf(stderr, "sframesim verify: %s: stopping the run; the report covers what was checked\n", interrupt.Name(s))
+	}
+	if s := interrupt.Notify(sig); s != nil {
+		stopping(s)
 	}
 	defer func() {
 		// Such a signal from here to the process's exit (the report is
@@ -84,8 +88,8 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 		close(sig)
 	}()
 	go func() {
-		if _, ok := <-sig; ok {
-			interrupted.Store(true)
+		if s, ok := <-sig; ok {
+			stopping(s)
 		}
 	}()
 	binary, progArgs := programArgs(cl.FlagSet)

@@ -40,18 +40,32 @@ func init() {
 }
 
 // Notify relays Signals to c from now on, as signal.Notify(c, Signals...)
-// does, and reports whether one came earlier, since the process started.
-func Notify(c chan<- os.Signal) (came bool) {
+// does, and returns the one that came earlier, since the process started
+// (nil: none).
+func Notify(c chan<- os.Signal) (came os.Signal) {
 	signal.Notify(c, Signals...)
 	if !catching {
-		return false
+		return nil
 	}
 	catching = false
 	signal.Stop(early)
 	select {
-	case <-early:
-		return true
+	case s := <-early:
+		return s
 	default:
-		return false
+		return nil
 	}
+}
+
+// Name is how a message names s: SIGINT (Ctrl-C), SIGTERM, SIGHUP.
+func Name(s os.Signal) string {
+	switch s {
+	case os.Interrupt:
+		return "SIGINT (Ctrl-C)"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	}
+	return s.String()
 }
