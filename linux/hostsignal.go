@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/bits"
 	"sync/atomic"
+	"time"
 )
 
 // Signals from outside the guest (the user's Ctrl-C, a kill(1) of the
@@ -23,6 +24,12 @@ import (
 // ERESTARTSYS as a pipe's does on Linux, which becomes EINTR or a restart
 // (SA_RESTART) on the way back to user mode, and nothing at all for a
 // signal the guest ignores.
+//
+// Where every thread waits and only a signal can wake one (pause,
+// sigsuspend, sigwait, a read of a signalfd, a futex or poll of the only
+// thread), a run with Config.Signals waits for one from outside, as the
+// program would natively, instead of ending as a deadlock; the timeout,
+// Interrupt and End still end it.
 //
 // Such a signal comes at a time no run can repeat, so a program that
 // took one cannot be run again to find an exact fault (RunFast): from the
@@ -68,6 +75,30 @@ func (p *Process) endedFromOutside() bool {
 	p.interrupted.Store(true)
 	p.intrWhy = *why
 	return true
+}
+
+// outsideSignals reports whether a signal may still come from outside
+// (Config.Signals): a wait nothing inside the guest can end is then no
+// deadlock.
+func (p *Process) outsideSignals() bool { return p.cfg.Signals != nil }
+
+// waitOutside waits, every thread blocked, until a signal comes from
+// outside (and takes it) or the run must stop (stopWaiting).
+func (p *Process) waitOutside() error {
+	if testHostWait != nil {
+		testHostWait()
+	}
+	for !p.stopWaiting() {
+		if p.hostSignalsWaiting() {
+			return p.takeHostSignals()
+		}
+		d := waitSlice
+		if !p.deadline.IsZero() {
+			d = max(min(d, time.Until(p.deadline)), 0)
+		}
+		time.Sleep(d)
+	}
+	return nil
 }
 
 // hostSignalsWaiting reports whether a signal from outside waits to be

@@ -190,3 +190,48 @@ func TestHostSignalsEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestHostSignalsWake: where only a signal can wake the program (pause,
+// sigwaitinfo), a run with Signals waits for one from outside, as the
+// program would natively; without, it is a deadlock.
+func TestHostSignalsWake(t *testing.T) {
+	waiting := make(chan struct{}, 16)
+	testHostWait = func() { waiting <- struct{}{} }
+	defer func() { testHostWait = nil }()
+	waits := func() {
+		t.Helper()
+		select {
+		case <-waiting:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the run does not wait for a signal")
+		}
+	}
+	for _, a := range threadArches {
+		t.Run(a, func(t *testing.T) {
+			for len(waiting) > 0 {
+				<-waiting
+			}
+			sigs := new(HostSignals)
+			out, _, done := startHostsig(t, a, "pause", sigs)
+			out.expect(t, "ready")
+			waits()
+			sigs.Send(10)
+			out.expect(t, "handler 10")
+			out.expect(t, "pause: -1 Interrupted system call (signal 10 handled)")
+			out.expect(t, "waiting")
+			waits()
+			sigs.Send(12)
+			out.expect(t, "sigwaitinfo: 12, si_code 0, si_pid 0")
+			if x := waitRun(t, done); x.Reason != StopExited || x.Status != 0 {
+				t.Errorf("exit %v (%s), want status 0", x.Reason, x)
+			}
+		})
+		t.Run(a+"/without", func(t *testing.T) {
+			out, _, done := startHostsig(t, a, "pause", nil)
+			out.expect(t, "ready")
+			if x := waitRun(t, done); x.Reason != StopDeadlock {
+				t.Errorf("exit %v (%s), want a deadlock", x.Reason, x)
+			}
+		})
+	}
+}

@@ -500,7 +500,7 @@ func (p *Process) waitReady(w [8]uint64, deadline int64) uint64 {
 	if n > 0 || deadline >= 0 && deadline <= p.base() {
 		return p.pollDone(t, w, deadline, n)
 	}
-	if p.live() == 1 {
+	if p.live() == 1 && !p.outsideSignals() {
 		if _, timer := p.nextRealExpiry(); !timer && deadline < 0 {
 			p.sysStop(StopDeadlock, 0, "deadlock: poll with no other thread to make a descriptor ready")
 			return 0

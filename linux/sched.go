@@ -82,6 +82,14 @@ func (p *Process) schedule() error {
 		if e, ok := p.nextRealExpiry(); ok && (at < 0 || e < at) {
 			at = e
 		}
+		if at < 0 && p.cfg.Signals != nil {
+			// Only a signal from outside can wake one (pause, sigsuspend,
+			// sigwait): wait for it, as the program would natively.
+			if err := p.waitOutside(); err != nil || p.exit != nil {
+				return err
+			}
+			continue
+		}
 		if at < 0 {
 			p.stopAt(StopDeadlock, 0, p.sysPC, "deadlock: every thread waits and none can wake it: "+p.threadStates())
 			return nil

@@ -102,7 +102,7 @@ func (p *Process) signalfdIO(fd, buf, count uint64) uint64 {
 	case !block:
 		return n
 	}
-	if _, timer := p.nextRealExpiry(); p.live() == 1 && !timer {
+	if _, timer := p.nextRealExpiry(); p.live() == 1 && !timer && !p.outsideSignals() {
 		p.sysStop(StopDeadlock, 0, "deadlock: read of a signalfd with no other thread or timer to send a signal")
 		return 0
 	}

@@ -9,7 +9,9 @@
  *            fails with EINTR after the second; SIGQUIT is ignored; it
  *            echoes what it reads until the end of its input
  *   spin     computes until a signal ends it (the default action)
- *   ignore   ignores SIGINT, SIGTERM and SIGHUP and computes forever */
+ *   ignore   ignores SIGINT, SIGTERM and SIGHUP and computes forever
+ *   pause    waits in pause() for a signal, SIGUSR1 has a handler; then
+ *            in sigwaitinfo() for SIGUSR2, blocked */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
@@ -74,12 +76,29 @@ int main(int argc, char **argv) {
 		return readloop();
 	if (argc == 2 && strcmp(argv[1], "spin") == 0)
 		return spin();
+	if (argc == 2 && strcmp(argv[1], "pause") == 0) {
+		handle(SIGUSR1, 0);
+		printf("ready\n");
+		fflush(stdout);
+		int r = pause();
+		printf("pause: %d %s (signal %d handled)\n", r, strerror(errno), (int)last);
+		sigset_t set;
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR2);
+		sigprocmask(SIG_BLOCK, &set, NULL);
+		printf("waiting\n");
+		fflush(stdout);
+		siginfo_t si;
+		r = sigwaitinfo(&set, &si);
+		printf("sigwaitinfo: %d, si_code %d, si_pid %d\n", r, si.si_code, (int)si.si_pid);
+		return 0;
+	}
 	if (argc == 2 && strcmp(argv[1], "ignore") == 0) {
 		signal(SIGINT, SIG_IGN);
 		signal(SIGTERM, SIG_IGN);
 		signal(SIGHUP, SIG_IGN);
 		return spin();
 	}
-	fprintf(stderr, "usage: hostsig read|spin|ignore\n");
+	fprintf(stderr, "usage: hostsig read|spin|ignore|pause\n");
 	return 2;
 }
