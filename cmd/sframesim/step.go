@@ -5,6 +5,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"sync/atomic"
+	"syscall"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -48,7 +52,31 @@ func runStep(args []string, stdout, stderr io.Writer) int {
 		return exitError
 	}
 	defer d.Close()
-	if _, err := tea.NewProgram(tui.New(d)).Run(); err != nil {
+	// SIGTERM, SIGHUP (the terminal went away) and a SIGINT that is not
+	// a key press (input not a terminal) quit the UI, which restores the
+	// terminal, and the status says which came (Bubble Tea's own handler
+	// would quit with status 0 on SIGTERM).
+	prog := tea.NewProgram(tui.New(d), tea.WithoutSignalHandler())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT)
+	var got atomic.Value
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if s, ok := <-sigs; ok {
+			got.Store(s)
+			prog.Quit()
+		}
+	}()
+	_, err = prog.Run()
+	signal.Stop(sigs)
+	close(sigs)
+	<-done
+	if s, ok := got.Load().(syscall.Signal); ok {
+		fmt.Fprintf(stderr, "sframesim step: %s: quit\n", linux.SignalName(int(s)))
+		return 128 + int(s)
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "sframesim step: %v\n", err)
 		return exitError
 	}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -96,6 +97,27 @@ func TestStepInTmux(t *testing.T) {
 	waitFor("EXITED 0")
 	if t.Failed() {
 		t.Logf("screen:\n%s", s)
+	}
+
+	// A SIGTERM quits the UI, the terminal restored, with status 143.
+	tm("respawn-pane", "-k", "-t", session,
+		fmt.Sprintf("cd %s && NO_COLOR=1 TERM=xterm-256color %s step ./bad; echo EXITED $?; sleep 30", dir, bin))
+	waitFor("sframesim step  bad (x86-64)  insn 0", "? keys")
+	shell := strings.TrimSpace(tm("list-panes", "-t", session, "-F", "#{pane_pid}"))
+	out, err := exec.Command("pgrep", "-P", shell, "-f", "step ./bad").Output()
+	if err != nil {
+		t.Fatalf("the step process under shell %s: %v", shell, err)
+	}
+	var pid int
+	if _, err := fmt.Sscan(string(out), &pid); err != nil {
+		t.Fatalf("pgrep: %q: %v", out, err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	s = waitFor("sframesim step: SIGTERM: quit", "EXITED 143")
+	if strings.Contains(s, "? keys") {
+		t.Errorf("the UI is still on the screen:\n%s", s)
 	}
 	os.Remove(bad)
 }
