@@ -626,6 +626,9 @@ func TestChdir(t *testing.T) {
 			}
 
 			expect(t, "chdir /tmp", chdir("/tmp"), 0)
+			// utimensat(AT_FDCWD, "", NULL, AT_EMPTY_PATH) names the
+			// working directory (/tmp, writable), not / (read-only).
+			expect(t, "utimensat of the working directory", g.call("utimensat", atFDCWD64, g.path(1, ""), 0, atEmptyPath), 0)
 			fd := g.open("new", oCREAT|gWRONLY, 0o644)
 			expect(t, "write", g.write(fd, "x"), 1)
 			if mode, size, _ := g.stat("/tmp/new", true); mode != 0o100644 || size != 1 {
