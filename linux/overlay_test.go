@@ -626,9 +626,29 @@ func TestChdir(t *testing.T) {
 			}
 
 			expect(t, "chdir /tmp", chdir("/tmp"), 0)
-			// utimensat(AT_FDCWD, "", NULL, AT_EMPTY_PATH) names the
-			// working directory (/tmp, writable), not / (read-only).
-			expect(t, "utimensat of the working directory", g.call("utimensat", atFDCWD64, g.path(1, ""), 0, atEmptyPath), 0)
+			// utimensat(AT_FDCWD, "", times, AT_EMPTY_PATH) sets the
+			// working directory's times, not /'s.
+			expect(t, "mkdir touched", g.call("mkdirat", atFDCWD64, g.path(1, "touched"), 0o755), 0)
+			expect(t, "chdir touched", chdir("touched"), 0)
+			times := make([]byte, 32)
+			binary.LittleEndian.PutUint64(times, 1000)      // atime
+			binary.LittleEndian.PutUint64(times[16:], 2000) // mtime
+			if err := g.p.Engine.WriteMem(g.buf, times); err != nil {
+				t.Fatal(err)
+			}
+			expect(t, "utimensat of the working directory", g.call("utimensat", atFDCWD64, g.path(1, ""), g.buf, atEmptyPath), 0)
+			mtime := func(path string) uint64 {
+				t.Helper()
+				expect(t, "stat "+path, g.call("newfstatat", atFDCWD64, g.path(1, path), g.buf, 0), 0)
+				return binary.LittleEndian.Uint64(readGuestBytes(t, g.p, g.buf, 96)[88:])
+			}
+			if got := mtime("/tmp/touched"); got != 2000 {
+				t.Errorf("the working directory's mtime %d, want 2000", got)
+			}
+			if got := mtime("/"); got == 2000 {
+				t.Error("utimensat of the working directory set /'s times")
+			}
+			expect(t, "chdir /tmp again", chdir("/tmp"), 0)
 			fd := g.open("new", oCREAT|gWRONLY, 0o644)
 			expect(t, "write", g.write(fd, "x"), 1)
 			if mode, size, _ := g.stat("/tmp/new", true); mode != 0o100644 || size != 1 {
