@@ -25,11 +25,12 @@ import (
 // (SA_RESTART) on the way back to user mode, and nothing at all for a
 // signal the guest ignores.
 //
-// Where every thread waits and only a signal can wake one (pause,
-// sigsuspend, sigwait, a read of a signalfd, a futex or poll of the only
-// thread), a run with Config.Signals waits for one from outside, as the
+// Where every thread waits, nothing inside the guest can wake one and one
+// of them waits for a signal (pause, sigsuspend, sigwait, a read of a
+// signalfd, a poll of the only thread: AArch64's pause), a run with Config.Signals waits for one from outside, as the
 // program would natively, instead of ending as a deadlock; the timeout,
-// Interrupt and End still end it.
+// Interrupt and End still end it. Threads that only wait for each other
+// (a lock never released) stay a deadlock: no signal is awaited there.
 //
 // Such a signal comes at a time no run can repeat, so a program that
 // took one cannot be run again to find an exact fault (RunFast): from the
@@ -78,9 +79,19 @@ func (p *Process) endedFromOutside() bool {
 }
 
 // outsideSignals reports whether a signal may still come from outside
-// (Config.Signals): a wait nothing inside the guest can end is then no
-// deadlock.
+// (Config.Signals): a wait for a signal that nothing inside the guest can
+// send is then no deadlock.
 func (p *Process) outsideSignals() bool { return p.cfg.Signals != nil }
+
+// waitsForSignal reports whether a blocked thread waits for a signal.
+func (p *Process) waitsForSignal() bool {
+	for _, t := range p.thr.list {
+		if t.state == blocked && t.sigWait {
+			return true
+		}
+	}
+	return false
+}
 
 // waitOutside waits, every thread blocked, until a signal comes from
 // outside (and takes it) or the run must stop (stopWaiting).

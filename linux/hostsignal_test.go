@@ -14,7 +14,7 @@ import (
 
 // The guest of these tests, built static for each architecture:
 //
-//	$ARCH-linux-gnu-gcc -O2 -static -Wa,--gsframe -o hostsig-$ARCH src/hostsig.c
+//	$ARCH-linux-gnu-gcc -O2 -static -pthread -Wa,--gsframe -o hostsig-$ARCH src/hostsig.c
 
 // lineWriter is a guest's stdout that passes each complete line on.
 type lineWriter struct {
@@ -193,7 +193,8 @@ func TestHostSignalsEnd(t *testing.T) {
 
 // TestHostSignalsWake: where only a signal can wake the program (pause,
 // sigwaitinfo), a run with Signals waits for one from outside, as the
-// program would natively; without, it is a deadlock.
+// program would natively; without, it is a deadlock, as are threads that
+// wait for each other.
 func TestHostSignalsWake(t *testing.T) {
 	waiting := make(chan struct{}, 16)
 	testHostWait = func() { waiting <- struct{}{} }
@@ -228,6 +229,15 @@ func TestHostSignalsWake(t *testing.T) {
 		})
 		t.Run(a+"/without", func(t *testing.T) {
 			out, _, done := startHostsig(t, a, "pause", nil)
+			out.expect(t, "ready")
+			if x := waitRun(t, done); x.Reason != StopDeadlock {
+				t.Errorf("exit %v (%s), want a deadlock", x.Reason, x)
+			}
+		})
+		t.Run(a+"/deadlock", func(t *testing.T) {
+			// Threads that wait for each other await no signal: a
+			// deadlock still, with Signals too.
+			out, _, done := startHostsig(t, a, "deadlock", new(HostSignals))
 			out.expect(t, "ready")
 			if x := waitRun(t, done); x.Reason != StopDeadlock {
 				t.Errorf("exit %v (%s), want a deadlock", x.Reason, x)

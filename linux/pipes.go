@@ -500,14 +500,19 @@ func (p *Process) waitReady(w [8]uint64, deadline int64) uint64 {
 	if n > 0 || deadline >= 0 && deadline <= p.base() {
 		return p.pollDone(t, w, deadline, n)
 	}
-	if p.live() == 1 && !p.outsideSignals() {
-		if _, timer := p.nextRealExpiry(); !timer && deadline < 0 {
+	// With no other thread, no timer and no timeout, only a signal can
+	// end it (glibc's pause on AArch64 is such a ppoll of nothing): a
+	// deadlock, unless one may come from outside (hostsignal.go).
+	forSignal := false
+	if _, timer := p.nextRealExpiry(); p.live() == 1 && !timer && deadline < 0 {
+		if !p.outsideSignals() {
 			p.sysStop(StopDeadlock, 0, "deadlock: poll with no other thread to make a descriptor ready")
 			return 0
 		}
+		forSignal = true
 	}
 	p.waitOn(0, 0, deadline, "poll")
-	t.intr, t.resume, t.wargs = eRestartNoHand, resumePoll, w
+	t.intr, t.resume, t.wargs, t.sigWait = eRestartNoHand, resumePoll, w, forSignal
 	t.wargs[7] = uint64(deadline)
 	if w[0] == waitPoll && w[5] == 0 && deadline >= 0 {
 		// poll with a timeout goes on to the same deadline

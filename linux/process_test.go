@@ -775,7 +775,7 @@ func TestLoadBSSOnlySegment(t *testing.T) {
 			}
 			var errOut bytes.Buffer
 			p, x := runTest(t, path, Config{Stderr: &errOut})
-			if x.Reason != StopExited || x.Status != 2 || errOut.String() != "usage: hostsig read|spin|ignore|pause\n" {
+			if x.Reason != StopExited || x.Status != 2 || errOut.String() != "usage: hostsig read|spin|ignore|pause|deadlock\n" {
 				t.Errorf("exit %v (%s), stderr %q; want status 2 and the usage", x.Reason, x, errOut.String())
 			}
 			got, ok := p.readGuest(bss, 0x3000)

@@ -82,9 +82,12 @@ func (p *Process) schedule() error {
 		if e, ok := p.nextRealExpiry(); ok && (at < 0 || e < at) {
 			at = e
 		}
-		if at < 0 && p.cfg.Signals != nil {
-			// Only a signal from outside can wake one (pause, sigsuspend,
-			// sigwait): wait for it, as the program would natively.
+		if at < 0 && p.cfg.Signals != nil && p.waitsForSignal() {
+			// Only a signal from outside can wake one, and one waits
+			// for a signal (pause, sigsuspend, sigwait, a signalfd):
+			// wait for it, as the program would natively. (Threads
+			// that only wait for each other, a lock never released,
+			// stay a deadlock.)
 			if err := p.waitOutside(); err != nil || p.exit != nil {
 				return err
 			}

@@ -107,7 +107,7 @@ func (p *Process) signalfdIO(fd, buf, count uint64) uint64 {
 		return 0
 	}
 	p.waitOn(0, 0, -1, "read of a signalfd")
-	t.resume, t.wargs = resumeSignalfd, [8]uint64{fd, buf, count, f.ino}
+	t.resume, t.wargs, t.sigWait = resumeSignalfd, [8]uint64{fd, buf, count, f.ino}, true
 	return 0
 }
 

@@ -948,7 +948,7 @@ func (p *Process) suspend(why string) uint64 {
 		return sysErr(eRestartNoHand)
 	}
 	p.waitOn(0, 0, -1, why)
-	t.intr = eRestartNoHand
+	t.intr, t.sigWait = eRestartNoHand, true
 	return 0
 }
 
@@ -1000,7 +1000,7 @@ func (p *Process) sysRtSigtimedwait(a *[6]uint64) uint64 {
 	t.sig.realBlocked = t.sig.mask
 	t.sig.mask &^= set
 	p.waitOn(0, 0, deadline, "sigtimedwait")
-	t.intr, t.timeoutRet, t.resume = eINTR, sysErr(eAGAIN), resumeSigwait
+	t.intr, t.timeoutRet, t.resume, t.sigWait = eINTR, sysErr(eAGAIN), resumeSigwait, true
 	t.wargs = [8]uint64{set, a[1]}
 	return 0
 }

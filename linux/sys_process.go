@@ -127,8 +127,7 @@ const (
 // sysFutex is futex(uaddr, op, val, timeout or val2, uaddr2, val3). The
 // PRIVATE flag makes no difference (one process); with one thread and no
 // timer that could interrupt it, a wait that would block forever is a
-// deadlock (unless a signal may come from outside: hostsignal.go) and one
-// with a timeout times out at once.
+// deadlock and one with a timeout times out at once.
 func (p *Process) sysFutex(a *[6]uint64) uint64 {
 	uaddr, op, val := a[0], a[1]&0x7f, uint32(a[2])
 	realtime := a[1]&futexClockRealtime != 0
@@ -217,7 +216,7 @@ func (p *Process) futexWait(uaddr uint64, val, mask uint32, deadline int64) uint
 	if binary.LittleEndian.Uint32(w) != val {
 		return sysErr(eAGAIN)
 	}
-	if _, timer := p.nextRealExpiry(); p.live() == 1 && !timer && (deadline >= 0 || !p.outsideSignals()) {
+	if _, timer := p.nextRealExpiry(); p.live() == 1 && !timer {
 		if deadline >= 0 {
 			return sysErr(eTIMEDOUT)
 		}

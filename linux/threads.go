@@ -53,6 +53,7 @@ type thread struct {
 	ret      uint64
 	setRet   bool // deliver ret in the return register when scheduled in
 	why      string
+	sigWait  bool // it waits for a signal (pause, sigsuspend, sigwait, a signalfd, the only thread's poll)
 	// What a signal makes of the call (an ERESTART* code or eINTR:
 	// signals.go), the result when the deadline passes, and what
 	// completes the call when the thread gets the CPU back (resume, with
@@ -394,7 +395,7 @@ func (p *Process) block() {
 func (p *Process) waitOn(addr uint64, bitset uint32, deadline int64, why string) {
 	t := p.thr.cur
 	p.thr.seq++
-	t.state, t.futex, t.bitset, t.seq, t.deadline, t.why = blocked, addr, bitset, p.thr.seq, deadline, why
+	t.state, t.futex, t.bitset, t.seq, t.deadline, t.why, t.sigWait = blocked, addr, bitset, p.thr.seq, deadline, why, false
 	t.ret, t.setRet = 0, true
 	t.intr, t.timeoutRet, t.resume, t.restart = eRestartSys, 0, resumeNone, restartBlock{}
 	if addr != 0 {
@@ -405,7 +406,7 @@ func (p *Process) waitOn(addr uint64, bitset uint32, deadline int64, why string)
 
 // wake makes a blocked thread runnable with the system call result ret.
 func (t *thread) wake(ret uint64) {
-	t.state, t.futex, t.deadline, t.why = running, 0, -1, ""
+	t.state, t.futex, t.deadline, t.why, t.sigWait = running, 0, -1, "", false
 	t.ret, t.setRet = ret, true
 }
 

@@ -11,9 +11,12 @@
  *   spin     computes until a signal ends it (the default action)
  *   ignore   ignores SIGINT, SIGTERM and SIGHUP and computes forever
  *   pause    waits in pause() for a signal, SIGUSR1 has a handler; then
- *            in sigwaitinfo() for SIGUSR2, blocked */
+ *            in sigwaitinfo() for SIGUSR2, blocked
+ *   deadlock two threads wait for each other (a mutex never released): no
+ *            signal is awaited, so it stays a deadlock */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -63,6 +66,13 @@ static int readloop(void) {
 	}
 }
 
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void *locker(void *arg) {
+	pthread_mutex_lock(&lock);
+	return arg;
+}
+
 static int spin(void) {
 	printf("ready\n");
 	fflush(stdout);
@@ -93,12 +103,21 @@ int main(int argc, char **argv) {
 		printf("sigwaitinfo: %d, si_code %d, si_pid %d\n", r, si.si_code, (int)si.si_pid);
 		return 0;
 	}
+	if (argc == 2 && strcmp(argv[1], "deadlock") == 0) {
+		pthread_t t;
+		pthread_mutex_lock(&lock);
+		printf("ready\n");
+		fflush(stdout);
+		pthread_create(&t, NULL, locker, NULL);
+		pthread_join(t, NULL);
+		return 0;
+	}
 	if (argc == 2 && strcmp(argv[1], "ignore") == 0) {
 		signal(SIGINT, SIG_IGN);
 		signal(SIGTERM, SIG_IGN);
 		signal(SIGHUP, SIG_IGN);
 		return spin();
 	}
-	fprintf(stderr, "usage: hostsig read|spin|ignore|pause\n");
+	fprintf(stderr, "usage: hostsig read|spin|ignore|pause|deadlock\n");
 	return 2;
 }
