@@ -53,6 +53,35 @@ func (w *lineWriter) expect(t *testing.T, want string) {
 	}
 }
 
+// hostWaits receives a value as the layer begins a wait for the host
+// (testHostWait): the guest is then blocked where the test wants it.
+type hostWaits chan struct{}
+
+// watchHostWaits sets testHostWait for the test.
+func watchHostWaits(t *testing.T) hostWaits {
+	w := make(hostWaits, 16)
+	testHostWait = func() { w <- struct{}{} }
+	t.Cleanup(func() { testHostWait = nil })
+	return w
+}
+
+// next waits until the run begins its next wait for the host.
+func (w hostWaits) next(t *testing.T, what string) {
+	t.Helper()
+	select {
+	case <-w:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("the run does not wait %s", what)
+	}
+}
+
+// drain forgets the waits of the runs before.
+func (w hostWaits) drain() {
+	for len(w) > 0 {
+		<-w
+	}
+}
+
 type runResult struct {
 	x   *Exit
 	err error
@@ -99,22 +128,11 @@ func waitRun(t *testing.T, done <-chan runResult) *Exit {
 // handler runs the handler and the read goes on, one without SA_RESTART
 // makes the read fail with EINTR.
 func TestHostSignalsWhileReading(t *testing.T) {
-	waiting := make(chan struct{}, 16)
-	testHostWait = func() { waiting <- struct{}{} }
-	defer func() { testHostWait = nil }()
-	blocked := func() { // the guest waits in a read of its stdin
-		t.Helper()
-		select {
-		case <-waiting:
-		case <-time.After(20 * time.Second):
-			t.Fatal("the guest does not wait for its stdin")
-		}
-	}
+	waits := watchHostWaits(t)
 	for _, a := range threadArches {
 		t.Run(a, func(t *testing.T) {
-			for len(waiting) > 0 { // the waits of the run before
-				<-waiting
-			}
+			waits.drain()
+			blocked := func() { t.Helper(); waits.next(t, "for its stdin") }
 			sigs := new(HostSignals)
 			out, in, done := startHostsig(t, a, "read", sigs)
 			out.expect(t, "ready")
@@ -196,22 +214,11 @@ func TestHostSignalsEnd(t *testing.T) {
 // program would natively; without, it is a deadlock, as are threads that
 // wait for each other.
 func TestHostSignalsWake(t *testing.T) {
-	waiting := make(chan struct{}, 16)
-	testHostWait = func() { waiting <- struct{}{} }
-	defer func() { testHostWait = nil }()
-	waits := func() {
-		t.Helper()
-		select {
-		case <-waiting:
-		case <-time.After(20 * time.Second):
-			t.Fatal("the run does not wait for a signal")
-		}
-	}
+	w := watchHostWaits(t)
 	for _, a := range threadArches {
 		t.Run(a, func(t *testing.T) {
-			for len(waiting) > 0 {
-				<-waiting
-			}
+			w.drain()
+			waits := func() { t.Helper(); w.next(t, "for a signal") }
 			sigs := new(HostSignals)
 			out, _, done := startHostsig(t, a, "pause", sigs)
 			out.expect(t, "ready")
