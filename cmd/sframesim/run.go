@@ -23,7 +23,7 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 		"dynamically linked with its ld.so and shared libraries from the sysroot)\n"+
 		"under emulation, like qemu-user: its stdout and stderr pass through, ARGS are\n"+
 		"its arguments (argv[0] is BINARY), fd 0 is this command's stdin. It cannot\n"+
-		"exec or fork; what it writes below /tmp and its working directory goes to a\n"+
+		"exec or fork; what it writes below /tmp and the directory it starts in goes to a\n"+
 		"private in-memory overlay (never to the host). It reads only itself, --allow-read\n"+
 		"files and directories (all below them) and the files of the sysroot (regular\n"+
 		"files only, and directories listed); time, pid and random bytes are fixed or\n"+
