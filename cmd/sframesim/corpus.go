@@ -236,7 +236,7 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 		if s, ok := <-sig; ok {
 			interrupted.Store(true)
 			fmt.Fprintf(stderr, "\nsframesim corpus: %s: stopping the running binaries (a second signal quits at once)\n", interrupt.Name(s))
-			signal.Reset(interrupt.Signals...)
+			interrupt.Reset()
 		}
 	}()
 

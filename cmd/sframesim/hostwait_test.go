@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -230,5 +231,63 @@ func TestRunEndsAfterTerm(t *testing.T) {
 	}
 	if d := time.Since(start); d < 5*time.Second {
 		t.Errorf("ended %v after SIGTERM, before the grace", d)
+	}
+}
+
+// TestNohup: a SIGHUP that sframesim was started with ignored (nohup)
+// stays ignored: run does not pass it on, verify does not stop at it.
+func TestNohup(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	guest, err := filepath.Abs(filepath.Join("..", "..", "linux", "testdata", "hostsig-x86_64"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	signal.Ignore(syscall.SIGHUP) // inherited by the commands started, as under nohup
+	defer signal.Reset(syscall.SIGHUP)
+	for _, c := range []struct {
+		cmd    string
+		status int
+	}{{"run", 143}, {"verify", exitError}} {
+		t.Run(c.cmd, func(t *testing.T) {
+			cmd := exec.Command(exe, c.cmd, guest, "spin")
+			cmd.Env = append(os.Environ(), "SFRAMESIM_MAIN=1")
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if line, err := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("stdout %q (%v)", line, err)
+			}
+			waited := make(chan error, 1)
+			go func() { waited <- cmd.Wait() }()
+			cmd.Process.Signal(syscall.SIGHUP)
+			select {
+			case err := <-waited:
+				t.Fatalf("ended at a SIGHUP it was started with ignored: %v, stderr %q", err, stderr.String())
+			case <-time.After(500 * time.Millisecond):
+			}
+			cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case err = <-waited:
+			case <-time.After(30 * time.Second):
+				cmd.Process.Kill()
+				<-waited
+				t.Fatal("still running 30 s after SIGTERM")
+			}
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != c.status {
+				t.Errorf("%v, stderr %q; want status %d", err, stderr.String(), c.status)
+			}
+		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sframesim/sframesim/cmd/sframesim/internal/interrupt"
 	"github.com/sframesim/sframesim/linux"
 )
 
@@ -98,8 +99,10 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 	return exitError
 }
 
-// forwarded are the signals run passes on to the program.
-var forwarded = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
+// forwarded are the signals run passes on to the program; not SIGHUP or
+// SIGINT if this process was started with it ignored (nohup: it stays
+// ignored, as Go leaves it).
+var forwarded = interrupt.NotIgnored(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
 
 // endGrace is how long run lets a program go on after a SIGTERM or
 // SIGHUP (which ask this command to end: a CI job's timeout, a closed

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"sync/atomic"
 
 	"github.com/sframesim/sframesim/cmd/sframesim/internal/interrupt"
@@ -84,7 +83,7 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 		// Such a signal from here to the process's exit (the report is
 		// written) is ignored, not the default death: the status stays
 		// the report's.
-		signal.Ignore(interrupt.Signals...)
+		interrupt.Ignore()
 		close(sig)
 	}()
 	go func() {

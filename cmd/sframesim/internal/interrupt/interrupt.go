@@ -20,8 +20,39 @@ import (
 	"syscall"
 )
 
-// Signals are the signals that interrupt verify and corpus.
-var Signals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+// Signals are the signals that interrupt verify and corpus: SIGINT,
+// SIGTERM and SIGHUP, but for one this process was started with ignored
+// (nohup; a background job of a shell without job control), which stays
+// ignored, as Go leaves it.
+var Signals = NotIgnored(os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+
+// NotIgnored returns the signals of sigs this process does not ignore.
+// Go keeps SIGHUP and SIGINT ignored when the process started so.
+func NotIgnored(sigs ...os.Signal) []os.Signal {
+	var out []os.Signal
+	for _, s := range sigs {
+		if !signal.Ignored(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Ignore ignores Signals from now on (signal.Ignore with none would ignore
+// every signal).
+func Ignore() {
+	if len(Signals) > 0 {
+		signal.Ignore(Signals...)
+	}
+}
+
+// Reset gives Signals their default effect again (signal.Reset with none
+// would reset every signal).
+func Reset() {
+	if len(Signals) > 0 {
+		signal.Reset(Signals...)
+	}
+}
 
 // commands catch Signals from the start; the others keep Go's default
 // (dying of it) until they say otherwise.
@@ -33,7 +64,7 @@ var (
 )
 
 func init() {
-	if len(os.Args) > 1 && commands[os.Args[1]] {
+	if len(os.Args) > 1 && commands[os.Args[1]] && len(Signals) > 0 {
 		signal.Notify(early, Signals...)
 		catching = true
 	}
@@ -43,6 +74,9 @@ func init() {
 // does, and returns the one that came earlier, since the process started
 // (nil: none).
 func Notify(c chan<- os.Signal) (came os.Signal) {
+	if len(Signals) == 0 {
+		return nil // signal.Notify with none would relay every signal
+	}
 	signal.Notify(c, Signals...)
 	if !catching {
 		return nil
