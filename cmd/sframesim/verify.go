@@ -79,16 +79,17 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	if s := interrupt.Notify(sig); s != nil {
 		stopping(s)
 	}
-	defer func() {
-		// Such a signal from here to the process's exit (the report is
-		// written) is ignored, not the default death: the status stays
-		// the report's.
-		interrupt.Ignore()
-		close(sig)
-	}()
+	// The signals stay caught up to the process's exit: one after the
+	// report is written is dropped, not the default death, so the status
+	// stays the report's. (Not signal.Ignore: Go cannot undo it for
+	// SIGINT and SIGHUP, and the programs a process starts inherit it.)
+	var reported atomic.Bool
+	defer reported.Store(true)
 	go func() {
-		if s, ok := <-sig; ok {
-			stopping(s)
+		for s := range sig {
+			if !reported.Load() && !interrupted.Load() {
+				stopping(s)
+			}
 		}
 	}()
 	binary, progArgs := programArgs(cl.FlagSet)

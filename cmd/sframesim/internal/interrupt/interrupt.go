@@ -38,14 +38,6 @@ func NotIgnored(sigs ...os.Signal) []os.Signal {
 	return out
 }
 
-// Ignore ignores Signals from now on (signal.Ignore with none would ignore
-// every signal).
-func Ignore() {
-	if len(Signals) > 0 {
-		signal.Ignore(Signals...)
-	}
-}
-
 // Reset gives Signals their default effect again (signal.Reset with none
 // would reset every signal).
 func Reset() {
