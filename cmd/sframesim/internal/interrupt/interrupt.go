@@ -7,11 +7,11 @@
 // initialisation can take long before main runs: go-runewidth (pulled in
 // by the terminal UI) builds its tables for 20 to 400 ms. A Ctrl-C then
 // ended verify without a report. This package has an init function and
-// imports only the standard library's os/signal, so it is initialised
-// early (Go initialises a package as soon as its imports are, choosing by
-// import path among those ready; go-runewidth becomes ready only after
-// regexp): from then on such a signal is kept here, and [Notify] hands it
-// to the command's handler.
+// imports only the standard library's os/signal and syscall, so it is
+// initialised early (Go initialises a package as soon as its imports are,
+// choosing by import path among those ready; go-runewidth becomes ready
+// only after regexp): from then on such a signal is kept here, and
+// [Notify] hands it to the command's handler.
 package interrupt
 
 import (
