@@ -139,10 +139,7 @@ func TestCorpusTerminated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spin, err := filepath.Abs(filepath.Join("..", "..", "linux", "testdata", "hostsig-x86_64"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	spin := hostsigPath(t)
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP} {
 		t.Run(sig.String(), func(t *testing.T) {
 			dir := t.TempDir()
@@ -187,18 +184,78 @@ func TestRunEndsAfterTerm(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits 5 s")
 	}
+	g := startHostsig(t, "run", "ignore")
+	start := time.Now()
+	g.cmd.Process.Signal(syscall.SIGTERM)
+	time.Sleep(100 * time.Millisecond)
+	g.cmd.Process.Signal(syscall.SIGINT) // ignored too: changes nothing
+	err := g.exit(t, 30*time.Second, "SIGTERM")
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitError || !strings.Contains(g.stderr.String(), "stopped: the program did not end within 5s of SIGTERM") {
+		t.Errorf("%v, stderr %q; want status %d and the stop", err, g.stderr.String(), exitError)
+	}
+	if d := time.Since(start); d < 5*time.Second {
+		t.Errorf("ended %v after SIGTERM, before the grace", d)
+	}
+}
+
+// TestNohup: a SIGHUP that sframesim was started with ignored (nohup)
+// stays ignored: run does not pass it on, verify does not stop at it.
+func TestNohup(t *testing.T) {
+	signal.Ignore(syscall.SIGHUP) // inherited by the commands started, as under nohup
+	defer signal.Reset(syscall.SIGHUP)
+	for _, c := range []struct {
+		cmd    string
+		status int
+	}{{"run", 143}, {"verify", exitError}} {
+		t.Run(c.cmd, func(t *testing.T) {
+			g := startHostsig(t, c.cmd, "spin")
+			g.cmd.Process.Signal(syscall.SIGHUP)
+			select {
+			case err := <-g.waited:
+				t.Fatalf("ended at a SIGHUP it was started with ignored: %v, stderr %q", err, g.stderr.String())
+			case <-time.After(500 * time.Millisecond):
+			}
+			g.cmd.Process.Signal(syscall.SIGTERM)
+			err := g.exit(t, 30*time.Second, "SIGTERM")
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != c.status {
+				t.Errorf("%v, stderr %q; want status %d", err, g.stderr.String(), c.status)
+			}
+		})
+	}
+}
+
+// hostsigPath is the absolute path of linux/testdata/hostsig-x86_64, the
+// guest of the linux package's host-signal tests (src/hostsig.c).
+func hostsigPath(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("..", "..", "linux", "testdata", "hostsig-x86_64"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// hostsigRun is sframesim running hostsig as a process, past its "ready".
+type hostsigRun struct {
+	cmd    *exec.Cmd
+	stderr *strings.Builder
+	waited <-chan error // cmd.Wait's result
+}
+
+// startHostsig starts `sframesim COMMAND hostsig SCENARIO` and returns once
+// the guest has said it is ready.
+func startHostsig(t *testing.T, command, scenario string) hostsigRun {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	guest, err := filepath.Abs(filepath.Join("..", "..", "linux", "testdata", "hostsig-x86_64"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, "run", guest, "ignore")
+	cmd := exec.Command(exe, command, hostsigPath(t), scenario)
 	cmd.Env = append(os.Environ(), "SFRAMESIM_MAIN=1")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	stderr := new(strings.Builder)
+	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -211,82 +268,22 @@ func TestRunEndsAfterTerm(t *testing.T) {
 		cmd.Wait()
 		t.Fatalf("stdout %q (%v)", line, err)
 	}
-	start := time.Now()
-	cmd.Process.Signal(syscall.SIGTERM)
-	time.Sleep(100 * time.Millisecond)
-	cmd.Process.Signal(syscall.SIGINT) // ignored too: changes nothing
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
-	select {
-	case err = <-waited:
-	case <-time.After(30 * time.Second):
-		cmd.Process.Kill()
-		<-waited
-		t.Fatal("still running 30 s after SIGTERM")
-	}
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != exitError || !strings.Contains(stderr.String(), "stopped: the program did not end within 5s of SIGTERM") {
-		t.Errorf("%v, stderr %q; want status %d and the stop", err, stderr.String(), exitError)
-	}
-	if d := time.Since(start); d < 5*time.Second {
-		t.Errorf("ended %v after SIGTERM, before the grace", d)
-	}
+	return hostsigRun{cmd, stderr, waited}
 }
 
-// TestNohup: a SIGHUP that sframesim was started with ignored (nohup)
-// stays ignored: run does not pass it on, verify does not stop at it.
-func TestNohup(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
+// exit waits up to d for the command to end (after what) and returns
+// cmd.Wait's result; it kills the command and fails the test if it goes on.
+func (g hostsigRun) exit(t *testing.T, d time.Duration, what string) error {
+	t.Helper()
+	select {
+	case err := <-g.waited:
+		return err
+	case <-time.After(d):
+		g.cmd.Process.Kill()
+		<-g.waited
+		t.Fatalf("still running %v after %s", d, what)
 	}
-	guest, err := filepath.Abs(filepath.Join("..", "..", "linux", "testdata", "hostsig-x86_64"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	signal.Ignore(syscall.SIGHUP) // inherited by the commands started, as under nohup
-	defer signal.Reset(syscall.SIGHUP)
-	for _, c := range []struct {
-		cmd    string
-		status int
-	}{{"run", 143}, {"verify", exitError}} {
-		t.Run(c.cmd, func(t *testing.T) {
-			cmd := exec.Command(exe, c.cmd, guest, "spin")
-			cmd.Env = append(os.Environ(), "SFRAMESIM_MAIN=1")
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			out, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			if line, err := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
-				cmd.Process.Kill()
-				cmd.Wait()
-				t.Fatalf("stdout %q (%v)", line, err)
-			}
-			waited := make(chan error, 1)
-			go func() { waited <- cmd.Wait() }()
-			cmd.Process.Signal(syscall.SIGHUP)
-			select {
-			case err := <-waited:
-				t.Fatalf("ended at a SIGHUP it was started with ignored: %v, stderr %q", err, stderr.String())
-			case <-time.After(500 * time.Millisecond):
-			}
-			cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case err = <-waited:
-			case <-time.After(30 * time.Second):
-				cmd.Process.Kill()
-				<-waited
-				t.Fatal("still running 30 s after SIGTERM")
-			}
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.ExitCode() != c.status {
-				t.Errorf("%v, stderr %q; want status %d", err, stderr.String(), c.status)
-			}
-		})
-	}
+	return nil
 }
