@@ -1046,11 +1046,8 @@ func (p *Process) sysChdir(a *[6]uint64) uint64 {
 		return sysErr(e)
 	case !ent.isDir():
 		return sysErr(eNOTDIR)
-	case ent.node != nil && ent.node.mode&0o111 == 0:
-		return sysErr(eACCES) // a directory of the overlay without search permission
 	}
-	p.cwd = ent.path
-	return 0
+	return p.enterDir(ent.path, ent.node)
 }
 
 // sysFchdir makes the directory open at fd the working directory.
@@ -1061,10 +1058,18 @@ func (p *Process) sysFchdir(a *[6]uint64) uint64 {
 		return sysErr(eBADF)
 	case f.kind != fileDir:
 		return sysErr(eNOTDIR)
-	case f.node != nil && f.node.mode&0o111 == 0:
+	}
+	return p.enterDir(f.path, f.node)
+}
+
+// enterDir makes the directory at path (node: its overlay node, nil for
+// one of the view, all 0555) the working directory, unless it lacks
+// search permission.
+func (p *Process) enterDir(path string, node *oNode) uint64 {
+	if node != nil && node.mode&0o111 == 0 {
 		return sysErr(eACCES)
 	}
-	p.cwd = f.path
+	p.cwd = path
 	return 0
 }
 
