@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sync/atomic"
 	"syscall"
 
 	tea "charm.land/bubbletea/v2"
@@ -59,12 +58,12 @@ func runStep(args []string, stdout, stderr io.Writer) int {
 	prog := tea.NewProgram(tui.New(d), tea.WithoutSignalHandler())
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT)
-	var got atomic.Value
+	var got os.Signal // read once done is closed
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		if s, ok := <-sigs; ok {
-			got.Store(s)
+			got = s
 			prog.Quit()
 		}
 	}()
@@ -72,7 +71,7 @@ func runStep(args []string, stdout, stderr io.Writer) int {
 	signal.Stop(sigs)
 	close(sigs)
 	<-done
-	if s, ok := got.Load().(syscall.Signal); ok {
+	if s, ok := got.(syscall.Signal); ok {
 		fmt.Fprintf(stderr, "sframesim step: %s: quit\n", linux.SignalName(int(s)))
 		return 128 + int(s)
 	}
