@@ -745,6 +745,8 @@ uc_err sfs_reg_write_batch(uc_engine *uc, int *ids, uint64_t *vals, int n) {
 	return uc_reg_write_batch(uc, ids, (void *const *)p, n);
 }
 
+uc_err sfs_flush_tlb(uc_engine *uc) { return uc_ctl_flush_tlb(uc); }
+
 uc_err sfs_set_cpu_model(uc_engine *uc, int model) {
 	return uc_ctl_set_cpu_model(uc, model);
 }

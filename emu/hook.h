@@ -302,8 +302,10 @@ uc_err sfs_reg_read_batch(uc_engine *uc, int *ids, uint64_t *vals, int n);
 uc_err sfs_context_reg_read_batch(uc_context *ctx, int *ids, uint64_t *vals, int n);
 uc_err sfs_reg_write_batch(uc_engine *uc, int *ids, uint64_t *vals, int n);
 
-// sfs_set_cpu_model wraps the variadic uc_ctl, which cgo cannot call.
+// sfs_set_cpu_model and sfs_flush_tlb wrap the variadic uc_ctl, which cgo
+// cannot call.
 uc_err sfs_set_cpu_model(uc_engine *uc, int model);
+uc_err sfs_flush_tlb(uc_engine *uc);
 
 // sfs_code_hook_del removes the per-instruction hook (for baselines).
 uc_err sfs_code_hook_del(sfs_state *st);

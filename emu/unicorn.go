@@ -112,6 +112,7 @@ type region struct {
 // Engine owns one libunicorn instance. It is not safe for concurrent use.
 // Close releases it; a finalizer is only a safety net.
 type Engine struct {
+	tlb  tlbGrowth
 	arch *arch.Arch
 	uca  *ucArch
 	uc   *C.uc_engine
@@ -989,6 +990,9 @@ func (e *Engine) WriteRegs(ids []RegID, vals []uint64) error {
 // limit), count instructions have run (0: no limit), a hook calls Stop, or
 // an error occurs.
 func (e *Engine) Start(begin, until uint64, timeout time.Duration, count uint64) error {
+	if err := e.growTLB(); err != nil {
+		return err
+	}
 	if e.blocks {
 		return e.startBlocks(begin, until, timeout, count)
 	}
@@ -1011,6 +1015,62 @@ func (e *Engine) Start(begin, until uint64, timeout time.Duration, count uint64)
 		return errors.New("recording guest stores: out of memory")
 	}
 	return err
+}
+
+// Unicorn's software TLB (QEMU's softmmu: the cache that maps a guest
+// page to host memory on every load and store of translated code) starts
+// with 256 entries, 1 MiB of guest memory, and QEMU resizes it only when
+// it is flushed: twice as large when more than 70% of it was used, smaller
+// when under 30% was for 100 ms. A user-mode run flushes it only when
+// mappings change, so it keeps 256 entries, and a program whose data spans
+// more pages (a compressor's match finder, a large hash table, a database
+// cache) misses on most accesses: a call out of the translated code and a
+// walk of the memory map each time. Start flushes it between engine runs so
+// that it follows the program's working set: every tlbFirst instructions
+// tlbQuick times (enough to grow from 256 entries to the most QEMU allows),
+// then at intervals that double up to tlbMaxEvery, so that the refills
+// after a flush stay a small part of a long run. The TLB's size changes
+// only the speed: what the guest sees does not depend on it.
+const (
+	tlbFirst    = 1 << 20
+	tlbQuick    = 32
+	tlbMaxEvery = 64 << 20
+)
+
+// tlbGrowth is the state of Start's TLB flushes.
+type tlbGrowth struct {
+	off     bool   // SetTLBGrowth(false)
+	last    uint64 // Executed at the last flush
+	every   uint64 // instructions from one flush to the next
+	flushes int
+}
+
+// SetTLBGrowth switches Start's flushes of Unicorn's TLB on (the default)
+// or off (it then keeps its first size; for measuring).
+func (e *Engine) SetTLBGrowth(on bool) { e.tlb.off = !on }
+
+// TLBFlushes returns how many times Start has flushed Unicorn's TLB.
+func (e *Engine) TLBFlushes() int { return e.tlb.flushes }
+
+// growTLB flushes Unicorn's TLB when its turn has come (see tlbFirst).
+func (e *Engine) growTLB() error {
+	g := &e.tlb
+	n := uint64(e.st.count)
+	if g.off || n-g.last < max(g.every, tlbFirst) {
+		return nil
+	}
+	g.last = n
+	g.flushes++
+	switch {
+	case g.every == 0:
+		g.every = tlbFirst
+	case g.flushes >= tlbQuick && g.every < tlbMaxEvery:
+		g.every *= 2
+	}
+	if err := check(C.sfs_flush_tlb(e.uc)); err != nil {
+		return fmt.Errorf("flushing the TLB: %w", err)
+	}
+	return nil
 }
 
 // Stop asks a running Start to return; it is meant for hooks. Called from
