@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -144,7 +145,14 @@ var runVsQemuWork = []struct {
 }{
 	{"lua-fib-sort", "lua-static", "testdata/bench/fib-sort.lua", []string{"-"}},
 	{"sqlite-cte", "sqlite3-static", "testdata/bench/cte.sql", nil},
+	// Threads: pigz compressing (4 threads, no name or time in the
+	// header) the x86-64 SQLite binary, 1.5 MB.
+	{"pigz-4-threads", "pigz-static", realworldInput + "x86-64/sqlite3-static", []string{"-p", "4", "-n", "-c"}},
 }
+
+// realworldInput starts an input path of runVsQemuWork that lies in the
+// real-world corpus (testdata/realworld/v3) rather than below linux.
+const realworldInput = "realworld:"
 
 // BenchmarkRunVsQemu runs the same static binaries with the same input,
 // in the same benchmark, as `sframesim run` does (Process with
@@ -163,7 +171,11 @@ func BenchmarkRunVsQemu(b *testing.B) {
 					b.Skipf("no qemu-user to compare with: %v", err)
 				}
 				prog := filepath.Join(realworld, a.dir, w.prog)
-				in, err := os.ReadFile(w.input)
+				input := w.input
+				if rest, ok := strings.CutPrefix(input, realworldInput); ok {
+					input = filepath.Join(realworld, rest)
+				}
+				in, err := os.ReadFile(input)
 				if err != nil {
 					b.Fatal(err)
 				}

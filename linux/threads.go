@@ -21,7 +21,7 @@ import (
 
 // DefaultQuantum is Config.Quantum's default: a thread runs at most that
 // many instructions before the next runnable one gets the CPU.
-const DefaultQuantum = 100_000
+const DefaultQuantum = 1_000_000
 
 // threadState is where a thread stands.
 type threadState int

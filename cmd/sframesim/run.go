@@ -42,7 +42,7 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 		"which is then printed on stderr, or on a usage error.\n\n")
 	maxInsns := cl.Uint64("max-insns", 0, "stop after `N` instructions (0: no limit)")
 	timeout := cl.Duration("timeout", 0, "stop after `D` of wall-clock time, e.g. 10s (0: no limit)")
-	quantum := cl.Uint64("quantum", 0, "switch threads after `N` instructions of one (0: the default of 100000);\nthe interleaving is the same on every run")
+	quantum := cl.Uint64("quantum", 0, "switch threads after `N` instructions of one (0: the default of 1000000);\nthe interleaving is the same on every run")
 	sysroot := sysrootFlag(cl.FlagSet)
 	guest := addGuestFlags(cl.FlagSet)
 	if status, done := cl.parse(args, stdout, stderr); done {
