@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -682,5 +683,83 @@ func TestChdir(t *testing.T) {
 	}
 	if wd, _ := os.Getwd(); wd != "/" {
 		t.Errorf("the host's working directory moved to %s", wd)
+	}
+}
+
+// TestIoctl: the ioctls Linux has for every file and for pipes (FIOCLEX,
+// FIONCLEX, FIONBIO, FIONREAD) work as there; the rest, terminal ones
+// included, are ENOTTY, also on the standard streams.
+func TestIoctl(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	if err := os.WriteFile(file, []byte("0123456789"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const tcgets = 0x5401
+	for _, a := range []*arch.Arch{arch.AMD64, arch.ARM64} {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{ReadAllow: []string{dir}})
+			arg := g.buf + 4096 // an int
+			ioctl := func(fd int64, cmd, argp uint64) int64 { return g.call("ioctl", uint64(fd), cmd, argp) }
+			nread := func(what string, fd int64, want int32) {
+				t.Helper()
+				expect(t, "FIONREAD "+what, ioctl(fd, ioFIONREAD, arg), 0)
+				if got := int32(binary.LittleEndian.Uint32(readGuestBytes(t, g.p, arg, 4))); got != want {
+					t.Errorf("FIONREAD %s: %d bytes, want %d", what, got, want)
+				}
+			}
+			setInt := func(v uint32) {
+				t.Helper()
+				if err := g.p.Engine.WriteMem(arg, binary.LittleEndian.AppendUint32(nil, v)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			fds := g.buf + 8192
+			expect(t, "pipe2", g.call("pipe2", fds, 0), 0)
+			b := readGuestBytes(t, g.p, fds, 8)
+			r, w := int64(binary.LittleEndian.Uint32(b)), int64(binary.LittleEndian.Uint32(b[4:]))
+			nread("empty pipe", r, 0)
+			expect(t, "write", g.write(w, "hello"), 5)
+			nread("pipe, read end", r, 5)
+			nread("pipe, write end", w, 5)
+			expect(t, "read 2", g.call("read", uint64(r), g.buf, 2), 2)
+			nread("pipe after a read", r, 3)
+			expect(t, "read 3", g.call("read", uint64(r), g.buf, 3), 3)
+			setInt(1)
+			expect(t, "FIONBIO on", ioctl(r, ioFIONBIO, arg), 0)
+			expect(t, "F_GETFL after FIONBIO on", g.call("fcntl", uint64(r), 3)&oNONBLOCK, oNONBLOCK)
+			expect(t, "read of an empty nonblocking pipe", g.call("read", uint64(r), g.buf, 1), -eAGAIN)
+			setInt(0)
+			expect(t, "FIONBIO off", ioctl(r, ioFIONBIO, arg), 0)
+			expect(t, "F_GETFL after FIONBIO off", g.call("fcntl", uint64(r), 3)&oNONBLOCK, 0)
+			expect(t, "FIONBIO, bad pointer", ioctl(r, ioFIONBIO, 8), -eFAULT)
+			expect(t, "FIOCLEX", ioctl(r, ioFIOCLEX, 0), 0)
+			expect(t, "FIONCLEX", ioctl(w, ioFIONCLEX, 0), 0)
+
+			fd := g.open(file, gRDONLY, 0)
+			if fd < 0 {
+				t.Fatalf("open: %d", fd)
+			}
+			nread("file at 0", fd, 10)
+			expect(t, "read 4", g.call("read", uint64(fd), g.buf, 4), 4)
+			nread("file at 4", fd, 6)
+			expect(t, "lseek past the end", g.call("lseek", uint64(fd), 12, seekSet), 12)
+			nread("file past its end", fd, -2)
+			expect(t, "FIONREAD, bad pointer", ioctl(fd, ioFIONREAD, 8), -eFAULT)
+			over := g.open(filepath.Join(dir, "new"), oCREAT|gRDWR, 0o644)
+			expect(t, "write new", g.write(over, "abc"), 3)
+			expect(t, "lseek new", g.call("lseek", uint64(over), 1, seekSet), 1)
+			nread("overlay file", over, 2)
+
+			d := g.open(dir, gRDONLY|g.p.abi.oDirectory, 0)
+			expect(t, "FIONREAD directory", ioctl(d, ioFIONREAD, arg), -eNOTTY)
+			for fd := int64(0); fd < 3; fd++ {
+				expect(t, fmt.Sprintf("TCGETS %d", fd), ioctl(fd, tcgets, g.buf), -eNOTTY)
+				expect(t, fmt.Sprintf("FIONREAD %d", fd), ioctl(fd, ioFIONREAD, arg), -eNOTTY)
+			}
+			expect(t, "TCGETS pipe", ioctl(r, tcgets, g.buf), -eNOTTY)
+			expect(t, "bad descriptor", ioctl(99, ioFIONREAD, arg), -eBADF)
+			expect(t, "command's upper bits ignored", ioctl(fd, 1<<32|ioFIONREAD, arg), 0)
+		})
 	}
 }

@@ -856,9 +856,61 @@ func (p *Process) recordLock(f *openFile, cmd, addr uint64) uint64 {
 	return 0
 }
 
+// The ioctls Linux serves for every file (fs/ioctl.c) or for pipes, with
+// the same numbers on x86-64 and AArch64 (asm-generic/ioctls.h).
+const (
+	ioFIONREAD = 0x541b // int: bytes a read would get now
+	ioFIONBIO  = 0x5421 // int: O_NONBLOCK on (nonzero) or off
+	ioFIONCLEX = 0x5450 // clear close-on-exec
+	ioFIOCLEX  = 0x5451 // set close-on-exec
+)
+
+// sysIoctl emulates the ioctls of every file Linux has: FIOCLEX and
+// FIONCLEX (accepted: the guest cannot exec, and F_GETFD does not track
+// close-on-exec either), FIONBIO (O_NONBLOCK, as fcntl F_SETFL sets it)
+// and FIONREAD on a pipe (the bytes in it, from either end) or a regular
+// file (its size less the offset, as an int, as Linux computes it). The
+// rest, terminal ioctls included, fail with ENOTTY: the guest's standard
+// streams are not a terminal, so that what it does never depends on where
+// sframesim's own input and output go, and FIONREAD on them, which would
+// need the host's stream, fails so too.
 func (p *Process) sysIoctl(a *[6]uint64) uint64 {
-	if p.fds[int(int32(a[0]))] == nil {
+	f := p.fds[int(int32(a[0]))]
+	if f == nil {
 		return sysErr(eBADF)
+	}
+	// The command is an unsigned int for the kernel.
+	switch uint32(a[1]) {
+	case ioFIOCLEX, ioFIONCLEX:
+		return 0
+	case ioFIONBIO:
+		b, ok := p.readGuest(a[2], 4)
+		if !ok {
+			return sysErr(eFAULT)
+		}
+		if f.kind == filePipe || f.kind == fileSignalfd {
+			f.flags &^= oNONBLOCK
+			if binary.LittleEndian.Uint32(b) != 0 {
+				f.flags |= oNONBLOCK
+			}
+		}
+		return 0
+	case ioFIONREAD:
+		var n int64
+		switch f.kind {
+		case filePipe:
+			n = int64(len(f.pipe.buf))
+		case fileRegular:
+			n = f.size() - f.off
+		default:
+			return sysErr(eNOTTY)
+		}
+		var b [4]byte
+		binary.LittleEndian.PutUint32(b[:], uint32(int32(n)))
+		if !p.writeGuest(a[2], b[:]) {
+			return sysErr(eFAULT)
+		}
+		return 0
 	}
 	return sysErr(eNOTTY)
 }
