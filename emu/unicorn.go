@@ -112,7 +112,6 @@ type region struct {
 // Engine owns one libunicorn instance. It is not safe for concurrent use.
 // Close releases it; a finalizer is only a safety net.
 type Engine struct {
-	tlb  tlbGrowth
 	arch *arch.Arch
 	uca  *ucArch
 	uc   *C.uc_engine
@@ -164,6 +163,9 @@ type Engine struct {
 	// blocks: instructions are counted per translated block (CountBlocks);
 	// started: Start ran (there may be translations).
 	blocks, started bool
+
+	// tlb: Start's flushes of Unicorn's TLB (growTLB).
+	tlb tlbGrowth
 }
 
 // span is [lo, hi).
@@ -1019,7 +1021,8 @@ func (e *Engine) Start(begin, until uint64, timeout time.Duration, count uint64)
 
 // Unicorn's software TLB (QEMU's softmmu: the cache that maps a guest
 // page to host memory on every load and store of translated code) starts
-// with 256 entries, 1 MiB of guest memory, and QEMU resizes it only when
+// with 256 entries (1 MiB of guest memory on x86-64, 256 KiB on AArch64,
+// whose engine has 1 KiB pages), and QEMU resizes it only when
 // it is flushed: twice as large when more than 70% of it was used, smaller
 // when under 30% was for 100 ms. A user-mode run flushes it only when
 // mappings change, so it keeps 256 entries, and a program whose data spans
