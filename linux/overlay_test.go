@@ -763,3 +763,40 @@ func TestIoctl(t *testing.T) {
 		})
 	}
 }
+
+// TestStatBlocks: st_blocks counts whole 4 KiB blocks, as ext4 and tmpfs
+// give them for files without holes, for host files, overlay files and
+// directories, and none for a short symbolic link; never the host's own
+// count, which depends on its file system.
+func TestStatBlocks(t *testing.T) {
+	dir := t.TempDir()
+	for name, size := range map[string]int{"empty": 0, "one": 1, "page": 4096, "more": 4097} {
+		if err := os.WriteFile(filepath.Join(dir, name), make([]byte, size), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, a := range []*arch.Arch{arch.AMD64, arch.ARM64} {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{ReadAllow: []string{dir}})
+			blocks := func(path string) int64 {
+				t.Helper()
+				if r := g.call("newfstatat", atFDCWD64, g.path(1, path), g.buf, atSymlinkNofollow); r != 0 {
+					t.Fatalf("newfstatat %s = %d", path, r)
+				}
+				// st_blocks: at 64 in both architectures' struct stat.
+				return int64(binary.LittleEndian.Uint64(readGuestBytes(t, g.p, g.buf+64, 8)))
+			}
+			for name, want := range map[string]int64{"empty": 0, "one": 8, "page": 8, "more": 16} {
+				expect(t, "st_blocks of host file "+name, blocks(filepath.Join(dir, name)), want)
+			}
+			expect(t, "st_blocks of a directory", blocks(dir), 8)
+			fd := g.open(filepath.Join(dir, "new"), oCREAT|gRDWR, 0o644)
+			expect(t, "write", g.write(fd, strings.Repeat("x", 5000)), 5000)
+			expect(t, "st_blocks of an overlay file", blocks(filepath.Join(dir, "new")), 16)
+			expect(t, "symlink", g.call("symlinkat", g.path(2, "new"), atFDCWD64, g.path(3, filepath.Join(dir, "l"))), 0)
+			expect(t, "st_blocks of a short symlink", blocks(filepath.Join(dir, "l")), 0)
+			expect(t, "long symlink", g.call("symlinkat", g.path(2, strings.Repeat("y", 100)), atFDCWD64, g.path(3, filepath.Join(dir, "ll"))), 0)
+			expect(t, "st_blocks of a long symlink", blocks(filepath.Join(dir, "ll")), 8)
+		})
+	}
+}
