@@ -555,24 +555,23 @@ func nodeStat(n *oNode) statInfo {
 		st.mode |= 0o120000
 		st.size = int64(len(n.target))
 	}
-	st.blocks = statBlocks(st.size)
-	if n.kind == nodeLink && st.size < fastSymlink {
-		st.blocks = 0
-	}
+	st.blocks = statBlocks(st.mode, st.size)
 	st.times = n.times
 	return st
 }
 
-// statBlocks is st_blocks (512-byte units) of a file of size bytes, as a
-// file system of 4 KiB blocks (ext4's, tmpfs's pages: st_blksize) gives
-// it for a file without holes: whole blocks. Not the host's own count,
-// which depends on its file system, so that du and ls -s print the same on
-// every machine.
-func statBlocks(size int64) int64 { return (size + 4095) / 4096 * 8 }
-
-// fastSymlink: a symbolic link whose target is shorter is kept in its
-// inode (ext4) and has no blocks.
-const fastSymlink = 60
+// statBlocks is st_blocks (512-byte units) of a file of mode (with its
+// type bits) and size bytes, as a file system of 4 KiB blocks (ext4's,
+// tmpfs's pages: st_blksize) gives it for a file without holes: whole
+// blocks; none for a symbolic link whose target is shorter than 60 bytes
+// (ext4 keeps it in the inode). Not the host's own count, which depends on
+// its file system, so that du and ls -s print the same on every machine.
+func statBlocks(mode uint32, size int64) int64 {
+	if mode&0o170000 == 0o120000 && size < 60 {
+		return 0
+	}
+	return (size + 4095) / 4096 * 8
+}
 
 // entryStat is the struct stat of what e names.
 func (p *Process) entryStat(e ovEntry) statInfo {
@@ -589,10 +588,7 @@ func (p *Process) entryStat(e ovEntry) statInfo {
 			st.size, st.nlink = 4096, p.dirLinks(e)
 		}
 	}
-	st.blocks = statBlocks(st.size)
-	if st.mode&0o170000 == 0o120000 && st.size < fastSymlink {
-		st.blocks = 0
-	}
+	st.blocks = statBlocks(st.mode, st.size)
 	return st
 }
 

@@ -781,9 +781,7 @@ func (p *Process) sysFcntl(a *[6]uint64) uint64 {
 		if f.node != nil {
 			f.flags = f.flags&^oAPPEND | a[2]&oAPPEND
 		}
-		if f.kind == filePipe || f.kind == fileSignalfd {
-			f.flags = f.flags&^oNONBLOCK | a[2]&oNONBLOCK
-		}
+		f.setNonblock(a[2]&oNONBLOCK != 0)
 		return 0
 	case 3: // F_GETFL
 		if f.kind == fileStdout || f.kind == fileStderr {
@@ -856,6 +854,18 @@ func (p *Process) recordLock(f *openFile, cmd, addr uint64) uint64 {
 	return 0
 }
 
+// setNonblock sets or clears O_NONBLOCK (fcntl F_SETFL, ioctl FIONBIO)
+// where the layer honours it: pipes and signalfds.
+func (f *openFile) setNonblock(on bool) {
+	if f.kind != filePipe && f.kind != fileSignalfd {
+		return
+	}
+	f.flags &^= oNONBLOCK
+	if on {
+		f.flags |= oNONBLOCK
+	}
+}
+
 // The ioctls Linux serves for every file (fs/ioctl.c) or for pipes, with
 // the same numbers on x86-64 and AArch64 (asm-generic/ioctls.h).
 const (
@@ -888,12 +898,7 @@ func (p *Process) sysIoctl(a *[6]uint64) uint64 {
 		if !ok {
 			return sysErr(eFAULT)
 		}
-		if f.kind == filePipe || f.kind == fileSignalfd {
-			f.flags &^= oNONBLOCK
-			if binary.LittleEndian.Uint32(b) != 0 {
-				f.flags |= oNONBLOCK
-			}
-		}
+		f.setNonblock(binary.LittleEndian.Uint32(b) != 0)
 		return 0
 	case ioFIONREAD:
 		var n int64
@@ -946,7 +951,7 @@ func (f *openFile) stat() statInfo {
 	}
 	if f.kind == fileRegular {
 		n := f.size()
-		return statInfo{dev: 0x801, ino: f.ino, nlink: 1, mode: 0o100444, uid: guestUID, gid: guestGID, size: n, blksize: 4096, blocks: statBlocks(n)}
+		return statInfo{dev: 0x801, ino: f.ino, nlink: 1, mode: 0o100444, uid: guestUID, gid: guestGID, size: n, blksize: 4096, blocks: statBlocks(0o100444, n)}
 	}
 	if f.kind == fileSignalfd { // an anonymous inode
 		return statInfo{dev: 0xe, ino: f.ino, nlink: 1, mode: 0o600, uid: guestUID, gid: guestGID, blksize: 4096}
