@@ -504,12 +504,14 @@ func (p *Process) waitReady(w [8]uint64, deadline int64) uint64 {
 	// end it (glibc's pause on AArch64 is such a ppoll of nothing): a
 	// deadlock, unless one may come from outside (hostsignal.go).
 	forSignal := false
-	if _, timer := p.nextRealExpiry(); p.live() == 1 && !timer && deadline < 0 {
-		if !p.outsideSignals() {
-			p.sysStop(StopDeadlock, 0, "deadlock: poll with no other thread to make a descriptor ready")
-			return 0
+	if p.live() == 1 && deadline < 0 {
+		if _, timer := p.nextRealExpiry(); !timer {
+			if !p.outsideSignals() {
+				p.sysStop(StopDeadlock, 0, "deadlock: poll with no other thread to make a descriptor ready")
+				return 0
+			}
+			forSignal = true
 		}
-		forSignal = true
 	}
 	p.waitOn(0, 0, deadline, "poll")
 	t.intr, t.resume, t.wargs, t.sigWait = eRestartNoHand, resumePoll, w, forSignal
