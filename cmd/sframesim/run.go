@@ -42,7 +42,7 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 		"which is then printed on stderr, or on a usage error.\n\n")
 	maxInsns := cl.Uint64("max-insns", 0, "stop after `N` instructions (0: no limit)")
 	timeout := cl.Duration("timeout", 0, "stop after `D` of wall-clock time, e.g. 10s (0: no limit)")
-	quantum := cl.Uint64("quantum", 0, "switch threads after `N` instructions of one (0: the default of 1000000);\nthe interleaving is the same on every run")
+	quantum := quantumFlag(cl.FlagSet)
 	sysroot := sysrootFlag(cl.FlagSet)
 	guest := addGuestFlags(cl.FlagSet)
 	if status, done := cl.parse(args, stdout, stderr); done {
@@ -183,6 +183,12 @@ func checkSysroot(stderr io.Writer, cmd, flag, dir string) bool {
 		return false
 	}
 	return true
+}
+
+// quantumFlag defines --quantum on fs (run, verify, step), its default
+// linux.DefaultQuantum.
+func quantumFlag(fs *flag.FlagSet) *uint64 {
+	return fs.Uint64("quantum", 0, fmt.Sprintf("switch threads after `N` instructions of one (0: the default of %d);\nthe interleaving is the same on every run", linux.DefaultQuantum))
 }
 
 // sysrootFlag defines --sysroot on fs.

@@ -22,7 +22,7 @@ func runStep(args []string, stdout, stderr io.Writer) int {
 		"(s step, n next, f finish, c continue, m next mismatch, b breakpoint, g go to,\n"+
 		"S step back, - go back N, r restart, q quit). Without BINARY, steps the sample\n"+
 		"embedded in sframesim. NO_COLOR turns colours off.\n\n")
-	quantum := cl.Uint64("quantum", 0, "switch threads after `N` instructions of one (0: the default of 1000000);\nthe interleaving is the same on every run")
+	quantum := quantumFlag(cl.FlagSet)
 	sysroot := sysrootFlag(cl.FlagSet)
 	guest := addGuestFlags(cl.FlagSet)
 	if status, done := cl.parse(args, stdout, stderr); done {

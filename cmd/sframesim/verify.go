@@ -44,7 +44,7 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	jsonPath := cl.String("json", "", "write the full report as JSON to `FILE` (atomically; - for stdout)")
 	maxInsns := cl.Uint64("max-insns", 0, "stop after `N` instructions (0: no limit)")
 	timeout := cl.Duration("timeout", 0, "stop after `D` of wall-clock time, e.g. 30s (0: no limit)")
-	quantum := cl.Uint64("quantum", 0, "switch threads after `N` instructions of one (0: the default of 1000000);\nthe interleaving is the same on every run")
+	quantum := quantumFlag(cl.FlagSet)
 	maxProblems := cl.Int("problems", 20, "print at most `N` distinct problems")
 	maxFrames := cl.Int("max-frames", 0, "cut each unwind after `N` frames (0: no limit, however deep the stack);\na run with cut unwinds is INCOMPLETE: the frames beyond were not compared")
 	exact := cl.Bool("exact", false, "hand each instruction to the checker before it runs, instead of replaying\nbatches of recorded instructions and stores (several times slower; the\nresults are the same: use it to cross-check)")
