@@ -193,12 +193,7 @@ func BenchmarkRunVsQemu(b *testing.B) {
 					}
 					insns = x.Insns
 					p.Close()
-					cmd := exec.Command(a.qemu, append([]string{prog}, w.args...)...)
-					cmd.Stdin, cmd.Stdout = bytes.NewReader(in), &qemuOut
-					if err := cmd.Run(); err != nil {
-						b.Fatalf("%s: %v", a.qemu, err)
-					}
-					qemuCPU = append(qemuCPU, (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds())
+					qemuCPU = append(qemuCPU, runQemu(b, a.qemu, prog, w.args, bytes.NewReader(in), &qemuOut))
 					if runOut.String() != qemuOut.String() {
 						b.Fatalf("outputs differ:\n%s\nrun, and\n%s\nqemu", runOut.String(), qemuOut.String())
 					}
@@ -212,6 +207,19 @@ func BenchmarkRunVsQemu(b *testing.B) {
 			})
 		}
 	}
+}
+
+// runQemu runs prog with args under qemu-user, its stdin in (nil: none)
+// and its stdout into out, and returns the CPU seconds it took,
+// user+system.
+func runQemu(b *testing.B, qemu, prog string, args []string, in io.Reader, out io.Writer) float64 {
+	b.Helper()
+	cmd := exec.Command(qemu, append([]string{prog}, args...)...)
+	cmd.Stdin, cmd.Stdout = in, out
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("%s: %v", qemu, err)
+	}
+	return (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
 }
 
 // selfCPU is this process's user+system CPU time so far.
@@ -291,12 +299,7 @@ func BenchmarkTLBGrowth(b *testing.B) {
 					continue
 				}
 				outs[2].Reset()
-				cmd := exec.Command(a.qemu, append([]string{prog}, args[1:]...)...)
-				cmd.Stdout = &outs[2]
-				if err := cmd.Run(); err != nil {
-					b.Fatalf("%s: %v", a.qemu, err)
-				}
-				cpu[2] = append(cpu[2], (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds())
+				cpu[2] = append(cpu[2], runQemu(b, a.qemu, prog, args[1:], nil, &outs[2]))
 				if outs[0].String() != outs[2].String() {
 					b.Fatalf("outputs differ: %q here, %q under qemu", outs[0].String(), outs[2].String())
 				}
