@@ -378,13 +378,22 @@ static void hook_code_slow(uc_engine *uc, uint64_t addr, uint32_t size, sfs_stat
 
 // fast_mode marks kept registers (kvalid 1) as SFS_KVALID_FAST when the
 // engine records in merge mode with a store log, no live ranges and no
-// checks of kept registers: what hook_code's common case needs beyond the
-// run at hand. Everything that may change those (Go, which runs only when
-// kvalid is cleared) clears kvalid.
+// checks of kept registers, a run is open, no store hit the words its key
+// read and no store into code was logged since it last grew: what
+// hook_code's common case needs beyond the run at hand. It sets fast_end,
+// so that one comparison of count stands for the budget and the room left
+// in pcs (the common case adds one to both count and npcs). Everything
+// that may change those either clears kvalid (Go, which runs only when
+// kvalid is cleared) or takes it back to 1 (hook_write, storing into a key
+// word or code) until hook_code_slow comes here again.
 static inline void fast_mode(sfs_state *st) {
 	if (st->kvalid == 1 && st->observe == SFS_OBSERVE_RECORD && st->merge && st->track == SFS_TRACK_LOG &&
-	    st->nlive == 0 && !st->kcheck)
+	    st->nlive == 0 && !st->kcheck && st->nbuf > 0 && !st->kdirty && st->ncodew == st->wcode &&
+	    st->npcs < st->cappcs && st->count < st->limit) {
+		uint64_t room = st->count + (st->cappcs - st->npcs);
+		st->fast_end = room < st->limit ? room : st->limit;
 		st->kvalid = SFS_KVALID_FAST;
+	}
 }
 
 // hook_code runs before every instruction. Most instructions of a run in
@@ -400,10 +409,9 @@ static void hook_code(uc_engine *uc, uint64_t addr, uint32_t size, void *user) {
 	sfs_state *st = user;
 	uint64_t prev = st->last_pc;
 	struct sfs_page *lp = st->keep.last;
-	if (__builtin_expect(st->count < st->limit && st->kvalid == SFS_KVALID_FAST && st->nbuf > 0 &&
+	if (__builtin_expect(st->kvalid == SFS_KVALID_FAST && st->count < st->fast_end &&
 	                         addr - st->run_lo < st->run_hi - st->run_lo &&
-	                         !st->kdirty && st->ncodew == st->wcode &&
-	                         st->npcs < st->cappcs && lp && lp->page == (prev >> 12) + 1 &&
+	                         lp && lp->page == (prev >> 12) + 1 &&
 	                         (((uint8_t *)lp->ent)[prev & 4095] & 3) == 1,
 	                     1)) {
 		st->count++;
@@ -494,6 +502,15 @@ static sfs_region *find_region(sfs_state *st, uint64_t addr) {
 		if (addr - r->addr < r->size)
 			return r;
 	}
+	if (st->prevregion < st->nregions) {
+		sfs_region *r = &st->regions[st->prevregion];
+		if (addr - r->addr < r->size) {
+			int32_t t = st->lastregion;
+			st->lastregion = st->prevregion;
+			st->prevregion = t;
+			return r;
+		}
+	}
 	int lo = 0, hi = st->nregions;
 	while (lo < hi) {
 		int mid = (lo + hi) / 2;
@@ -503,6 +520,7 @@ static sfs_region *find_region(sfs_state *st, uint64_t addr) {
 			hi = mid;
 	}
 	if (lo < st->nregions && addr >= st->regions[lo].addr) {
+		st->prevregion = st->lastregion;
 		st->lastregion = lo;
 		return &st->regions[lo];
 	}
@@ -542,8 +560,11 @@ static void hook_write(uc_engine *uc, uc_mem_type type, uint64_t addr, int size,
 	if (st->nbuf > 0 && (st->kw[0] | st->kw[1])) {
 		uint64_t end = addr + (uint64_t)size;
 		for (int i = 0; i < 2; i++)
-			if (st->kw[i] && addr < st->kw[i] + 8 && st->kw[i] < end)
+			if (st->kw[i] && addr < st->kw[i] + 8 && st->kw[i] < end) {
 				st->kdirty = 1;
+				if (st->kvalid == SFS_KVALID_FAST)
+					st->kvalid = 1; // the next instruction goes to try_merge
+			}
 	}
 	if (st->nbuf == 0) {
 		// The storing instruction was passed to Go already: only say
@@ -576,6 +597,8 @@ static void hook_write(uc_engine *uc, uc_mem_type type, uint64_t addr, int size,
 		w->member = st->buf[st->nbuf - 1].n - 1;
 		w->code = code;
 		st->ncodew += code;
+		if (code && st->kvalid == SFS_KVALID_FAST)
+			st->kvalid = 1; // the next instruction ends the run (try_merge)
 		memcpy(st->wbytes + st->nwbytes, w->host, n);
 		st->nwbytes += n;
 		addr += n;

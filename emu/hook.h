@@ -145,7 +145,9 @@ typedef struct {
 	uint8_t *wbytes;
 	uint64_t nwbytes, capwbytes;
 	sfs_region *regions; // sorted by addr
-	int32_t nregions, lastregion;
+	// lastregion and prevregion are the two regions found last (most
+	// stores alternate between the stack and one other region).
+	int32_t nregions, lastregion, prevregion, pad5;
 	// Live ranges: [live[2i], live[2i+1]) sorted; an instruction there is
 	// passed to Go before it runs, with the engine's registers still its own.
 	uint64_t *live;
@@ -244,8 +246,11 @@ typedef struct {
 	// keep flags (by page, lastk at hand) say per PC of read-only code
 	// whether its instruction leaves them alone: 0 unknown, 1 leaves them,
 	// 2 may change them, 3 queued in kq for Go to classify; and what it
-	// does to them where that is fixed (SFS_EFFECT_*).
+	// does to them where that is fixed (SFS_EFFECT_*). fast_end, set with
+	// SFS_KVALID_FAST, is the count below which the common case may go on:
+	// the budget (limit) or where the address buffer (pcs) is full.
 	uint64_t kv[3];
+	uint64_t fast_end;
 	int32_t kvalid;
 	int32_t kcheck;          // read the registers anyway and count misses
 	uint64_t kmiss, kkept;   // kept values that were wrong; reads saved

@@ -517,7 +517,7 @@ func (e *Engine) syncRegions() {
 		rs[i] = C.sfs_region{addr: C.uint64_t(r.addr), size: C.uint64_t(len(r.mem)), host: (*C.uint8_t)(unsafe.Pointer(&r.mem[0]))}
 	}
 	e.st.nregions = C.int32_t(len(e.regions))
-	e.st.lastregion = 0
+	e.st.lastregion, e.st.prevregion = 0, 0
 }
 
 // Protect changes the permissions of whole mapped pages.
@@ -1562,7 +1562,15 @@ func (e *Engine) KeptRegisters() (kept, wrong uint64) {
 // swapBytes exchanges a store's target bytes with its saved copy: undoing
 // it the first time, redoing it the second.
 func swapBytes(w *C.sfs_write, saved []byte) {
-	exchange(unsafe.Slice((*byte)(unsafe.Pointer(w.host)), int(w.size)), saved[w.off:w.off+C.uint64_t(w.size)])
+	s := saved[w.off : w.off+C.uint64_t(w.size)]
+	if w.size == 8 {
+		// Most stores are of a word: one exchange, no loop (the replay
+		// of SQLite's run swaps tens of millions).
+		a, b := (*[8]byte)(unsafe.Pointer(w.host)), (*[8]byte)(s)
+		*a, *b = *b, *a
+		return
+	}
+	exchange(unsafe.Slice((*byte)(unsafe.Pointer(w.host)), int(w.size)), s)
 }
 
 func (e *Engine) setObserve() {

@@ -115,11 +115,11 @@ type Frame struct {
 // Errors that end a walk.
 var (
 	// ErrNoFDE: no SFrame function covers the frame's PC.
-	ErrNoFDE = errors.New("no SFrame FDE for the PC")
+	ErrNoFDE error = &gapError{"no SFrame FDE for the PC"}
 	// ErrNoFRE: the function's FDE has no row for the PC (a V3 FDE without
 	// FREs, as gas writes for signal trampolines it cannot describe): no
 	// data, like ErrNoFDE.
-	ErrNoFRE = errors.New("no SFrame row for the PC")
+	ErrNoFRE error = &gapError{"no SFrame row for the PC"}
 	// ErrRAInRegister: the FRE leaves the return address in the link
 	// register below the topmost frame, where its value is lost.
 	ErrRAInRegister = errors.New("return address still in the link register, but the frame is not topmost")

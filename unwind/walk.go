@@ -329,10 +329,19 @@ func (it *Iterator) Current() *Frame { return &it.frame }
 // does not cover its PC (ErrNoFDE, ErrNoFRE): the end of the SFrame chain,
 // not an unwinding failure.
 func NoData(err error) bool {
-	// The walk's own errors are these values themselves: no unwrapping
-	// for the common case (every walk that ends at a gap).
-	return err == ErrNoFDE || err == ErrNoFRE || errors.Is(err, ErrNoFDE) || errors.Is(err, ErrNoFRE)
+	// The walk's own errors are these values themselves, the only ones of
+	// their type: one comparison of types, inlined, for the common case
+	// (every walk that ends at a gap; comparing interfaces is a call).
+	if _, ok := err.(*gapError); ok {
+		return true
+	}
+	return err != nil && (errors.Is(err, ErrNoFDE) || errors.Is(err, ErrNoFRE))
 }
+
+// gapError is the type of ErrNoFDE and ErrNoFRE, and of no other error.
+type gapError struct{ msg string }
+
+func (e *gapError) Error() string { return e.msg }
 
 func (it *Iterator) Err() error { return it.err }
 
