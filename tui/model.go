@@ -38,12 +38,16 @@ type Model struct {
 	busyWhat  string
 	progress  uint64
 	quitAfter bool
-	msg       string
-	prompt    *prompt
-	help      bool
-	threads   bool // the threads pane is shown
-	keyHelp   help.Model
-	done      chan<- struct{} // tests: told when a command ends
+	// ahead holds the keys typed while a command ran (but Esc, ^C and q),
+	// handled in order when it ends, as a terminal keeps typed-ahead
+	// input: s typed three times steps three times however fast.
+	ahead   []tea.KeyPressMsg
+	msg     string
+	prompt  *prompt
+	help    bool
+	threads bool // the threads pane is shown
+	keyHelp help.Model
+	done    chan<- struct{} // tests: told when a command ends
 }
 
 type prompt struct {
@@ -51,6 +55,10 @@ type prompt struct {
 	text  []rune
 	run   func(m *Model, text string) tea.Cmd
 }
+
+// maxAhead bounds the keys kept while a command runs (Model.ahead); more
+// are dropped.
+const maxAhead = 64
 
 // doneMsg ends a command: its result and the new state.
 type doneMsg struct {
@@ -119,6 +127,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.msg = msg.why
 		if msg.err != nil {
 			m.msg = "error: " + msg.err.Error()
+			m.ahead = nil // typed for a command that failed
 		}
 		if m.done != nil {
 			m.done <- struct{}{}
@@ -126,10 +135,25 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.quitAfter {
 			return m, tea.Quit
 		}
+		return m, m.keysAhead()
 	case tea.KeyPressMsg:
 		return m, m.key(msg)
 	}
 	return m, nil
+}
+
+// keysAhead handles the keys typed while the last command ran, until one
+// starts another command (the rest wait for it) or quits.
+func (m *Model) keysAhead() tea.Cmd {
+	var cmds []tea.Cmd
+	for len(m.ahead) > 0 && !m.busy {
+		k := m.ahead[0]
+		m.ahead = m.ahead[1:]
+		if cmd := m.key(k); cmd != nil {
+			cmds = append(cmds, cmd)
+		}
+	}
+	return tea.Batch(cmds...)
 }
 
 // key handles a key press; the keys are those of the key map alone.
@@ -138,9 +162,12 @@ func (m *Model) key(k tea.KeyPressMsg) tea.Cmd {
 		switch {
 		case key.Matches(k, keys.Stop):
 			m.d.Interrupt()
+			m.ahead = nil
 		case key.Matches(k, keys.Quit):
 			m.d.Interrupt()
 			m.quitAfter = true
+		case len(m.ahead) < maxAhead:
+			m.ahead = append(m.ahead, k)
 		}
 		return nil
 	}

@@ -3,6 +3,7 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -135,7 +136,7 @@ func TestKeys(t *testing.T) {
 		return ok
 	}
 	reset := func() {
-		m.busy, m.busyWhat, m.msg, m.prompt, m.help, m.quitAfter = false, "", "", nil, false, false
+		m.busy, m.busyWhat, m.msg, m.prompt, m.help, m.quitAfter, m.ahead = false, "", "", nil, false, false, nil
 		m.d.interrupt.Store(false)
 	}
 	for _, tt := range []struct {
@@ -176,14 +177,25 @@ func TestKeys(t *testing.T) {
 		}
 	}
 
-	// While a command runs: Esc and ^C stop it, q stops it and quits after.
+	// While a command runs: Esc and ^C stop it (and drop the keys typed
+	// meanwhile), q stops it and quits after, other keys wait for it.
 	for _, k := range []string{"esc", "ctrl+c", "q", "s"} {
 		reset()
 		m.busy = true
+		m.key(press("n"))
 		m.key(press(k))
-		if stop := k != "s"; m.d.interrupt.Load() != stop || m.quitAfter != (k == "q") {
-			t.Errorf("busy, %s: interrupt %v, quit after %v", k, m.d.interrupt.Load(), m.quitAfter)
+		wantAhead := map[string]int{"q": 1, "s": 2}[k]
+		if stop := k != "s"; m.d.interrupt.Load() != stop || m.quitAfter != (k == "q") || len(m.ahead) != wantAhead {
+			t.Errorf("busy, n %s: interrupt %v, quit after %v, %d keys ahead", k, m.d.interrupt.Load(), m.quitAfter, len(m.ahead))
 		}
+	}
+	reset()
+	m.busy = true
+	for range maxAhead + 5 {
+		m.key(press("s"))
+	}
+	if len(m.ahead) != maxAhead {
+		t.Errorf("%d keys typed while busy: %d kept, want %d", maxAhead+5, len(m.ahead), maxAhead)
 	}
 
 	// A prompt takes text, Backspace erases, Enter runs it, Esc and ^C cancel.
@@ -216,6 +228,45 @@ func TestKeys(t *testing.T) {
 		if quits(cmd) != (k == "q") || m.help != (k == "q") || m.busy {
 			t.Errorf("help, %s: quit %v, help %v, busy %v", k, quits(cmd), m.help, m.busy)
 		}
+	}
+}
+
+// TestTypeAhead: keys typed while a command runs are handled when it
+// ends, in order: s typed three times at once steps three times, and a
+// prompt opened by a typed-ahead key takes the keys after it. A command
+// that fails drops the keys typed after it.
+func TestTypeAhead(t *testing.T) {
+	path := sample(t, "v3/x86-64/nolibc-O2")
+	fm := screenRun(t, path, 80, 24, "key:s", "key:s", "key:s", "wait", "wait", "wait")
+	if fm.st.Insns != 3 || len(fm.ahead) != 0 {
+		t.Errorf("s s s: at instruction %d, %d keys left, want 3, 0", fm.st.Insns, len(fm.ahead))
+	}
+	fm = screenRun(t, path, 80, 24, "key:s", "key:@", "type:10", "enter", "wait", "wait")
+	if fm.st.Insns != 10 || fm.prompt != nil {
+		t.Errorf("s @ 10 Enter: at instruction %d, prompt %+v, want 10 and none", fm.st.Insns, fm.prompt)
+	}
+
+	// The same, deterministically: the keys are typed while the model is
+	// busy, and each end of a command is delivered by hand.
+	m := New(open(t, path))
+	m.busy = true
+	for _, k := range []string{"s", "@", "1", "2"} {
+		m.key(press(k))
+	}
+	m.Update(doneMsg{st: m.st})
+	if !m.busy || m.busyWhat != "stepping" || len(m.ahead) != 3 {
+		t.Fatalf("first end: busy %v %q, %d keys ahead; want stepping, 3", m.busy, m.busyWhat, len(m.ahead))
+	}
+	m.Update(doneMsg{st: m.st})
+	if m.busy || m.prompt == nil || string(m.prompt.text) != "12" || len(m.ahead) != 0 {
+		t.Fatalf("second end: busy %v, prompt %+v, %d keys ahead; want the @ prompt with 12", m.busy, m.prompt, len(m.ahead))
+	}
+	m.prompt = nil
+	m.busy = true
+	m.key(press("s"))
+	m.Update(doneMsg{st: m.st, err: errors.New("no such symbol")})
+	if m.busy || len(m.ahead) != 0 || m.msg != "error: no such symbol" {
+		t.Errorf("after a failed command: busy %v, %d keys ahead, msg %q", m.busy, len(m.ahead), m.msg)
 	}
 }
 
