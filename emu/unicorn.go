@@ -477,7 +477,12 @@ func (e *Engine) Map(addr, size uint64, prot Prot, name string) ([]byte, error) 
 	if pieces := MapRegions(addr, size); pieces > e.RegionRoom() {
 		return nil, fmt.Errorf("map %#x+%#x (%s): %w", addr, size, name, ErrRegionLimit)
 	}
-	mem, err := syscall.Mmap(-1, 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	// MAP_NORESERVE: host pages are only taken when touched, and what the
+	// guest can touch is bounded by its users (linux's memory cap counts
+	// accessible mappings, not address space reserved PROT_NONE, which a
+	// program may reserve by the gigabyte), so the host's heuristic
+	// overcommit check need not refuse a large reservation.
+	mem, err := syscall.Mmap(-1, 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON|syscall.MAP_NORESERVE)
 	if err != nil {
 		return nil, fmt.Errorf("map %#x+%#x (%s): host mmap: %w", addr, size, name, err)
 	}

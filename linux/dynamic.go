@@ -159,7 +159,7 @@ func (p *Process) readInterp(vf viewFile) ([]byte, error) {
 		return nil, err
 	}
 	size := uint64(fi.Size())
-	if m := &p.vm; m.max > 0 && m.total+m.held+size > m.max {
+	if !p.vm.fitsMore(size) {
 		return nil, fmt.Errorf("the file is %d bytes: %w", size, errMemCap)
 	}
 	// The file may grow while it is read: never more than its size.

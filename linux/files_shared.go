@@ -255,7 +255,7 @@ func (p *Process) loadData(sf *sharedFile) error {
 	if sf.data != nil || sf.size == 0 {
 		return nil
 	}
-	if p.vm.max > 0 && p.vm.total+p.vm.held+uint64(sf.size) > p.vm.max {
+	if !p.vm.fitsMore(uint64(sf.size)) {
 		return errMemCap
 	}
 	f := sf.file()

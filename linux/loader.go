@@ -94,15 +94,19 @@ func (v vma) slice(start, end uint64) vma {
 // So "backed" lists what is mapped in the engine (a superset of the
 // guest's mappings), and pages the guest unmapped stay backed but are
 // zeroed and made inaccessible (PROT_NONE) until a later mmap reuses them.
-// The memory cap counts guest-visible mappings and the host memory held
-// for the guest besides (file contents).
+// The memory cap counts the guest's accessible mappings and the host
+// memory held for the guest besides (file contents). A PROT_NONE mapping
+// (address space reserved, as Go's runtime reserves a gigabyte for its
+// heap, or glibc 64 MiB per malloc arena) counts only once made
+// accessible: the guest cannot touch it before, and untouched host pages
+// take no memory. The engine's limit on regions bounds the reservations.
 type addrSpace struct {
 	e      *emu.Engine
 	vmas   []vma       // sorted, non-overlapping
 	backed [][2]uint64 // sorted, non-overlapping [start, end) mapped in the engine
-	total  uint64      // bytes in vmas
+	total  uint64      // bytes in vmas whose protection is not PROT_NONE
 	held   uint64      // host bytes held for the guest outside its mappings
-	max    uint64      // cap on total+held
+	max    uint64      // cap on total+held (used)
 	// cutFiles are the files of mappings removed since the last look
 	// (Process.releaseCut).
 	cutFiles []*sharedFile
@@ -140,17 +144,25 @@ func (m *addrSpace) free(start, end uint64) bool {
 	return true
 }
 
-// overlap returns how many bytes of [start, end) are in VMAs.
+// overlap returns how many bytes of [start, end) are in accessible VMAs
+// (those total counts).
 func (m *addrSpace) overlap(start, end uint64) uint64 {
 	var n uint64
 	for _, v := range m.vmas {
 		s, e := max(v.start, start), min(v.end, end)
-		if s < e {
+		if s < e && v.prot != 0 {
 			n += e - s
 		}
 	}
 	return n
 }
+
+// used returns what counts against the cap: the accessible mappings and
+// the host memory held besides.
+func (m *addrSpace) used() uint64 { return m.total + m.held }
+
+// fitsMore reports whether n more bytes keep the cap.
+func (m *addrSpace) fitsMore(n uint64) bool { return m.max == 0 || m.used()+n <= m.max }
 
 // carve removes [start, end) from the VMAs (splitting those that straddle
 // its ends) and returns the removed pieces.
@@ -172,7 +184,9 @@ func (m *addrSpace) carve(start, end uint64) []vma {
 		if c.file != nil {
 			m.cutFiles = append(m.cutFiles, c.file)
 		}
-		m.total -= c.end - c.start
+		if c.prot != 0 {
+			m.total -= c.end - c.start
+		}
 	}
 	sort.Slice(keep, func(i, j int) bool { return keep[i].start < keep[j].start })
 	m.vmas = keep
@@ -185,7 +199,9 @@ func (m *addrSpace) carve(start, end uint64) []vma {
 // map's every change is linear in their number).
 func (m *addrSpace) insert(v vma) {
 	i := sort.Search(len(m.vmas), func(i int) bool { return m.vmas[i].start > v.start })
-	m.total += v.end - v.start
+	if v.prot != 0 {
+		m.total += v.end - v.start
+	}
 	if i > 0 && continues(m.vmas[i-1], v) {
 		m.vmas[i-1].end = v.end
 		if i < len(m.vmas) && continues(m.vmas[i-1], m.vmas[i]) {
@@ -220,10 +236,14 @@ func (m *addrSpace) mmap(start, end uint64, prot emu.Prot, name string) error {
 	return m.mmapFile(start, end, prot, name, nil, 0)
 }
 
-// fits reports whether mapping [start, end) keeps the cap, with extra
-// bytes (being released) not counted.
-func (m *addrSpace) fits(start, end, extra uint64) bool {
-	return m.max == 0 || m.total+m.held-m.overlap(start, end)+(end-start) <= m.max+extra
+// fits reports whether mapping [start, end) with prot keeps the cap, with
+// extra bytes (being released) not counted.
+func (m *addrSpace) fits(start, end uint64, prot emu.Prot, extra uint64) bool {
+	n := end - start
+	if prot == 0 {
+		n = 0
+	}
+	return m.max == 0 || m.used()-m.overlap(start, end)+n <= m.max+extra
 }
 
 // mmapFile is mmap for a private mapping of file from offset off (nil: of
@@ -238,7 +258,7 @@ func (m *addrSpace) mmapFileOver(start, end uint64, prot emu.Prot, name string, 
 	if start >= end {
 		return nil
 	}
-	if !m.fits(start, end, extra) {
+	if !m.fits(start, end, prot, extra) {
 		return errMemCap
 	}
 	if err := m.room(start, end); err != nil {
@@ -325,10 +345,15 @@ func (m *addrSpace) munmap(start, end uint64) error {
 	return nil
 }
 
-// protect changes the permissions of [start, end), which must be mapped.
+// protect changes the permissions of [start, end), which must be mapped;
+// errMemCap if making reserved (PROT_NONE) pages accessible would exceed
+// the cap.
 func (m *addrSpace) protect(start, end uint64, prot emu.Prot) error {
 	if !m.covered(start, end) {
 		return errors.New("not mapped")
+	}
+	if !m.fits(start, end, prot, 0) {
+		return errMemCap
 	}
 	if err := m.room(start, end); err != nil {
 		return err

@@ -280,7 +280,7 @@ func (p *Process) parentOf(abs string) (string, int) {
 // charge counts delta more bytes against the memory cap: false (and
 // nothing counted) if they do not fit.
 func (p *Process) charge(delta int64) bool {
-	if delta > 0 && p.vm.max > 0 && p.vm.total+p.vm.held+uint64(delta) > p.vm.max {
+	if delta > 0 && !p.vm.fitsMore(uint64(delta)) {
 		return false
 	}
 	p.vm.held = uint64(int64(p.vm.held) + delta)
@@ -293,7 +293,7 @@ func (p *Process) room() uint64 {
 	if p.vm.max == 0 {
 		return 1 << 62
 	}
-	if used := p.vm.total + p.vm.held; used < p.vm.max {
+	if used := p.vm.used(); used < p.vm.max {
 		return p.vm.max - used
 	}
 	return 0

@@ -60,8 +60,11 @@ type Config struct {
 	// Timeout stops the run after that much wall-clock time (0: no limit).
 	Timeout time.Duration
 	// MaxMem caps the memory held for the guest (0: DefaultMaxMem): its
-	// mappings (segments, stack, brk heap and mmap regions, counted whole
-	// when mapped, though host pages are only allocated when touched) and
+	// accessible mappings (segments, stack, brk heap and mmap regions,
+	// counted whole when mapped or made accessible, though host pages are
+	// only allocated when touched; address space reserved PROT_NONE counts
+	// only once mprotect makes it accessible, which past the cap stops the
+	// run as mmap does) and
 	// the contents of the files it maps as ELF objects (each file once,
 	// kept for its symbols). Exceeding it stops the run (StopMemory). The
 	// files the guest writes (its in-memory overlay, overlay.go) count

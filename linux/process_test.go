@@ -625,6 +625,30 @@ func TestVM(t *testing.T) {
 	if err := m.mmap(0x300000, 0x300000+emu.PageSize, emu.ProtRead, "d"); err != nil {
 		t.Errorf("mapping after unmapping: %v", err)
 	}
+	// Reserved address space (PROT_NONE) counts only once accessible:
+	// protect checks the cap as mmap does, and taking access away frees.
+	const r = 0x40000000
+	used := m.used()
+	if err := m.mmap(r, r+1024*emu.PageSize, 0, "reserved"); err != nil || m.used() != used {
+		t.Fatalf("reserving 1024 pages with a cap of 16: %v, used %d -> %d", err, used, m.used())
+	}
+	room := (m.max - used) / emu.PageSize
+	if err := m.protect(r, r+room*emu.PageSize, emu.ProtRead|emu.ProtWrite); err != nil || m.used() != m.max {
+		t.Errorf("making the %d pages left accessible: %v, used %d of %d", room, err, m.used(), m.max)
+	}
+	if err := m.protect(r, r+(room+1)*emu.PageSize, emu.ProtRead); !errors.Is(err, errMemCap) || m.used() != m.max {
+		t.Errorf("one page more: %v, used %d", err, m.used())
+	}
+	if err := m.mmap(r, r+emu.PageSize, 0, "reserved"); err != nil || m.used() != m.max-emu.PageSize {
+		t.Errorf("mapping a page PROT_NONE over an accessible one: %v, used %d", err, m.used())
+	}
+	if err := m.protect(r, r+room*emu.PageSize, 0); err != nil || m.used() != used {
+		t.Errorf("taking the access away: %v, used %d, want %d", err, m.used(), used)
+	}
+	m.munmap(r, r+1024*emu.PageSize)
+	if m.used() != used {
+		t.Errorf("after unmapping the reservation: used %d, want %d", m.used(), used)
+	}
 }
 
 // TestVMRegionLimit: mappings whose pages alternate protections use up
@@ -707,8 +731,8 @@ func TestVMJoins(t *testing.T) {
 	if !slices.Equal(m.vmas, want) {
 		t.Errorf("VMAs %+v, want %+v", m.vmas, want)
 	}
-	if m.total != size {
-		t.Errorf("total %d, want %d", m.total, size)
+	if m.total != 300*emu.PageSize {
+		t.Errorf("total %d, want the %d accessible bytes", m.total, 300*emu.PageSize)
 	}
 	// Another name next to it stays apart; so does the same name with
 	// another protection.

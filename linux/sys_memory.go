@@ -216,6 +216,9 @@ func (p *Process) sysMprotect(a *[6]uint64) uint64 {
 	}
 	defer p.releaseCut()
 	if err := p.vm.protect(addr, addr+size, protFromLinux(prot)); err != nil {
+		if errors.Is(err, errMemCap) {
+			return p.memCap("mprotect", size)
+		}
 		if errors.Is(err, emu.ErrRegionLimit) {
 			return p.regionCap("mprotect", addr, size)
 		}
@@ -250,7 +253,7 @@ func (p *Process) sysMremap(a *[6]uint64) uint64 {
 	move := func(dst uint64) uint64 {
 		// Map the new place first (the old one does not count against
 		// the cap: it is about to go), then copy a piece at a time.
-		if err := p.vm.mmapFileOver(dst, dst+newSize, from.prot, from.name, from.file, from.off, oldSize); err != nil {
+		if err := p.vm.mmapFileOver(dst, dst+newSize, from.prot, from.name, from.file, from.off, p.vm.overlap(old, old+oldSize)); err != nil {
 			if errors.Is(err, errMemCap) {
 				return p.memCap("mremap", newSize)
 			}

@@ -82,10 +82,10 @@ func (p *Process) sysSysinfo(a *[6]uint64) uint64 {
 	if total == 0 {
 		total = 4 << 30
 	}
-	le.PutUint64(b[32:], total)                                  // totalram
-	le.PutUint64(b[40:], total-min(total, p.vm.total+p.vm.held)) // freeram
-	le.PutUint16(b[80:], 1)                                      // procs
-	le.PutUint32(b[104:], 1)                                     // mem_unit
+	le.PutUint64(b[32:], total)                         // totalram
+	le.PutUint64(b[40:], total-min(total, p.vm.used())) // freeram
+	le.PutUint16(b[80:], 1)                             // procs
+	le.PutUint32(b[104:], 1)                            // mem_unit
 	if !p.writeGuest(a[0], b) {
 		return sysErr(eFAULT)
 	}

@@ -379,7 +379,7 @@ func (p *Process) sysStop(reason StopReason, status int, detail string) {
 
 // memCap ends the run because a mapping would exceed the memory cap.
 func (p *Process) memCap(what string, size uint64) uint64 {
-	p.sysStop(StopMemory, 0, fmt.Sprintf("guest memory cap of %d bytes reached: %s of %d bytes with %d mapped", p.vm.max, what, size, p.vm.total))
+	p.sysStop(StopMemory, 0, fmt.Sprintf("guest memory cap of %d bytes reached: %s of %d bytes with %d in use (accessible mappings and file contents held)", p.vm.max, what, size, p.vm.used()))
 	return sysErr(eNOMEM)
 }
 

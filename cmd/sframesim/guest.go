@@ -32,7 +32,7 @@ type guestFlags struct {
 // addGuestFlags defines --allow-read, --env and --max-mem on fs.
 func addGuestFlags(fs *flag.FlagSet) *guestFlags {
 	g := &guestFlags{}
-	g.maxMem = fs.String("max-mem", "1G", "cap the guest's mapped memory at `SIZE` bytes (suffixes K, M, G)")
+	g.maxMem = fs.String("max-mem", "1G", "cap the guest's accessible memory (mappings not PROT_NONE, and file contents held for it) at `SIZE` bytes (suffixes K, M, G)")
 	fs.Func("allow-read", "let the program open `PATH` read-only (repeatable), a directory with everything below it;\nother files do not exist for it", func(s string) error {
 		g.allow = append(g.allow, s)
 		return nil
