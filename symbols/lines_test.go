@@ -95,3 +95,22 @@ func TestLinesCorpus(t *testing.T) {
 		})
 	}
 }
+
+// TestLinesLazy: the table is read on the first Lookup, not before (a
+// verify run that reports nothing never needs it), and once.
+func TestLinesLazy(t *testing.T) {
+	l := NewLines(open(t, "v3/x86-64/recurse-O0-static"), 0)
+	if l.rows != nil || l.load == nil {
+		t.Fatalf("read before the first Lookup: %d rows", len(l.rows))
+	}
+	if got := l.Lookup(0x4017a0); got != "recurse.c:12" {
+		t.Errorf("Lookup = %q", got)
+	}
+	rows := len(l.rows)
+	if rows == 0 || l.load != nil || len(l.files) == 0 {
+		t.Fatalf("after Lookup: %d rows, %d files, loaded %v", rows, len(l.files), l.load == nil)
+	}
+	if got := l.Lookup(0x401bc9); got != "recurse.c:82" || len(l.rows) != rows {
+		t.Errorf("second Lookup = %q, %d rows (was %d)", got, len(l.rows), rows)
+	}
+}
