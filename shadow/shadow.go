@@ -432,7 +432,11 @@ func (s *Stack) land(r *Record, n0 int, called, jumped bool, prevSP uint64) {
 			}
 		}
 	}
-	if jumped && s.SameFunction != nil && s.arch.HasLinkRegister() {
+	// A jump to a function's first instruction is a tail call, also into
+	// the function that made a frame's call (a recursion through a tail
+	// call: CPython's tuplehash calls PyObject_Hash, which tail-calls the
+	// inner tuple's tuplehash): no landing pad or longjmp target is there.
+	if jumped && s.SameFunction != nil && s.arch.HasLinkRegister() && s.SameFunction(r.PC-1, r.PC) {
 		if n := len(s.frames); n > 0 && r.SP == s.frames[n-1].CFA {
 			for k := n - 1; k >= 0; k-- {
 				// Landing in the function that made frame k's call leaves

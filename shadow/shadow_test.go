@@ -215,6 +215,21 @@ func TestStack(t *testing.T) {
 		0x1300: a64retaa, // h
 	}
 
+	// AArch64: main calls f, f calls g, g tail-calls f through br (as
+	// CPython's tuplehash calls PyObject_Hash, which tail-calls the hash
+	// of the inner tuple: tuplehash again); the inner f returns to the
+	// outer one.
+	a64tailRecurse := code{
+		0x1000: a64bl(0x1000, 0x1100), // main: bl f
+		0x1004: a64nop,
+		0x1100: a64push,               // f
+		0x1104: a64(0x54000041),       // b.ne 0x110c
+		0x1108: a64bl(0x1108, 0x1200), // bl g
+		0x110c: a64pop,
+		0x1110: a64ret,
+		0x1200: a64brX16, // g: br x16 (to f)
+	}
+
 	tests := []stackCase{
 		{
 			name: "x86-64 call and return nest",
@@ -461,6 +476,30 @@ func TestStack(t *testing.T) {
 				{0x1300, sp0, fp0, signed, 1}, // SP at f's CFA, h is no frame's function
 				{0x1004, sp0, fp0, signed, 0},
 			},
+		},
+		{
+			name:         "aarch64 tail call through br to the entry of the caller's function is a call, no landing",
+			arch:         arch.ARM64,
+			code:         a64tailRecurse,
+			sameFunction: sameFunction,
+			steps: []step{
+				{0x1000, sp0, fp0, 0, 0},
+				{0x1100, sp0, fp0, 0x1004, 1},
+				{0x1104, sp0 - 16, fp0, 0x1004, 1},
+				{0x1108, sp0 - 16, fp0, 0x1004, 1},
+				{0x1200, sp0 - 16, fp0, 0x110c, 2},
+				// SP at g's CFA, in f, which made g's call: but at f's
+				// entry, where no landing pad or longjmp target is.
+				{0x1100, sp0 - 16, fp0, 0x110c, 2},
+				{0x1104, sp0 - 32, fp0, 0x110c, 2},
+				{0x110c, sp0 - 32, fp0, 0x110c, 2},
+				{0x1110, sp0 - 16, fp0, 0x110c, 2},
+				{0x110c, sp0 - 16, fp0, 0x1004, 1},
+				{0x1110, sp0, fp0, 0x1004, 1},
+				{0x1004, sp0, fp0, 0x1004, 0},
+			},
+			at:     0x110c, // in the inner f
+			frames: []shadow.Frame{{CallSite: 0x1000, ReturnAddr: 0x1004, CFA: sp0, CallerFP: fp0, Entry: 0x1100, Insn: 2}, {CallSite: 0x1108, ReturnAddr: 0x110c, CFA: sp0 - 16, CallerFP: fp0, Entry: 0x1200, Insn: 5}},
 		},
 		{
 			name: "aarch64 tail call through br with x30 still signed, without SameFunction",
