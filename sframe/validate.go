@@ -288,8 +288,18 @@ func (v *validator) ordering() {
 	if s.Header.Flags&FlagFDESorted != 0 {
 		for i := 1; i < len(s.FDEs); i++ {
 			if s.FDEs[i].Start <= s.FDEs[i-1].Start {
+				why := ""
+				if a, b := &s.FDEs[i-1], &s.FDEs[i]; a.Start == b.Start && (a.Size == 0) != (b.Size == 0) {
+					// ld 2.40 keeps an FDE for an empty .cold part of a
+					// function, where the next function's starts.
+					empty := i - 1
+					if b.Size == 0 {
+						empty = i
+					}
+					why = fmt.Sprintf(": FDE %d is empty (size 0), a function with no code at the other's address; the Linux kernel refuses a section whose starts repeat", empty)
+				}
 				v.add(false, s.FDEs[i].Off, CheckOrdering, fmt.Sprintf("FDE[%d].func_start_address", i), s.FDEs[i].Start,
-					"flagged sorted, but the start is not above FDE %d's %#x", i-1, s.FDEs[i-1].Start)
+					"flagged sorted, but the start is not above FDE %d's %#x%s", i-1, s.FDEs[i-1].Start, why)
 			}
 		}
 	}

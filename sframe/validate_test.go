@@ -104,6 +104,7 @@ func TestValidateRules(t *testing.T) {
 		{"function wraps", section(func(s *Section) { s.FDEs[1].Start, s.FDEs[1].Size = 0xffff_ffff_ffff_fff0, 0x100 }), CheckFDE, "FDE[1].func_size", 0x2c},
 		// §6.2.4 ordering
 		{"unsorted", section(func(s *Section) { s.FDEs[0], s.FDEs[1] = s.FDEs[1], s.FDEs[0] }), CheckOrdering, "FDE[1].func_start_address", 0x2c},
+		{"empty FDE at the next one's start", section(func(s *Section) { s.FDEs[0].Start, s.FDEs[0].Size = s.FDEs[1].Start, 0 }), CheckOrdering, "FDE[1].func_start_address", 0x2c},
 		{"overlap", section(func(s *Section) { s.FDEs[0].Size = 0x21 }), CheckOrdering, "FDE[1]", 0x2c},
 		// §6.2.5 FRE
 		{"word size code 3", bytesOf(func(b []byte) []byte { b[0x42] |= 3 << 5; return b }), CheckFRE, "FDE[0].FRE[0].fre_info", 0x42},
@@ -197,4 +198,25 @@ func TestValidSectionsHaveNoErrors(t *testing.T) {
 	if errs := s.Validate(ValidateOptions{ByteOrder: binary.LittleEndian, CheckText: true, Text: []AddrRange{{0x1000, 0x2000}}}); len(errs) != 0 {
 		t.Errorf("worked example: %v", errs)
 	}
+}
+
+// TestValidateEmptyDuplicate: an empty FDE at the next one's start (ld
+// 2.40 keeps one for an empty .cold part) is named as the cause of the
+// repeated start.
+func TestValidateEmptyDuplicate(t *testing.T) {
+	ex := exampleSection(t)
+	ex.FDEs[0].Start, ex.FDEs[0].Size = ex.FDEs[1].Start, 0
+	s, _ := Decode(encode(t, ex), 0x2000)
+	if s == nil {
+		t.Fatal("Decode returned no section")
+	}
+	for _, e := range s.Validate(ValidateOptions{}) {
+		if e.Check == CheckOrdering && !e.Warn {
+			if want := "FDE 0 is empty (size 0)"; !strings.Contains(e.Error(), want) {
+				t.Errorf("%q lacks %q", e.Error(), want)
+			}
+			return
+		}
+	}
+	t.Error("no ordering error")
 }
