@@ -110,7 +110,10 @@ func main() {
 	if stdfds.Closed(2) {
 		stderr = closedFile(os.Stderr.Name())
 	}
-	os.Exit(run(os.Args[1:], stdout, stderr))
+	stop := cpuProfile(stderr)
+	status := run(os.Args[1:], stdout, stderr)
+	stop()
+	os.Exit(status)
 }
 
 // closedFile is a standard descriptor that was closed when sframesim
