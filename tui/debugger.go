@@ -64,9 +64,20 @@ func Open(path string, args []string, sysroot string) (*Debugger, error) {
 // Stdout and Stderr are replaced (the program's output is kept for the
 // UI).
 func OpenConfig(path string, args []string, cfg linux.Config) (*Debugger, error) {
+	return openConfig(path, args, cfg, verify.Open)
+}
+
+// OpenMalformed is OpenConfig, but a program whose SFrame section breaks
+// rules of the format (and decodes) is opened too, checked as read
+// (verify.OpenMalformed); the state says how many rules it breaks.
+func OpenMalformed(path string, args []string, cfg linux.Config) (*Debugger, error) {
+	return openConfig(path, args, cfg, verify.OpenMalformed)
+}
+
+func openConfig(path string, args []string, cfg linux.Config, open func(string, linux.Config) (*verify.Target, error)) (*Debugger, error) {
 	d := &Debugger{Path: path, Args: args, bps: map[uint64]bool{}}
 	cfg.Args, cfg.Stdout, cfg.Stderr = append([]string{path}, args...), &d.out, &d.out
-	tg, err := verify.Open(path, cfg)
+	tg, err := open(path, cfg)
 	if err != nil {
 		return nil, err
 	}

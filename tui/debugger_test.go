@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sframesim/sframesim/internal/sframetest"
 	"github.com/sframesim/sframesim/internal/testcorpus"
+	"github.com/sframesim/sframesim/linux"
 	"github.com/sframesim/sframesim/sframe"
 	"github.com/sframesim/sframesim/shadow"
 	"github.com/sframesim/sframesim/verify"
@@ -37,26 +39,8 @@ func sample(t testing.TB, name string) string {
 // mutated writes a copy of path with one FRE row's field changed by delta.
 func mutated(t testing.TB, path string, m sframe.Mutation) string {
 	t.Helper()
-	f, err := sframe.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := f.Section.Apply(m); err != nil {
-		t.Fatal(err)
-	}
-	data, err := f.Section.Encode()
-	if err != nil || len(data) > len(f.Raw.Data) {
-		t.Fatalf("re-encoding: %v (%d bytes, room for %d)", err, len(data), len(f.Raw.Data))
-	}
-	file, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	copy(file[f.Raw.Offset:], data)
-	clear(file[f.Raw.Offset+int64(len(data)) : f.Raw.Offset+int64(len(f.Raw.Data))])
 	out := path + "-bad"
-	if err := os.WriteFile(out, file, 0o755); err != nil {
+	if err := sframetest.Rewrite(path, out, func(sec *sframe.Section) error { return sec.Apply(m) }); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -384,5 +368,42 @@ func TestBatchedStopsExact(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestOpenMalformed: a program whose section breaks a rule of the format
+// is refused by OpenConfig, and OpenMalformed steps it with the section as
+// read, the header saying so.
+func TestOpenMalformed(t *testing.T) {
+	t.Setenv("NO_COLOR", "1")
+	path := sample(t, "v2/x86-64/recurse-O2-static")
+	bad := path + "-malformed"
+	if err := sframetest.Rewrite(path, bad, func(sec *sframe.Section) error { return sframetest.EmptyDuplicateFDE(sec, 1) }); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := OpenConfig(bad, nil, linux.Config{}); err == nil || !strings.Contains(err.Error(), "--check-malformed") {
+		if d != nil {
+			d.Close()
+		}
+		t.Fatalf("OpenConfig of a malformed section: %v", err)
+	}
+	d, err := OpenMalformed(bad, nil, linux.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if _, err := d.Step(); err != nil {
+		t.Fatal(err)
+	}
+	m := New(d)
+	if st := d.State(disasmLines); st.Malformed != 1 || st.Insns != 1 {
+		t.Errorf("state: %d rules broken, insn %d", st.Malformed, st.Insns)
+	}
+	if head, _, _ := strings.Cut(m.Screen(), "\n"); !strings.Contains(head, "(x86-64, MALFORMED SFrame)") {
+		t.Errorf("header %q", head)
+	}
+	// A well-formed one says nothing of it.
+	if head, _, _ := strings.Cut(New(open(t, path)).Screen(), "\n"); strings.Contains(head, "MALFORMED") || !strings.Contains(head, "(x86-64)") {
+		t.Errorf("header %q", head)
 	}
 }

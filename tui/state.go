@@ -25,11 +25,14 @@ import (
 type State struct {
 	Binary string
 	Arch   string
-	Insns  uint64
-	PC     uint64
-	Symbol string // PC as symbol+offset
-	Source string // file:line of the PC, "" without DWARF
-	Exit   string // how the program ended, "" while it runs
+	// Malformed counts the rules of the format the SFrame section breaks
+	// (opened with OpenMalformed; 0 for a well-formed one).
+	Malformed int
+	Insns     uint64
+	PC        uint64
+	Symbol    string // PC as symbol+offset
+	Source    string // file:line of the PC, "" without DWARF
+	Exit      string // how the program ended, "" while it runs
 
 	Regs   []Reg
 	Disasm []Line
@@ -124,7 +127,7 @@ func (r *StackRow) Mismatch() bool { return r.BadCFA || r.BadRA || r.BadFP }
 // State computes the screen state, with about lines of disassembly: of
 // the running thread, or of the thread View chose.
 func (d *Debugger) State(lines int) State {
-	s := State{Binary: filepath.Base(d.Path), Arch: d.p.Arch.Name, Insns: d.s.Executed(), Checkpoints: len(d.hist.cps)}
+	s := State{Binary: filepath.Base(d.Path), Arch: d.p.Arch.Name, Malformed: len(d.tg.Malformed), Insns: d.s.Executed(), Checkpoints: len(d.hist.cps)}
 	if d.exit != nil {
 		s.Exit = d.exit.String()
 	}

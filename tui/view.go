@@ -63,7 +63,11 @@ func (m *Model) render() string {
 	sy := m.sty
 	var out []string
 	// Header.
-	head := fmt.Sprintf(" sframesim step  %s (%s)  insn %d  ", st.Binary, st.Arch, st.Insns)
+	kind := st.Arch
+	if st.Malformed > 0 {
+		kind += ", MALFORMED SFrame"
+	}
+	head := fmt.Sprintf(" sframesim step  %s (%s)  insn %d  ", st.Binary, kind, st.Insns)
 	if len(st.Threads) > 1 {
 		head += threadPos(st) + "  "
 	}

@@ -26,6 +26,10 @@ type Target struct {
 	Checker  *Checker
 	Symbols  *symbols.Table
 	Lines    *symbols.Lines
+	// Malformed lists the format rules Section breaks (sframe.Section.
+	// Validate's errors), for a target opened with OpenMalformed; nil
+	// for a section that breaks none.
+	Malformed sframe.Errors
 
 	file    *sframe.File // nil for OpenSection
 	batched bool
@@ -43,6 +47,20 @@ type Target struct {
 // error wrapping the *sframe.FormatError values: there is nothing
 // trustworthy to check against.
 func Open(path string, cfg linux.Config) (*Target, error) {
+	return open(path, cfg, false)
+}
+
+// OpenMalformed is Open, but a section that decodes whole and breaks
+// rules of the format is opened too, to be checked as an unwinder that
+// does not validate it reads it (the Linux kernel refuses such a
+// section; libsframe looks rows up in it): Target.Malformed lists the
+// rules it breaks. A section that does not decode, or only in part, is
+// an error as with Open.
+func OpenMalformed(path string, cfg linux.Config) (*Target, error) {
+	return open(path, cfg, true)
+}
+
+func open(path string, cfg linux.Config, malformed bool) (*Target, error) {
 	sf, err := sframe.Open(path)
 	if sf == nil {
 		return nil, err
@@ -53,15 +71,15 @@ func Open(path string, cfg linux.Config) (*Target, error) {
 	}
 	// A section that decodes but breaks the format's rules gives no
 	// trustworthy answer either: say so, as validate does.
-	if problems := sf.Section.Validate(sf.ValidateOptions()); problems.HasErrors() {
-		var errs sframe.Errors
-		for _, p := range problems {
-			if !p.Warn {
-				errs = append(errs, p)
-			}
+	var errs sframe.Errors
+	for _, p := range sf.Section.Validate(sf.ValidateOptions()) {
+		if !p.Warn {
+			errs = append(errs, p)
 		}
+	}
+	if len(errs) > 0 && !malformed {
 		sf.Close()
-		return nil, fmt.Errorf("%s: malformed SFrame section (%s at file offset %#x), nothing to verify against ('sframesim validate' lists every problem): %w", path, sframe.SectionName, sf.Raw.Offset, errs)
+		return nil, fmt.Errorf("%s: malformed SFrame section (%s at file offset %#x), nothing to verify against ('sframesim validate' lists every problem; --check-malformed checks the run against it anyway): %w", path, sframe.SectionName, sf.Raw.Offset, errs)
 	}
 	tg, err := OpenSection(path, sf.Section, cfg)
 	if err != nil {
@@ -69,6 +87,7 @@ func Open(path string, cfg linux.Config) (*Target, error) {
 		return nil, err
 	}
 	tg.file = sf
+	tg.Malformed = errs
 	return tg, nil
 }
 

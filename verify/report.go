@@ -17,7 +17,13 @@ type Report struct {
 	Binary        string `json:"binary"`
 	Arch          string `json:"arch"`
 	SFrameVersion int    `json:"sframe_version"`
-	Stop          string `json:"stop"` // how the run ended
+	// Malformed lists the rules of the format the program's SFrame
+	// section breaks (sframe.Section.Validate's errors, as validate
+	// prints them) when it was checked anyway (Options.CheckMalformed):
+	// the Linux kernel refuses such a section, so the verdict is
+	// MALFORMED whatever the run found.
+	Malformed []string `json:"malformed,omitempty"`
+	Stop      string   `json:"stop"` // how the run ended
 	// Complete: the program ran to its end (exit, or killed by a signal it
 	// sent itself) and every instruction was checked. Otherwise
 	// Incomplete says why not, and the verdict is never OK.
@@ -199,21 +205,25 @@ type RowRef struct {
 	Row             string `json:"row"`
 }
 
-// Clean reports whether the run had no failure and, with a static check,
-// check found no problem in the rows the run did not execute.
-func (r *Report) Clean() bool { return r.Failures == 0 && r.Static.clean() }
+// Clean reports whether the run had no failure, the section broke no
+// rule of the format and, with a static check, check found no problem in
+// the rows the run did not execute.
+func (r *Report) Clean() bool { return r.Failures == 0 && len(r.Malformed) == 0 && r.Static.clean() }
 
 // OK reports whether the program ran to its end and every instruction
 // checked was right (and, with a static check, every row the run did not
 // execute was proven right): the only report that earns an OK.
 func (r *Report) OK() bool { return r.Complete && r.Clean() && r.Static.complete() }
 
-// Verdict is the report's one-word result: OK, MISMATCH (failures found,
-// or problems check found in rows that did not run), or INCOMPLETE (no
-// problem, but the run stopped before the program's end, or check could
-// not prove some rows that did not run).
+// Verdict is the report's one-word result: OK, MALFORMED (the section
+// breaks rules of the format, whatever the run found), MISMATCH (failures
+// found, or problems check found in rows that did not run), or INCOMPLETE
+// (no problem, but the run stopped before the program's end, or check
+// could not prove some rows that did not run).
 func (r *Report) Verdict() string {
 	switch {
+	case len(r.Malformed) > 0:
+		return "MALFORMED"
 	case !r.Clean():
 		return "MISMATCH"
 	case !r.OK():
@@ -283,7 +293,15 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 		if !r.Static.complete() {
 			fmt.Fprintf(w, "  incomplete:   %s\n", r.Static.incompleteText())
 		}
-		fmt.Fprintf(w, "  result:       MISMATCH, %d instructions with a wrong unwind, %d distinct problems", r.Failures, len(r.Problems))
+		r.writeMalformed(w)
+		switch {
+		case len(r.Malformed) == 0:
+			fmt.Fprintf(w, "  result:       MISMATCH, %d instructions with a wrong unwind, %d distinct problems", r.Failures, len(r.Problems))
+		case r.Failures == 0:
+			fmt.Fprintf(w, "  result:       MALFORMED section, checked anyway: no mismatch in the %d instructions checked", r.Instructions)
+		default:
+			fmt.Fprintf(w, "  result:       MALFORMED section, checked anyway: %d instructions with a wrong unwind, %d distinct problems", r.Failures, len(r.Problems))
+		}
 		if !r.Static.clean() {
 			fmt.Fprintf(w, "; check found %d more the run did not", len(r.Static.Problems))
 		}
@@ -340,6 +358,25 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 	}
 	if r.Static != nil {
 		r.Static.writeProblems(w, maxProblems)
+	}
+}
+
+// maxMalformed bounds the format errors the text report lists.
+const maxMalformed = 5
+
+// writeMalformed prints the rules of the format the section breaks, and
+// what that means.
+func (r *Report) writeMalformed(w io.Writer) {
+	if len(r.Malformed) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  malformed:    the SFrame section breaks %d rule(s) of the format, which the Linux kernel refuses; checked anyway (--check-malformed), as an unwinder that looks rows up without validating reads it:\n", len(r.Malformed))
+	for i, m := range r.Malformed {
+		if i == maxMalformed {
+			fmt.Fprintf(w, "                (%d more: see --json or 'sframesim validate')\n", len(r.Malformed)-i)
+			break
+		}
+		fmt.Fprintf(w, "                %s\n", m)
 	}
 }
 

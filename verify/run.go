@@ -41,6 +41,11 @@ type Options struct {
 	// Static. Problems found there make the verdict MISMATCH, rows that
 	// could not be proven INCOMPLETE.
 	Static bool
+	// CheckMalformed checks a program whose SFrame section breaks rules
+	// of the format (but decodes whole) anyway, as read (OpenMalformed),
+	// instead of refusing it: Report.Malformed lists the rules broken,
+	// and the verdict is MALFORMED whatever the run found.
+	CheckMalformed bool
 }
 
 // timeCheckInsns bounds the instructions checked between two looks at the
@@ -58,7 +63,11 @@ const DefaultBatch = 4096
 func Run(path string, opt Options) (*Report, error) {
 	cfg := opt.Config
 	cfg.Args = append([]string{path}, opt.Args...)
-	tg, err := Open(path, cfg)
+	open := Open
+	if opt.CheckMalformed {
+		open = OpenMalformed
+	}
+	tg, err := open(path, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -90,6 +99,9 @@ func (tg *Target) run(opt Options) (*Report, error) {
 	}
 	tg.Unwinder.SetMaxFrames(opt.MaxFrames)
 	c := newCollector(tg.Path, sec, tg.Process, s)
+	for _, e := range tg.Malformed {
+		c.rep.Malformed = append(c.rep.Malformed, e.Error())
+	}
 	c.lines = tg.Lines
 	c.intervalRow = tg.intervalRow
 	start := time.Now()

@@ -43,7 +43,7 @@ func init() {
 			"print the .sframe section exactly as GNU objdump --sframe does", runDump},
 		{"validate", "[--quiet] [FILE...]",
 			"check .sframe sections against every rule of the SFrame format", runValidate},
-		{"verify", "[--sysroot DIR] [--json FILE|-] [--max-insns N] [--timeout D] [--quantum N] [--max-frames N] [--problems N] [--exact] [--static] [--max-mem SIZE] [--allow-read PATH]... [--env NAME=VALUE]... [BINARY [-- ARGS]]",
+		{"verify", "[--sysroot DIR] [--json FILE|-] [--max-insns N] [--timeout D] [--quantum N] [--max-frames N] [--problems N] [--exact] [--static] [--check-malformed] [--max-mem SIZE] [--allow-read PATH]... [--env NAME=VALUE]... [BINARY [-- ARGS]]",
 			"check the SFrame unwind at every executed instruction against the true stack", runVerify},
 		{"check", "[--json FILE|-] [--problems N] FILE...",
 			"prove the SFrame rows of every instruction statically, against the file's CFI", runCheck},
@@ -51,7 +51,7 @@ func init() {
 			"run a Linux program under emulation, like qemu-user; exits with its status", runProgram},
 		{"mutate", "(--pc ADDR|SECTION+OFFSET | --fde N [--fre J]) [--field cfa|ra|fp|base|start] [--delta D] -o OUT BINARY",
 			"write a copy of BINARY with one SFrame row changed (fault injection)", runMutate},
-		{"step", "[--sysroot DIR] [--quantum N] [--max-mem SIZE] [--allow-read PATH]... [--env NAME=VALUE]... [BINARY [-- ARGS]]",
+		{"step", "[--sysroot DIR] [--quantum N] [--check-malformed] [--max-mem SIZE] [--allow-read PATH]... [--env NAME=VALUE]... [BINARY [-- ARGS]]",
 			"step through a program in a terminal UI: FRE row, CFA/RA/FP, unwound and true stacks", runStep},
 		{"corpus", "[-j N] [--shard i/n] [--costs REPORT.json] [--expect FILE [--update]] [--json FILE|-] [--junit FILE|-] [--timeout D] [--max-insns N] [--exact] [--run REGEXP] [--sysroot DIR] [--sysroot-for TOOLCHAIN/ARCH=DIR]... [--progress auto|bar|lines|none] DIR|MANIFEST\n" +
 			"       sframesim corpus merge " + corpusMergeSynopsis,

@@ -21,8 +21,12 @@ func runStep(args []string, stdout, stderr io.Writer) int {
 		"FP they give, and the unwound stack beside the true one. Keys are listed under ?\n"+
 		"(s step, n next, f finish, c continue, m next mismatch, b breakpoint, g go to,\n"+
 		"S step back, - go back N, r restart, q quit). Without BINARY, steps the sample\n"+
-		"embedded in sframesim. NO_COLOR turns colours off.\n\n")
+		"embedded in sframesim. NO_COLOR turns colours off.\n\n"+
+		"A program whose SFrame section breaks rules of the format is refused, as by\n"+
+		"verify; with --check-malformed it is stepped with the section as read, and the\n"+
+		"header says MALFORMED.\n\n")
 	quantum := quantumFlag(cl.FlagSet)
+	malformed := cl.Bool("check-malformed", false, "step a program whose SFrame section breaks rules of the format (but decodes)\nanyway, instead of refusing it")
 	sysroot := sysrootFlag(cl.FlagSet)
 	guest := addGuestFlags(cl.FlagSet)
 	if status, done := cl.parse(args, stdout, stderr); done {
@@ -45,7 +49,11 @@ func runStep(args []string, stdout, stderr io.Writer) int {
 	if err := guest.apply(&cfg); err != nil {
 		return cl.usageError(stderr, "%v", err)
 	}
-	d, err := tui.OpenConfig(binary, progArgs, cfg)
+	open := tui.OpenConfig
+	if *malformed {
+		open = tui.OpenMalformed
+	}
+	d, err := open(binary, progArgs, cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "sframesim step: %v\n", err)
 		return exitError

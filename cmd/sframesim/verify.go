@@ -38,9 +38,14 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 		"binary (calls ending functions, FDEs that overlap or cover padding): a\n"+
 		"problem found there makes the result MISMATCH, a row that could not be\n"+
 		"proven INCOMPLETE.\n\n"+
+		"A section that breaks rules of the SFrame format ('sframesim validate' lists\n"+
+		"them) is refused: the Linux kernel refuses it too. With --check-malformed, one\n"+
+		"that still decodes is checked anyway, as an unwinder that looks rows up\n"+
+		"without validating the section reads it: the report lists the rules broken,\n"+
+		"and the result is MALFORMED whatever the run found.\n\n"+
 		"Exit status: 0 OK; 1 mismatches or unwinder failures (also in an incomplete\n"+
-		"run), or a malformed SFrame section; 2 INCOMPLETE, or could not run; 3 no\n"+
-		".sframe section.\n\n")
+		"run), or a malformed SFrame section (checked anyway or not); 2 INCOMPLETE, or\n"+
+		"could not run; 3 no .sframe section.\n\n")
 	jsonPath := cl.String("json", "", "write the full report as JSON to `FILE` (atomically; - for stdout)")
 	maxInsns := cl.Uint64("max-insns", 0, "stop after `N` instructions (0: no limit)")
 	timeout := cl.Duration("timeout", 0, "stop after `D` of wall-clock time, e.g. 30s (0: no limit)")
@@ -49,6 +54,7 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	maxFrames := cl.Int("max-frames", 0, "cut each unwind after `N` frames (0: no limit, however deep the stack);\na run with cut unwinds is INCOMPLETE: the frames beyond were not compared")
 	exact := cl.Bool("exact", false, "hand each instruction to the checker before it runs, instead of replaying\nbatches of recorded instructions and stores (several times slower; the\nresults are the same: use it to cross-check)")
 	static := cl.Bool("static", false, "also check the rows the run did not execute against the file's CFI,\nas 'sframesim check' does")
+	malformed := cl.Bool("check-malformed", false, "check a section that breaks rules of the format (but decodes) anyway,\ninstead of refusing it; the result is then MALFORMED (exit status 1)")
 	sysroot := sysrootFlag(cl.FlagSet)
 	guest := addGuestFlags(cl.FlagSet)
 	if status, done := cl.parse(args, stdout, stderr); done {
@@ -119,7 +125,7 @@ func runVerify(args []string, stdout, stderr io.Writer) int {
 	}
 	limitHeap(&cfg)
 	opt := verify.Options{Args: progArgs, Config: cfg,
-		MaxInsns: *maxInsns, Timeout: *timeout, Interrupt: &interrupted, MaxFrames: *maxFrames, Static: *static}
+		MaxInsns: *maxInsns, Timeout: *timeout, Interrupt: &interrupted, MaxFrames: *maxFrames, Static: *static, CheckMalformed: *malformed}
 	if *exact {
 		opt.Batch = 1
 	}

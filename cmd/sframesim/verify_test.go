@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sframesim/sframesim/internal/sframetest"
 	"github.com/sframesim/sframesim/internal/testcorpus"
 	"github.com/sframesim/sframesim/sframe"
 )
@@ -136,4 +137,132 @@ func corruptSFrame(t *testing.T, src string, off int, b ...byte) string {
 func sysroot(t *testing.T, rel string) string {
 	e := testcorpus.Lookup(t, rel)
 	return testcorpus.Sysroot(t, &e)
+}
+
+// TestVerifyCheckMalformed: a section that breaks a rule of the format
+// (here an empty FDE sharing its start with the next one, as ld 2.40 keeps
+// for an empty .cold part) is refused, and with --check-malformed checked
+// as read: never OK, the rules broken listed, the run's own findings
+// reported beside them, batched and exact alike.
+func TestVerifyCheckMalformed(t *testing.T) {
+	dir := testcorpus.Dir(t)
+	src := filepath.Join(dir, "v2/x86-64/recurse-O2-static")
+	clean := emptyDuplicateFDE(t, src, 1, -1)
+	wrong := emptyDuplicateFDE(t, src, 1, 3) // and FDE 3's first row off by 8
+	const rule = "FDE 1 is empty (size 0), a function with no code at the other's address"
+
+	_, e, status := runCmd(t, "", "verify", clean)
+	if status != exitProblems || !strings.Contains(e, "--check-malformed checks the run against it anyway") || !strings.Contains(e, rule) || strings.Contains(e, "result:") {
+		t.Errorf("without --check-malformed: status %d\n%s", status, e)
+	}
+	// A section that does not decode stays refused.
+	_, e, status = runCmd(t, "", "verify", "--check-malformed", corruptSFrame(t, src, 8, 0xff, 0xff, 0xff, 0x7f))
+	if status != exitProblems || !strings.Contains(e, "num_fdes") || strings.Contains(e, "result:") {
+		t.Errorf("undecodable section with --check-malformed: status %d\n%s", status, e)
+	}
+
+	type report struct {
+		Malformed []string          `json:"malformed"`
+		Counts    map[string]uint64 `json:"counts"`
+		Failures  uint64            `json:"failures"`
+		Problems  []struct {
+			Kind string `json:"kind"`
+			Row  string `json:"row"`
+		} `json:"problems"`
+		Instructions uint64 `json:"instructions"`
+		Complete     bool   `json:"complete"`
+	}
+	verify := func(bin string, exact bool) (report, string, []byte) {
+		t.Helper()
+		path := filepath.Join(t.TempDir(), "report.json")
+		args := []string{"verify", "--check-malformed", "--json", path}
+		if exact {
+			args = append(args, "--exact")
+		}
+		_, e, status := runCmd(t, "", append(args, bin)...)
+		if status != exitProblems {
+			t.Errorf("%v: status %d, want %d (MALFORMED)\n%s", args, status, exitProblems, e)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep report
+		if err := json.Unmarshal(data, &rep); err != nil {
+			t.Fatal(err)
+		}
+		return rep, e, data
+	}
+	rep, e, batched := verify(clean, false)
+	if len(rep.Malformed) != 1 || !strings.Contains(rep.Malformed[0], rule) || rep.Failures != 0 || !rep.Complete ||
+		rep.Counts["ok"] == 0 || rep.Counts["ok"]+rep.Counts["no-fde"] != rep.Instructions ||
+		!strings.Contains(e, "malformed:    the SFrame section breaks 1 rule(s) of the format") ||
+		!strings.Contains(e, "result:       MALFORMED section, checked anyway: no mismatch in the") {
+		t.Errorf("clean run of a malformed section: %+v\n%s", rep, e)
+	}
+	// The code of the emptied FDE has no SFrame data left; the rest is
+	// checked as in the well-formed original.
+	// (A copy at a path as long, for the same stack layout.)
+	orig, _, status := runCmd(t, "", "verify", "--json", "-", emptyDuplicateFDE(t, src, -1, -1))
+	var want report
+	if err := json.Unmarshal([]byte(orig), &want); status != exitOK || err != nil {
+		t.Fatalf("original: status %d, %v", status, err)
+	}
+	if rep.Instructions != want.Instructions || rep.Counts["ok"] >= want.Counts["ok"] || want.Counts["ok"]+want.Counts["no-fde"] != want.Instructions {
+		t.Errorf("malformed copy: %d instructions, %d ok; original: %d, %d ok", rep.Instructions, rep.Counts["ok"], want.Instructions, want.Counts["ok"])
+	}
+	_, _, exact := verify(clean, true)
+	if !sameReports(batched, exact) {
+		t.Errorf("batched and exact reports differ:\n%s\n%s", batched, exact)
+	}
+
+	rep, e, batched = verify(wrong, false)
+	if len(rep.Malformed) != 1 || rep.Failures == 0 || len(rep.Problems) == 0 || rep.Problems[0].Kind != "cfa" ||
+		!strings.Contains(e, "result:       MALFORMED section, checked anyway: ") || !strings.Contains(e, "instructions with a wrong unwind") ||
+		!strings.Contains(e, "worst rows:") {
+		t.Errorf("malformed section with a wrong row: %+v\n%s", rep, e)
+	}
+	if _, _, exact := verify(wrong, true); !sameReports(batched, exact) {
+		t.Errorf("batched and exact reports differ:\n%s\n%s", batched, exact)
+	}
+}
+
+// emptyDuplicateFDE writes a copy of src into a new temporary directory:
+// with FDE i (if i >= 0) emptied and moved to FDE i+1's start
+// (sframetest.EmptyDuplicateFDE) and, if mutate >= 0, FDE mutate's first
+// row's CFA offset 8 too large.
+func emptyDuplicateFDE(t *testing.T, src string, i, mutate int) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), filepath.Base(src)+"-malformed")
+	err := sframetest.Rewrite(src, out, func(sec *sframe.Section) error {
+		if i >= 0 {
+			if err := sframetest.EmptyDuplicateFDE(sec, i); err != nil {
+				return err
+			}
+		}
+		if mutate >= 0 {
+			return sec.Apply(sframe.Mutation{FDE: mutate, Field: "cfa", Delta: 8})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// sameReports reports whether two JSON reports are the same but for the
+// seconds they took.
+func sameReports(a, b []byte) bool {
+	strip := func(data []byte) string {
+		var m map[string]any
+		if json.Unmarshal(data, &m) != nil {
+			return ""
+		}
+		delete(m, "seconds")
+		out, _ := json.Marshal(m)
+		return string(out)
+	}
+	sa := strip(a)
+	return sa != "" && sa == strip(b)
 }
