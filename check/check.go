@@ -21,6 +21,11 @@ type Options struct {
 	// CFIOnly compares SFrame with the CFI only, without the code
 	// analysis (package codeflow) that check runs by default.
 	CFIOnly bool
+	// CheckMalformed checks a section that breaks rules of the format
+	// (but decodes whole) anyway, as read, instead of refusing it:
+	// Report.Malformed lists the rules broken, and the verdict is
+	// MALFORMED whatever the rows show.
+	CheckMalformed bool
 	// EachPC, when set, is called with the verdict at every instruction
 	// checked, in address order within each FDE.
 	EachPC func(PCResult)
@@ -49,11 +54,12 @@ type PCResult struct {
 
 // ErrMalformed wraps the format errors of a section that breaks the rules
 // of the format: there is nothing trustworthy to check.
-var ErrMalformed = errors.New("malformed SFrame section, nothing to check ('sframesim validate' lists every problem)")
+var ErrMalformed = errors.New("malformed SFrame section, nothing to check ('sframesim validate' lists every problem; --check-malformed checks it anyway)")
 
 // File checks the SFrame data of the executable or shared object at path.
 // A file that is not ELF, has no .sframe section (sframe.ErrNoSection) or
-// has a malformed one (wrapping the *sframe.FormatError values) is an
+// has a malformed one (wrapping the *sframe.FormatError values; with
+// Options.CheckMalformed only one that does not decode whole) is an
 // error.
 func File(path string, opt Options) (*Report, error) {
 	sf, err := sframe.Open(path)
@@ -64,16 +70,22 @@ func File(path string, opt Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if problems := sf.Section.Validate(sf.ValidateOptions()); problems.HasErrors() {
-		var errs sframe.Errors
-		for _, p := range problems {
-			if !p.Warn {
-				errs = append(errs, p)
-			}
+	var errs sframe.Errors
+	for _, p := range sf.Section.Validate(sf.ValidateOptions()) {
+		if !p.Warn {
+			errs = append(errs, p)
 		}
+	}
+	if len(errs) > 0 && !opt.CheckMalformed {
 		return nil, fmt.Errorf("%s: %w: %w", path, ErrMalformed, errs)
 	}
-	return Section(path, sf.ELF, sf.Section, opt)
+	rep, err := Section(path, sf.ELF, sf.Section, opt)
+	if rep != nil {
+		for _, e := range errs {
+			rep.Malformed = append(rep.Malformed, e.Error())
+		}
+	}
+	return rep, err
 }
 
 // Section checks sec, the SFrame section of the ELF file ef (possibly
@@ -156,7 +168,10 @@ type checker struct {
 	// noReturnSyms are the addresses of symbols that name functions that
 	// never return (noReturnNames).
 	noReturnSyms map[uint64]bool
-	cs           *codeState // the code analysis
+	// emptyCold names the empty .cold parts (FUNC symbols of size 0 in
+	// executable sections whose names hold ".cold"), by address.
+	emptyCold map[uint64][]string
+	cs        *codeState // the code analysis
 
 	rep      *Report
 	problems map[problemKey]*Problem
@@ -347,10 +362,19 @@ func (c *checker) loadFuncs() {
 		if t := elf.ST_TYPE(s.Info); (t == elf.STT_FUNC || t == elf.STT_NOTYPE) && s.Section != elf.SHN_UNDEF && s.Value != 0 && isNoReturnName(s.Name) {
 			c.noReturnSyms[s.Value] = true
 		}
-		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Size == 0 || s.Section == elf.SHN_UNDEF || int(s.Section) >= len(c.ef.Sections) {
+		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Section == elf.SHN_UNDEF || int(s.Section) >= len(c.ef.Sections) {
 			continue
 		}
 		if c.ef.Sections[s.Section].Flags&elf.SHF_EXECINSTR == 0 {
+			continue
+		}
+		if s.Size == 0 {
+			if strings.Contains(s.Name, ".cold") {
+				if c.emptyCold == nil {
+					c.emptyCold = map[uint64][]string{}
+				}
+				c.emptyCold[s.Value] = append(c.emptyCold[s.Value], s.Name)
+			}
 			continue
 		}
 		keys = append(keys, funcKey{start: s.Value, end: s.Value + s.Size, i: int32(k)})

@@ -167,12 +167,16 @@ func (c *checker) analyzeCode(order []int) {
 		mark(i)
 	}
 	// The partitions, entered where the functions' jumps and landing pads
-	// lead; a start that calls reach is entered by a call too.
+	// lead; a start that calls reach is entered by a call too. A jump to
+	// the function's own empty .cold part (GCC's for code it proved
+	// unreachable: __builtin_unreachable, a switch's impossible default)
+	// lands wherever the linker put that empty part, at another
+	// function's .cold part: it enters no code of that one.
 	var exits []codeflow.Exit
 	for _, i := range order {
 		if cs.how[i] == entryCall {
 			for _, e := range cs.results[i].Exits {
-				if e.Known {
+				if e.Known && !c.intoEmptyCold(c.sec.FDEs[i].Start, e.Target) {
 					exits = append(exits, e)
 				}
 			}
@@ -215,6 +219,24 @@ func (c *checker) analyzeCode(order []int) {
 		}
 	}
 	cs.results = nil
+}
+
+// intoEmptyCold reports whether a jump of the function at start to
+// target goes to the function's own empty .cold part: a symbol NAME.cold
+// (or NAME.cold.N) of size 0 at target, NAME a name of the function.
+func (c *checker) intoEmptyCold(start, target uint64) bool {
+	names := c.emptyCold[target]
+	if len(names) == 0 {
+		return false
+	}
+	for k := sort.Search(len(c.funcs), func(k int) bool { return c.funcs[k].start >= start }); k < len(c.funcs) && c.funcs[k].start == start; k++ {
+		for _, n := range names {
+			if own, _, ok := strings.Cut(n, ".cold"); ok && own == c.funcs[k].name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // codeFunc returns the codeflow.Func of FDE i's code.

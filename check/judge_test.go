@@ -141,3 +141,24 @@ func TestCodeAtReadsAsData(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyColdPart: a function's jump to its own empty .cold part
+// (CPython's ast2obj_expr, for an unreachable switch default) lands on the
+// next .cold part, where the linker put the empty one; it is no entry into
+// that one. Taken as one, it made the code analysis find the next part
+// (_PyEval_EvalFrameDefault.cold, entered by a computed goto the analysis
+// cannot follow) at ast2obj_expr's stack height, and call SFrame and the
+// CFI wrong there. testdata/emptycold.s has the same shape; built with
+// binutils 2.40: as --gsframe -o emptycold.o emptycold.s && ld -o
+// emptycold emptycold.o.
+func TestEmptyColdPart(t *testing.T) {
+	rep, err := File("testdata/emptycold", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() || rep.PCs != 16 || rep.Proven != 16 {
+		var b bytes.Buffer
+		rep.WriteText(&b, 10)
+		t.Errorf("want every PC proven right, no problem:\n%s", b.String())
+	}
+}

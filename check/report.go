@@ -19,6 +19,11 @@ type Report struct {
 	Binary        string `json:"binary"`
 	Arch          string `json:"arch"`
 	SFrameVersion int    `json:"sframe_version"`
+	// Malformed lists the rules of the format the section breaks
+	// (sframe.Section.Validate's errors) when it was checked anyway
+	// (Options.CheckMalformed): the Linux kernel refuses such a section,
+	// so the verdict is MALFORMED whatever the rows show.
+	Malformed []string `json:"malformed,omitempty"`
 	// CFI names the CFI sections read ("none" without any); CFIErrors
 	// lists the CFI entries that could not be read (their PCs have no CFI).
 	CFI       string   `json:"cfi"`
@@ -275,8 +280,9 @@ func (c *checker) finish(d time.Duration) {
 	}
 }
 
-// Clean reports whether no problem was found.
-func (r *Report) Clean() bool { return len(r.Problems) == 0 }
+// Clean reports whether no problem was found and the section broke no
+// rule of the format.
+func (r *Report) Clean() bool { return len(r.Problems) == 0 && len(r.Malformed) == 0 }
 
 // Complete reports whether every PC checked had an opinion.
 func (r *Report) Complete() bool { return r.UnknownPCs == 0 }
@@ -284,10 +290,13 @@ func (r *Report) Complete() bool { return r.UnknownPCs == 0 }
 // OK reports whether every PC was proven right and nothing was found.
 func (r *Report) OK() bool { return r.Clean() && r.Complete() }
 
-// Verdict is the report's one-word result: OK, PROBLEMS, or INCOMPLETE
-// (no problem, but some PCs could not be proven).
+// Verdict is the report's one-word result: OK, MALFORMED (the section
+// breaks rules of the format, whatever the rows show), PROBLEMS, or
+// INCOMPLETE (no problem, but some PCs could not be proven).
 func (r *Report) Verdict() string {
 	switch {
+	case len(r.Malformed) > 0:
+		return "MALFORMED"
 	case !r.Clean():
 		return "PROBLEMS"
 	case !r.Complete():
@@ -350,7 +359,15 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 				kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
 			}
 		}
-		fmt.Fprintf(w, "  result:       PROBLEMS, %d distinct (%s)", len(r.Problems), strings.Join(kinds, ", "))
+		r.writeMalformed(w)
+		switch {
+		case len(r.Malformed) == 0:
+			fmt.Fprintf(w, "  result:       PROBLEMS, %d distinct (%s)", len(r.Problems), strings.Join(kinds, ", "))
+		case len(r.Problems) == 0:
+			fmt.Fprintf(w, "  result:       MALFORMED section, checked anyway: no problem")
+		default:
+			fmt.Fprintf(w, "  result:       MALFORMED section, checked anyway: %d distinct problems (%s)", len(r.Problems), strings.Join(kinds, ", "))
+		}
 		if !r.Complete() {
 			fmt.Fprintf(w, "; and %d PCs could not be proven", r.UnknownPCs)
 		}
@@ -359,6 +376,24 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 	writeFindings(w, r.Problems, maxProblems, "", "problems")
 	writeFindings(w, r.CFIWrong, maxProblems, "CFI WRONG, SFrame right: ", "where the CFI is wrong")
 	writeFindings(w, r.RuleDiffers, maxProblems, "RULE DIFFERS FROM CFI, value still right: ", "where SFrame's rule differs from the CFI's with the value still right")
+}
+
+// maxMalformed bounds the format errors the text report lists.
+const maxMalformed = 5
+
+// writeMalformed prints the rules of the format the section breaks.
+func (r *Report) writeMalformed(w io.Writer) {
+	if len(r.Malformed) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  malformed:    the SFrame section breaks %d rule(s) of the format, which the Linux kernel refuses; checked anyway (--check-malformed), its rows as read:\n", len(r.Malformed))
+	for i, m := range r.Malformed {
+		if i == maxMalformed {
+			fmt.Fprintf(w, "                (%d more: see --json or 'sframesim validate')\n", len(r.Malformed)-i)
+			break
+		}
+		fmt.Fprintf(w, "                %s\n", m)
+	}
 }
 
 // writeFindings prints the findings of one list, each after a blank line

@@ -32,11 +32,16 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		"still holds the caller's FP after the CFI says it was restored), the PC is\n"+
 		"proven and the report lists the difference apart (\"rule differs\"), not\n"+
 		"as a problem.\n\n"+
-		"Exit status: 0 OK; 1 problems found, or a malformed SFrame section; 2\n"+
-		"INCOMPLETE (unknown PCs), or could not check; 3 no .sframe section (for\n"+
-		"several FILEs, the highest).\n\n")
+		"A section that breaks rules of the SFrame format ('sframesim validate' lists\n"+
+		"them) is refused: the Linux kernel refuses it too. With --check-malformed, one\n"+
+		"that still decodes is checked anyway, its rows as read: the report lists the\n"+
+		"rules broken, and the result is MALFORMED whatever the rows show.\n\n"+
+		"Exit status: 0 OK; 1 problems found, or a malformed SFrame section (checked\n"+
+		"anyway or not); 2 INCOMPLETE (unknown PCs), or could not check; 3 no .sframe\n"+
+		"section (for several FILEs, the highest).\n\n")
 	jsonPath := cl.String("json", "", "write the reports as JSON to `FILE` (atomically; - for stdout)")
 	maxProblems := cl.Int("problems", 20, "print at most `N` distinct problems per FILE")
+	malformed := cl.Bool("check-malformed", false, "check a section that breaks rules of the format (but decodes) anyway,\ninstead of refusing it; the result is then MALFORMED (exit status 1)")
 	if status, done := cl.parse(args, stdout, stderr); done {
 		return status
 	}
@@ -61,7 +66,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	reports := []*check.Report{}
 	for i, name := range cl.Args() {
-		rep, err := check.File(name, check.Options{})
+		rep, err := check.File(name, check.Options{CheckMalformed: *malformed})
 		if err != nil {
 			worse(reportOpenError(stderr, "check", err))
 			continue

@@ -45,7 +45,7 @@ func init() {
 			"check .sframe sections against every rule of the SFrame format", runValidate},
 		{"verify", "[--sysroot DIR] [--json FILE|-] [--max-insns N] [--timeout D] [--quantum N] [--max-frames N] [--problems N] [--exact] [--static] [--check-malformed] [--max-mem SIZE] [--allow-read PATH]... [--env NAME=VALUE]... [BINARY [-- ARGS]]",
 			"check the SFrame unwind at every executed instruction against the true stack", runVerify},
-		{"check", "[--json FILE|-] [--problems N] FILE...",
+		{"check", "[--json FILE|-] [--problems N] [--check-malformed] FILE...",
 			"prove the SFrame rows of every instruction statically, against the file's CFI", runCheck},
 		{"run", "[--sysroot DIR] [--max-insns N] [--timeout D] [--quantum N] [--max-mem SIZE] [--allow-read PATH]... [--env NAME=VALUE]... BINARY [-- ARGS]",
 			"run a Linux program under emulation, like qemu-user; exits with its status", runProgram},

@@ -9,9 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sframesim/sframesim/internal/sframetest"
 	"github.com/sframesim/sframesim/internal/testcorpus"
-	"github.com/sframesim/sframesim/sframe"
 )
 
 func TestVerifyCommand(t *testing.T) {
@@ -111,28 +109,6 @@ func TestMutateThenVerify(t *testing.T) {
 	}
 }
 
-// corruptSFrame writes a copy of the ELF file src with bytes at offset off
-// of its .sframe section replaced by b.
-func corruptSFrame(t *testing.T, src string, off int, b ...byte) string {
-	t.Helper()
-	sf, err := sframe.Open(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	at := int(sf.Raw.Offset) + off
-	sf.Close()
-	data, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	copy(data[at:], b)
-	out := filepath.Join(t.TempDir(), filepath.Base(src)+"-corrupt")
-	if err := os.WriteFile(out, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // sysroot returns the sysroot of a dynamic corpus binary.
 func sysroot(t *testing.T, rel string) string {
 	e := testcorpus.Lookup(t, rel)
@@ -225,30 +201,6 @@ func TestVerifyCheckMalformed(t *testing.T) {
 	if _, _, exact := verify(wrong, true); !sameReports(batched, exact) {
 		t.Errorf("batched and exact reports differ:\n%s\n%s", batched, exact)
 	}
-}
-
-// emptyDuplicateFDE writes a copy of src into a new temporary directory:
-// with FDE i (if i >= 0) emptied and moved to FDE i+1's start
-// (sframetest.EmptyDuplicateFDE) and, if mutate >= 0, FDE mutate's first
-// row's CFA offset 8 too large.
-func emptyDuplicateFDE(t *testing.T, src string, i, mutate int) string {
-	t.Helper()
-	out := filepath.Join(t.TempDir(), filepath.Base(src)+"-malformed")
-	err := sframetest.Rewrite(src, out, func(sec *sframe.Section) error {
-		if i >= 0 {
-			if err := sframetest.EmptyDuplicateFDE(sec, i); err != nil {
-				return err
-			}
-		}
-		if mutate >= 0 {
-			return sec.Apply(sframe.Mutation{FDE: mutate, Field: "cfa", Delta: 8})
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // sameReports reports whether two JSON reports are the same but for the
