@@ -397,6 +397,15 @@ func (p *Process) resize(n *oNode, size int64) int {
 // writeNode writes n bytes of guest memory at addr into file node nd at
 // offset pos: what fits under the memory cap (ENOSPC if nothing does).
 func (p *Process) writeNode(nd *oNode, addr, n uint64, pos int64) (uint64, int) {
+	return p.fillNode(nd, n, pos, func(piece []byte, off uint64) bool {
+		return p.Engine.ReadMem(addr+off, piece) == nil
+	})
+}
+
+// fillNode writes n bytes into file node nd at offset pos, what fits
+// under the memory cap (ENOSPC if nothing does), fill putting the bytes
+// from offset off of the n into each piece (false: EFAULT).
+func (p *Process) fillNode(nd *oNode, n uint64, pos int64, fill func(piece []byte, off uint64) bool) (uint64, int) {
 	if n == 0 {
 		return 0, 0
 	}
@@ -418,7 +427,7 @@ func (p *Process) writeNode(nd *oNode, addr, n uint64, pos int64) (uint64, int) 
 	}
 	fault := false
 	nd.data.eachMut(pos, pos+int64(n), func(piece []byte, at int64) bool {
-		fault = p.Engine.ReadMem(addr+uint64(at-pos), piece) != nil
+		fault = !fill(piece, uint64(at-pos))
 		return !fault
 	})
 	if fault {

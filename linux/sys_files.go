@@ -499,11 +499,19 @@ type hostStream struct {
 // pieces: nothing the guest writes is held beyond one piece. It returns
 // how many were written and, if that is short, why (writeErr).
 func (p *Process) writeFrom(w *hostStream, addr, n uint64) (done uint64, why writeEnd) {
+	return p.streamOut(w, n, func(buf []byte, off uint64) bool {
+		return p.Engine.ReadMem(addr+off, buf) == nil
+	})
+}
+
+// streamOut is writeFrom of n bytes that fill puts into buf, from offset
+// off of the n (false: the write fails).
+func (p *Process) streamOut(w *hostStream, n uint64, fill func(buf []byte, off uint64) bool) (done uint64, why writeEnd) {
 	for done < n {
 		// A fresh buffer per piece would do too; the scratch buffer is
 		// replaced if a stopped write still holds it.
 		buf := p.scratchBuf()[:min(ioChunk, n-done)]
-		if p.Engine.ReadMem(addr+done, buf) != nil {
+		if !fill(buf, done) {
 			return done, writeFailed
 		}
 		k, end, err := p.hostWrite(w.w, w.fd, buf)

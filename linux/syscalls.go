@@ -92,6 +92,14 @@ import (
 //	chown lchown fchown fchownat  to the guest's own ids only (EPERM
 //	                         otherwise), which they have already
 //	fadvise64                accepted (ESPIPE on pipes), nothing to do
+//	copy_file_range          between files of the overlay (one file system,
+//	                         as tmpfs); from or to a file of the view (the
+//	                         host's: another file system) EXDEV, as Linux
+//	                         answers across file systems, and programs
+//	                         fall back to read and write (sys_copy.go)
+//	sendfile                 from a regular file to a file of the overlay or
+//	                         to the standard output or error; to a pipe
+//	                         between threads it stops the run
 //	fsync fdatasync          nothing to do
 //	getdents64               directories of the overlay (/tmp, the working
 //	                         directory, those the guest made), with what the
@@ -243,7 +251,8 @@ func init() {
 		"umask":     (*Process).sysUmask,
 		"utimensat": (*Process).sysUtimensat,
 		"chown":     (*Process).sysChown, "lchown": (*Process).sysLchown, "fchown": (*Process).sysFchown, "fchownat": (*Process).sysFchownat,
-		"fadvise64":  (*Process).sysFadvise64,
+		"fadvise64":       (*Process).sysFadvise64,
+		"copy_file_range": (*Process).sysCopyFileRange, "sendfile": (*Process).sysSendfile,
 		"getdents64": (*Process).sysGetdents64,
 		// Timers (timers.go), waiting for signals, sending them with a
 		// value (signals.go), pipes and polling (pipes.go).

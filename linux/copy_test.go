@@ -1,0 +1,147 @@
+//go:build cgo
+
+package linux
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/sframesim/sframesim/arch"
+)
+
+// TestCopyFileRange: copy_file_range copies between files of the overlay
+// (with the files' offsets or the guest's, which it advances), and
+// answers as Linux 6.1 does otherwise: EXDEV from a file of the view
+// (another file system), EINVAL for flags, pipes and the standard streams
+// and overlapping ranges, EISDIR, EBADF for the wrong access modes and
+// O_APPEND, 0 at the end of the input.
+func TestCopyFileRange(t *testing.T) {
+	dir := t.TempDir()
+	host := filepath.Join(dir, "host.txt")
+	if err := os.WriteFile(host, []byte("from the host\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []*arch.Arch{arch.AMD64, arch.ARM64} {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{ReadAllow: []string{dir}})
+			expect(t, "create src", g.open("/tmp/src", oCREAT|gRDWR, 0o644), 3)
+			expect(t, "write src", g.write(3, "0123456789"), 10)
+			expect(t, "create dst", g.open("/tmp/dst", oCREAT|gRDWR, 0o644), 4)
+			expect(t, "lseek src", g.call("lseek", 3, 2, seekSet), 2)
+			// With the files' offsets: src's advances from 2, dst's from 0.
+			expect(t, "copy 5", g.call("copy_file_range", 3, 0, 4, 0, 5, 0), 5)
+			expect(t, "src offset", g.call("lseek", 3, 0, 1), 7)
+			expect(t, "dst offset", g.call("lseek", 4, 0, 1), 5)
+			// Past the end of the input: what there is, then 0.
+			expect(t, "copy to the end", g.call("copy_file_range", 3, 0, 4, 0, 100, 0), 3)
+			expect(t, "copy at the end", g.call("copy_file_range", 3, 0, 4, 0, 100, 0), 0)
+			if got := g.pread(4, 0, 100); got != "23456789" {
+				t.Errorf("dst %q, want 23456789", got)
+			}
+			// With the guest's offsets, which advance; the files' stay.
+			offs := g.buf + 1024
+			var b [16]byte
+			binary.LittleEndian.PutUint64(b[:], 0)
+			binary.LittleEndian.PutUint64(b[8:], 20)
+			if err := g.p.Engine.WriteMem(offs, b[:]); err != nil {
+				t.Fatal(err)
+			}
+			expect(t, "copy at offsets", g.call("copy_file_range", 3, offs, 4, offs+8, 4, 0), 4)
+			got := readGuestBytes(t, g.p, offs, 16)
+			if in, out := binary.LittleEndian.Uint64(got), binary.LittleEndian.Uint64(got[8:]); in != 4 || out != 24 {
+				t.Errorf("offsets after: %d, %d; want 4, 24", in, out)
+			}
+			expect(t, "src offset unchanged", g.call("lseek", 3, 0, 1), 10)
+			if got := g.pread(4, 0, 100); got != "23456789"+"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"+"0123" {
+				t.Errorf("dst %q", got)
+			}
+			// Within one file, not overlapping: fine; overlapping: EINVAL.
+			binary.LittleEndian.PutUint64(b[:], 0)
+			binary.LittleEndian.PutUint64(b[8:], 5)
+			if err := g.p.Engine.WriteMem(offs, b[:]); err != nil {
+				t.Fatal(err)
+			}
+			expect(t, "overlapping", g.call("copy_file_range", 3, offs, 3, offs+8, 6, 0), -eINVAL)
+			expect(t, "within one file", g.call("copy_file_range", 3, offs, 3, offs+8, 5, 0), 5)
+			if got := g.pread(3, 0, 100); got != "0123401234" {
+				t.Errorf("src %q, want 0123401234", got)
+			}
+			// A file of the view is on another file system.
+			hostFD := g.open(host, gRDONLY, 0)
+			expect(t, "open host file", hostFD, 5)
+			expect(t, "from the view", g.call("copy_file_range", 5, 0, 4, 0, 4, 0), -eXDEV)
+			expect(t, "to the view", g.call("copy_file_range", 3, 0, 5, 0, 4, 0), -eBADF) // read-only
+			// The errors Linux checks first.
+			expect(t, "flags", g.call("copy_file_range", 3, 0, 4, 0, 4, 1), -eINVAL)
+			expect(t, "bad fd", g.call("copy_file_range", 99, 0, 4, 0, 4, 0), -eBADF)
+			expect(t, "from stdout", g.call("copy_file_range", 1, 0, 4, 0, 4, 0), -eBADF)
+			expect(t, "to stdout", g.call("copy_file_range", 3, 0, 1, 0, 4, 0), -eINVAL)
+			expect(t, "from stdin", g.call("copy_file_range", 0, 0, 4, 0, 4, 0), -eINVAL)
+			expect(t, "bad offset pointer", g.call("copy_file_range", 3, 8, 4, 0, 4, 0), -eFAULT)
+			expect(t, "open /tmp", g.open("/tmp", gRDONLY|g.p.abi.oDirectory, 0), 6)
+			expect(t, "from a directory", g.call("copy_file_range", 6, 0, 4, 0, 4, 0), -eISDIR)
+			expect(t, "open dst O_APPEND", g.open("/tmp/dst", gWRONLY|oAPPEND, 0), 7)
+			expect(t, "to O_APPEND", g.call("copy_file_range", 3, 0, 7, 0, 4, 0), -eBADF)
+			expect(t, "from write-only", g.call("copy_file_range", 7, 0, 4, 0, 4, 0), -eBADF)
+		})
+	}
+}
+
+// TestSendfile: sendfile copies from a regular file (of the view or the
+// overlay) to a file of the overlay or to the standard output, from the
+// input's offset or the guest's, as Linux does.
+func TestSendfile(t *testing.T) {
+	dir := t.TempDir()
+	host := filepath.Join(dir, "host.txt")
+	if err := os.WriteFile(host, []byte("from the host\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []*arch.Arch{arch.AMD64, arch.ARM64} {
+		t.Run(a.Name, func(t *testing.T) {
+			var out bytes.Buffer
+			g := newGuest(t, a, Config{ReadAllow: []string{dir}, Stdout: &out})
+			expect(t, "open host file", g.open(host, gRDONLY, 0), 3)
+			expect(t, "create dst", g.open("/tmp/dst", oCREAT|gRDWR, 0o644), 4)
+			expect(t, "to a file", g.call("sendfile", 4, 3, 0, 5), 5)
+			expect(t, "input offset", g.call("lseek", 3, 0, 1), 5)
+			expect(t, "to stdout", g.call("sendfile", 1, 3, 0, 100), 9)
+			expect(t, "at the end", g.call("sendfile", 1, 3, 0, 100), 0)
+			if out.String() != "the host\n" {
+				t.Errorf("stdout %q", out.String())
+			}
+			// The guest's offset: it advances, the file's stays.
+			off := g.buf + 1024
+			if err := g.p.Engine.WriteMem(off, []byte{9, 0, 0, 0, 0, 0, 0, 0}); err != nil {
+				t.Fatal(err)
+			}
+			expect(t, "at an offset", g.call("sendfile", 4, 3, off, 4), 4)
+			if got := binary.LittleEndian.Uint64(readGuestBytes(t, g.p, off, 8)); got != 13 {
+				t.Errorf("offset after: %d, want 13", got)
+			}
+			expect(t, "file offset unchanged", g.call("lseek", 3, 0, 1), 14)
+			if got := g.pread(4, 0, 100); got != "from host" {
+				t.Errorf("dst %q, want \"from host\"", got)
+			}
+			// From the overlay to the overlay.
+			expect(t, "rewind dst", g.call("lseek", 4, 0, seekSet), 0)
+			expect(t, "create copy", g.open("/tmp/copy", oCREAT|gWRONLY, 0o644), 5)
+			expect(t, "overlay to overlay", g.call("sendfile", 5, 4, 0, 100), 9)
+			expect(t, "open copy", g.open("/tmp/copy", gRDONLY, 0), 6)
+			if got := g.pread(6, 0, 100); got != "from host" {
+				t.Errorf("copy %q", got)
+			}
+			// The errors.
+			expect(t, "bad in", g.call("sendfile", 4, 99, 0, 1), -eBADF)
+			expect(t, "bad out", g.call("sendfile", 99, 3, 0, 1), -eBADF)
+			expect(t, "to a read-only file", g.call("sendfile", 3, 4, 0, 1), -eBADF)
+			expect(t, "from stdin", g.call("sendfile", 4, 0, 0, 1), -eINVAL)
+			expect(t, "from stdin at an offset", g.call("sendfile", 4, 0, off, 1), -eSPIPE)
+			expect(t, "bad offset pointer", g.call("sendfile", 4, 3, 8, 1), -eFAULT)
+			expect(t, "open O_APPEND", g.open("/tmp/dst", gWRONLY|oAPPEND, 0), 7)
+			expect(t, "to O_APPEND", g.call("sendfile", 7, 3, 0, 1), -eINVAL)
+		})
+	}
+}
