@@ -145,3 +145,64 @@ func TestSendfile(t *testing.T) {
 		})
 	}
 }
+
+// TestLink: link and linkat make a second name for a file of the overlay
+// (one file: written through one name, read through the other; unlinking
+// one keeps the other), copy a file of the view below a writable tree up
+// first, and answer as Linux does otherwise.
+func TestLink(t *testing.T) {
+	dir := t.TempDir() // below /tmp: a writable tree
+	host := filepath.Join(dir, "host.txt")
+	if err := os.WriteFile(host, []byte("host\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const outside = "/etc/passwd" // a file of the view outside the writable trees
+	for _, a := range []*arch.Arch{arch.AMD64, arch.ARM64} {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{ReadAllow: []string{dir, outside}})
+			expect(t, "create", g.open("/tmp/a", oCREAT|gRDWR, 0o644), 3)
+			expect(t, "write", g.write(3, "one"), 3)
+			expect(t, "linkat", g.call("linkat", atFDCWD64, g.path(2, "/tmp/a"), atFDCWD64, g.path(3, "/tmp/b"), 0), 0)
+			_, _, inoA := g.stat("/tmp/a", true)
+			if _, size, inoB := g.stat("/tmp/b", true); inoB != inoA || size != 3 {
+				t.Errorf("b: inode %d size %d; a's inode %d", inoB, size, inoA)
+			}
+			expect(t, "open b", g.open("/tmp/b", gWRONLY|oAPPEND, 0), 4)
+			expect(t, "write b", g.write(4, "+two"), 4)
+			if got := g.pread(3, 0, 100); got != "one+two" {
+				t.Errorf("a reads %q, want one+two", got)
+			}
+			expect(t, "unlink a", g.call("unlinkat", atFDCWD64, g.path(2, "/tmp/a"), 0), 0)
+			expect(t, "open b again", g.open("/tmp/b", gRDONLY, 0), 5)
+			if got := g.pread(5, 0, 100); got != "one+two" {
+				t.Errorf("b reads %q after a's unlink", got)
+			}
+			// A file of the view below a writable tree: copied up, the two
+			// names one file; the host's file untouched.
+			expect(t, "link a view file", g.call("linkat", atFDCWD64, g.path(2, host), atFDCWD64, g.path(3, dir+"/second"), 0), 0)
+			expect(t, "open the new name", g.open(dir+"/second", gWRONLY|oAPPEND, 0), 6)
+			expect(t, "write it", g.write(6, "more\n"), 5)
+			expect(t, "open the old name", g.open(host, gRDONLY, 0), 7)
+			if got := g.pread(7, 0, 100); got != "host\nmore\n" {
+				t.Errorf("old name reads %q", got)
+			}
+			if b, err := os.ReadFile(host); err != nil || string(b) != "host\n" {
+				t.Errorf("host file: %q, %v", b, err)
+			}
+			// The errors.
+			expect(t, "outside the writable trees", g.call("linkat", atFDCWD64, g.path(2, outside), atFDCWD64, g.path(3, "/tmp/p"), 0), -eXDEV)
+			expect(t, "to an existing name", g.call("linkat", atFDCWD64, g.path(2, "/tmp/b"), atFDCWD64, g.path(3, "/tmp/b"), 0), -eEXIST)
+			expect(t, "a directory", g.call("linkat", atFDCWD64, g.path(2, "/tmp"), atFDCWD64, g.path(3, "/tmp/d"), 0), -ePERM)
+			expect(t, "missing", g.call("linkat", atFDCWD64, g.path(2, "/tmp/none"), atFDCWD64, g.path(3, "/tmp/n"), 0), -eNOENT)
+			expect(t, "flags", g.call("linkat", atFDCWD64, g.path(2, "/tmp/b"), atFDCWD64, g.path(3, "/tmp/c"), 1), -eINVAL)
+			expect(t, "empty path", g.call("linkat", 5, g.path(2, ""), atFDCWD64, g.path(3, "/tmp/c"), 0x1000), -eNOENT)
+			expect(t, "read-only tree", g.call("linkat", atFDCWD64, g.path(2, "/tmp/b"), atFDCWD64, g.path(3, "/etc/c"), 0), -eROFS)
+			if a == arch.AMD64 {
+				expect(t, "link", g.call("link", g.path(2, "/tmp/b"), g.path(3, "/tmp/c")), 0)
+			}
+			expect(t, "syncfs", g.call("syncfs", 5), 0)
+			expect(t, "syncfs of a closed fd", g.call("syncfs", 99), -eBADF)
+			expect(t, "sync", g.call("sync"), 0)
+		})
+	}
+}

@@ -1308,6 +1308,53 @@ func (p *Process) sysSymlinkat(a *[6]uint64) uint64 {
 	return p.symlink(a[0], int32(a[1]), a[2])
 }
 
+// link gives the file at the guest path oldAddr (relative to oldDir; its
+// symbolic link followed with AT_SYMLINK_FOLLOW) the new name at newAddr
+// (relative to newDir): a hard link, in the overlay. A file of the view
+// below a writable tree is copied up first, as for writing (the two names
+// are then one file, as they are on the host); one elsewhere is on
+// another file system (EXDEV). A directory cannot be linked (EPERM);
+// AT_EMPTY_PATH needs a capability the guest lacks, so an empty path is
+// ENOENT, as from Linux.
+func (p *Process) link(oldDir int32, oldAddr uint64, newDir int32, newAddr, flags uint64) uint64 {
+	const atSymlinkFollow, atEmptyPath = 0x400, 0x1000
+	if flags&^uint64(atSymlinkFollow|atEmptyPath) != 0 {
+		return sysErr(eINVAL)
+	}
+	oldAbs, e := p.guestPath(oldDir, oldAddr)
+	if e != 0 {
+		return sysErr(e)
+	}
+	old, e := p.lookup(oldAbs, flags&atSymlinkFollow != 0)
+	if e != 0 {
+		return sysErr(e)
+	}
+	path, e := p.newName(newDir, newAddr)
+	switch {
+	case e != 0:
+		return sysErr(e)
+	case old.isDir():
+		return sysErr(ePERM)
+	case old.node == nil && !p.ov.writable(old.path):
+		return sysErr(eXDEV)
+	case old.node == nil:
+		if old.node, e = p.copyUp(old); e != 0 {
+			return sysErr(e)
+		}
+	}
+	old.node.nlink++
+	if e := p.put(path, old.node); e != 0 {
+		old.node.nlink--
+		return sysErr(e)
+	}
+	return 0
+}
+
+func (p *Process) sysLink(a *[6]uint64) uint64 { return p.link(atFDCWD, a[0], atFDCWD, a[1], 0) }
+func (p *Process) sysLinkat(a *[6]uint64) uint64 {
+	return p.link(int32(a[0]), a[1], int32(a[2]), a[3], a[4])
+}
+
 // rename moves oldAbs to newAbs (renameat2's RENAME_NOREPLACE in flags;
 // RENAME_EXCHANGE and RENAME_WHITEOUT are EINVAL).
 func (p *Process) rename(oldAbs, newAbs string, flags uint64) uint64 {

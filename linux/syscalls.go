@@ -100,7 +100,12 @@ import (
 //	sendfile                 from a regular file to a file of the overlay or
 //	                         to the standard output or error; to a pipe
 //	                         between threads it stops the run
-//	fsync fdatasync          nothing to do
+//	fsync fdatasync syncfs sync  nothing to do (syncfs: EBADF for a closed fd)
+//	link linkat              hard links within the overlay (a file of the view
+//	                         below /tmp or the working directory is copied up
+//	                         first, elsewhere EXDEV; a directory: EPERM;
+//	                         AT_SYMLINK_FOLLOW; AT_EMPTY_PATH as without the
+//	                         capability it needs)
 //	getdents64               directories of the overlay (/tmp, the working
 //	                         directory, those the guest made), with what the
 //	                         view shows in them, and the view's directories
@@ -246,6 +251,8 @@ func init() {
 		"mkdir": (*Process).sysMkdir, "mkdirat": (*Process).sysMkdirat, "rmdir": (*Process).sysRmdir,
 		"unlink": (*Process).sysUnlink, "unlinkat": (*Process).sysUnlinkat,
 		"symlink": (*Process).sysSymlink, "symlinkat": (*Process).sysSymlinkat,
+		"link": (*Process).sysLink, "linkat": (*Process).sysLinkat,
+		"sync": constResult(0), "syncfs": (*Process).sysFsync,
 		"rename": (*Process).sysRename, "renameat": (*Process).sysRenameat, "renameat2": (*Process).sysRenameat2,
 		"chmod": (*Process).sysChmod, "fchmod": (*Process).sysFchmod, "fchmodat": (*Process).sysFchmodat, "fchmodat2": (*Process).sysFchmodat2,
 		"umask":     (*Process).sysUmask,
