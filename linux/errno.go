@@ -9,6 +9,7 @@ const (
 	eSRCH        = 3
 	eINTR        = 4
 	eIO          = 5
+	eE2BIG       = 7
 	eBADF        = 9
 	eBUSY        = 16
 	eAGAIN       = 11
@@ -30,6 +31,7 @@ const (
 	eNAMETOOLONG = 36
 	eNOSYS       = 38
 	eNOTEMPTY    = 39
+	eNODATA      = 61
 	eOPNOTSUPP   = 95
 	eTIMEDOUT    = 110
 

@@ -67,6 +67,43 @@ func (p *Process) sysTime(a *[6]uint64) uint64 {
 	return uint64(t / 1e9)
 }
 
+// clockTicks is USER_HZ, the unit of times(2).
+const clockTicks = 100
+
+// sysTimes is times(buf): the process's CPU time (the instructions it
+// executed, all user time) in clock ticks, no children's; it returns the
+// monotonic clock in ticks.
+func (p *Process) sysTimes(a *[6]uint64) uint64 {
+	cpu, _ := p.now(2)
+	if a[0] != 0 && !p.put64(a[0], uint64(cpu)/(1e9/clockTicks), 0, 0, 0) {
+		return sysErr(eFAULT)
+	}
+	t, _ := p.now(1)
+	return uint64(t) / (1e9 / clockTicks)
+}
+
+// sysGetrusage is getrusage(who, usage): for the process and the thread,
+// the CPU time (all user time) and, as the largest resident set, the
+// memory the guest holds now (in KiB); nothing else happened (no faults
+// counted, no context switches, no I/O blocks); for the children, none.
+func (p *Process) sysGetrusage(a *[6]uint64) uint64 {
+	const rusageSelf, rusageChildren, rusageThread = 0, ^uint64(0), 1
+	var v [18]uint64 // ru_utime, ru_stime (timevals), then 14 longs
+	switch a[0] {
+	case rusageSelf, rusageThread:
+		cpu, _ := p.now(2)
+		v[0], v[1] = uint64(cpu)/1e9, uint64(cpu)%1e9/1e3
+		v[4] = p.vm.used() / 1024 // ru_maxrss
+	case rusageChildren:
+	default:
+		return sysErr(eINVAL)
+	}
+	if !p.put64(a[1], v[:]...) {
+		return sysErr(eFAULT)
+	}
+	return 0
+}
+
 // timespec reads a struct timespec as a duration.
 func (p *Process) timespec(addr uint64) (time.Duration, int) {
 	b, ok := p.readGuest(addr, 16)

@@ -101,6 +101,10 @@ import (
 //	                         to the standard output or error; to a pipe
 //	                         between threads it stops the run
 //	fsync fdatasync syncfs sync  nothing to do (syncfs: EBADF for a closed fd)
+//	setxattr getxattr listxattr removexattr (and the l and f forms)
+//	                         the guest's files have no extended attributes:
+//	                         an empty list, ENODATA, and writes refused as
+//	                         Linux refuses them there (sys_xattr.go)
 //	link linkat              hard links within the overlay (a file of the view
 //	                         below /tmp or the working directory is copied up
 //	                         first, elsewhere EXDEV; a directory: EPERM;
@@ -144,6 +148,9 @@ import (
 //	prlimit64 getrlimit setrlimit  RLIMIT_STACK 8 MiB, NOFILE 1024 (soft and hard), others unlimited; new limits ignored
 //	getrandom                fixed-seed ChaCha8 bytes (reproducible)
 //	uname                    Linux 6.1.0, node "sframesim"
+//	times getrusage          CPU time from the instruction count (all user
+//	                         time), no children; getrusage's ru_maxrss the
+//	                         memory held now; other counters 0
 //	clock_gettime clock_getres gettimeofday time nanosleep clock_nanosleep
 //	                         a fake clock: 2025-01-01 UTC (monotonic: 1000 s)
 //	                         plus 1 ns per executed instruction plus time slept;
@@ -237,6 +244,7 @@ func init() {
 		"sysinfo": (*Process).sysSysinfo, "getgroups": (*Process).sysGetgroups,
 		"clock_gettime": (*Process).sysClockGettime, "clock_getres": (*Process).sysClockGetres,
 		"gettimeofday": (*Process).sysGettimeofday, "time": (*Process).sysTime,
+		"times": (*Process).sysTimes, "getrusage": (*Process).sysGetrusage,
 		"nanosleep": (*Process).sysNanosleep, "clock_nanosleep": (*Process).sysClockNanosleep,
 		"futex":        (*Process).sysFutex,
 		"rt_sigaction": (*Process).sysRtSigaction, "rt_sigprocmask": (*Process).sysRtSigprocmask,
@@ -275,6 +283,7 @@ func init() {
 		"select": (*Process).sysSelect, "pselect6": (*Process).sysPselect6,
 		"signalfd": (*Process).sysSignalfd, "signalfd4": (*Process).sysSignalfd4,
 	}
+	addXattrHandlers()
 	for name := range notImplemented {
 		handlers[name] = constResult(sysErr(eNOSYS))
 	}
