@@ -54,7 +54,7 @@ type PCResult struct {
 
 // ErrMalformed wraps the format errors of a section that breaks the rules
 // of the format: there is nothing trustworthy to check.
-var ErrMalformed = errors.New("malformed SFrame section, nothing to check ('sframesim validate' lists every problem; --check-malformed checks it anyway)")
+var ErrMalformed = errors.New("malformed SFrame section, nothing to check ('sframesim validate' lists every problem; check --check-malformed checks it anyway)")
 
 // File checks the SFrame data of the executable or shared object at path.
 // A file that is not ELF, has no .sframe section (sframe.ErrNoSection) or
