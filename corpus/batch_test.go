@@ -82,8 +82,10 @@ func TestReadExpectations(t *testing.T) {
 	for _, tt := range []struct{ text, errSub string }{
 		{`{"binaries": {"a": {"problems": [{"kind": "cfa", "reason": "r"}]}}}`, ""},
 		{`{"binaries": {"a": {"unsupported": "is not one sframesim unwinds"}}}`, ""},
-		{`{"binaries": {"a": {}}}`, `binary a: lists neither "unsupported" nor "problems"`},
-		{`{"binaries": {"a": {"unsupported": "ABI", "problems": [{"kind": "cfa"}]}}}`, "lists both"},
+		{`{"binaries": {"a": {"malformed": "flagged sorted", "reason": "ld 2.40", "problems": [{"kind": "cfa", "reason": "r"}]}}}`, ""},
+		{`{"binaries": {"a": {}}}`, `binary a: lists neither "unsupported" nor "malformed" nor "problems"`},
+		{`{"binaries": {"a": {"unsupported": "ABI", "problems": [{"kind": "cfa"}]}}}`, `lists "unsupported" with "problems" or "malformed"`},
+		{`{"binaries": {"a": {"unsupported": "ABI", "malformed": "sorted"}}}`, `lists "unsupported" with "problems" or "malformed"`},
 		{`{"binaries": {"a": {"problems": [{"kind": "ok"}]}}}`, `problem 0: kind "ok" is not one of cfa, ended-early, fp, limited, ra, too-short, unterminated, unwind-error`},
 		{`{"binaries": {"a": {"problem": []}}}`, `unknown field "problem"`},
 		{`{"binaries": {"a": {"problems": [{"kind": 1}]}}}`, "offset"},
@@ -127,6 +129,13 @@ func report(problems ...verify.Problem) *verify.Report {
 }
 
 const rowA = "0000000000401010  sp+16     u         u"
+
+// malformed marks r as a report of a section that breaks a rule of the
+// format, checked anyway.
+func malformed(r *verify.Report) *verify.Report {
+	r.Malformed = []string{"sframe: offset 0x44: FDE[2].func_start_address: flagged sorted, but the start is not above FDE 1's 0x401860"}
+	return r
+}
 
 func TestJudge(t *testing.T) {
 	zero, three := 0, 3
@@ -189,6 +198,18 @@ func TestJudge(t *testing.T) {
 			findings: []string{"new-problem", "missing-problem"}, msgSub: "at 0x401010 foo::bar()+0x10, frame 1 at 0x401020 foo::bar()+0x20,"},
 		{name: "fixed C++ problem", o: Outcome{Report: report()}, exp: cxx("_ZN3foo3barEv"), status: StatusFail, findings: []string{"missing-problem"},
 			msgSub: "expected cfa problem (foo::bar(), row"},
+		// Sections that break rules of the format, checked anyway
+		// (--check-malformed).
+		{name: "malformed, unexpected", o: Outcome{Report: malformed(report())}, status: StatusFail, findings: []string{"malformed"},
+			msgSub: "prog: the SFrame section breaks 1 rule(s) of the format, which the Linux kernel refuses (checked anyway): sframe: offset 0x44: FDE[2].func_start_address: flagged sorted"},
+		{name: "malformed as expected", o: Outcome{Report: malformed(report())}, exp: &Expect{Malformed: "flagged sorted"}, status: StatusKnown},
+		{name: "malformed as expected, with a known problem", o: Outcome{Report: malformed(report(cfaA))},
+			exp: &Expect{Malformed: "flagged sorted", Problems: known.Problems}, status: StatusKnown},
+		{name: "malformed otherwise", o: Outcome{Report: malformed(report())}, exp: &Expect{Malformed: "empty FDE"}, status: StatusFail, findings: []string{"malformed"}},
+		{name: "malformed no more", o: Outcome{Report: report()}, exp: &Expect{Malformed: "flagged sorted"}, status: StatusFail, findings: []string{"now-well-formed"},
+			msgSub: `expected a malformed SFrame section ("flagged sorted"), but it breaks no rule`},
+		{name: "malformed, not checked", o: Outcome{Err: os.ErrInvalid}, exp: &Expect{Malformed: "flagged sorted"}, status: StatusError, findings: []string{"error"},
+			msgSub: "run with --check-malformed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -224,6 +245,7 @@ func TestUpdate(t *testing.T) {
 		"fixed":   {Problems: []ExpectedProblem{{Kind: "cfa", Reason: "r"}}},
 		"errs":    {Problems: []ExpectedProblem{{Kind: "cfa", Reason: "r"}}},
 		"moved":   {Problems: []ExpectedProblem{{Kind: "cfa", Function: "f", Row: "0000000000400000  sp+16", Reason: "gas bug"}}},
+		"mal":     {Malformed: "flagged sorted", Reason: "ld 2.40 keeps empty .cold FDEs"},
 	}}
 	judge := func(key string, o Outcome) Result {
 		return Judge(Job{Key: key}, o, e.Lookup(key))
@@ -236,9 +258,11 @@ func TestUpdate(t *testing.T) {
 		judge("new", Outcome{Err: os.ErrInvalid}),
 		judge("errs", Outcome{Err: os.ErrNotExist}),
 		judge("moved", Outcome{Report: report(problem("cfa", "f", rowA, 2))}),
+		judge("mal", Outcome{Report: malformed(report(problem("cfa", "f", rowA, 2)))}),
+		judge("newmal", Outcome{Report: malformed(report())}),
 	}
 	var all []Job
-	for _, k := range []string{"known", "dyn", "now-dyn", "fixed", "new", "errs", "moved", "clean"} {
+	for _, k := range []string{"known", "dyn", "now-dyn", "fixed", "new", "errs", "moved", "clean", "mal", "newmal"} {
 		all = append(all, Job{Key: k})
 	}
 	changes, refused := e.Update(results, all)
@@ -248,6 +272,10 @@ func TestUpdate(t *testing.T) {
 		"errs":  {Problems: []ExpectedProblem{{Kind: "cfa", Reason: "r"}}},
 		// The same bug at another address keeps its reason.
 		"moved": {Problems: []ExpectedProblem{{Kind: "cfa", Function: "f", Row: rowA, Reason: "gas bug"}}},
+		// A malformed section keeps its expectation and reason; a new one
+		// is recorded by its first rule broken.
+		"mal":    {Malformed: "flagged sorted", Reason: "ld 2.40 keeps empty .cold FDEs", Problems: []ExpectedProblem{{Kind: "cfa", Function: "f", Row: rowA}}},
+		"newmal": {Malformed: "sframe: offset 0x44: FDE[2].func_start_address: flagged sorted, but the start is not above FDE 1's 0x401860"},
 	}
 	if !reflect.DeepEqual(e.Binaries, want) {
 		t.Errorf("baseline:\n%s", dumpExpect(e.Binaries))
@@ -258,13 +286,15 @@ func TestUpdate(t *testing.T) {
 		"now-dyn: unsupported → clean",
 		"fixed: 1 known problem → clean",
 		"moved: known problems changed",
+		"mal: malformed, 0 known problems → malformed, 1 known problem",
+		"newmal: clean → malformed, 0 known problems",
 	}
 	// Errors are never baselined: only a person can say which are fine.
 	if !reflect.DeepEqual(changes, wantChanges) || len(refused) != 2 || !strings.HasPrefix(refused[0], "new: could not run") || !strings.HasPrefix(refused[1], "errs: could not run") {
 		t.Errorf("changes %q\nrefused %q", changes, refused)
 	}
-	if n := e.Unexplained(); n != 1 {
-		t.Errorf("Unexplained = %d, want 1", n)
+	if n := e.Unexplained(); n != 3 {
+		t.Errorf("Unexplained = %d, want 3", n)
 	}
 	// Written and read back, it is the same.
 	p := filepath.Join(t.TempDir(), "expect.json")

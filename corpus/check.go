@@ -52,7 +52,9 @@ type Result struct {
 
 // Finding is one unexpected outcome.
 type Finding struct {
-	// What: new-problem, missing-problem, now-runs, exit-status, stdout,
+	// What: new-problem, missing-problem, now-runs, malformed (the
+	// section breaks rules of the format, unexpectedly), now-well-formed,
+	// exit-status, stdout,
 	// stopped, timeout, lost-track (the shadow stack lost track of true
 	// frames: verify.Report.LostTrack), unsupported or error.
 	What    string `json:"what"`
@@ -118,6 +120,11 @@ func Judge(job Job, o Outcome, exp *Expect) Result {
 	}
 	if o.Report == nil {
 		r.Error = fmt.Sprint(o.Err)
+		if exp != nil && exp.Malformed != "" {
+			r.Status = StatusError
+			add("error", "", "could not be verified: %v (its expectations say its section is malformed: run with --check-malformed)", o.Err)
+			return r
+		}
 		switch {
 		case exp != nil && exp.Unsupported != "" && strings.Contains(r.Error, exp.Unsupported):
 			r.Status, r.Unsupported = StatusUnsupported, exp.Unsupported
@@ -157,6 +164,12 @@ func Judge(job Job, o Outcome, exp *Expect) Result {
 	if exp != nil && exp.Unsupported != "" {
 		add("now-runs", "", "expected to be unsupported (%q), but verify ran it: update the expectations", exp.Unsupported)
 		exp = nil // judge its problems as if it had to be clean
+	}
+	switch {
+	case len(rep.Malformed) > 0 && (exp == nil || exp.Malformed == "" || !anyContains(rep.Malformed, exp.Malformed)):
+		add("malformed", strings.Join(rep.Malformed, "\n"), "the SFrame section breaks %d rule(s) of the format, which the Linux kernel refuses (checked anyway): %s", len(rep.Malformed), rep.Malformed[0])
+	case len(rep.Malformed) == 0 && exp != nil && exp.Malformed != "":
+		add("now-well-formed", "", "expected a malformed SFrame section (%q), but it breaks no rule of the format: if it is fixed, update the expectations", exp.Malformed)
 	}
 	r.Groups = groups(rep)
 	var want []ExpectedProblem
@@ -201,7 +214,7 @@ func Judge(job Job, o Outcome, exp *Expect) Result {
 	switch {
 	case len(r.Findings) > 0:
 		r.Status = StatusFail
-	case len(r.Groups) > 0:
+	case len(r.Groups) > 0 || len(rep.Malformed) > 0:
 		r.Status = StatusKnown
 	default:
 		r.Status = StatusClean
@@ -214,6 +227,16 @@ func orNone(reason string) string {
 		return "no reason given"
 	}
 	return reason
+}
+
+// anyContains reports whether one of list contains sub.
+func anyContains(list []string, sub string) bool {
+	for _, s := range list {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // problemLine describes a group in one line: kind, first PC and symbol,

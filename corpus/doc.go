@@ -18,7 +18,9 @@
 // an expectations file (see [Expectations]): a binary not listed there must
 // verify clean; a listed one must show exactly its known problems — by kind,
 // function and FRE row, each with a reason — or be unsupported for the
-// stated reason. A problem that was not expected is a failure, and so is an
+// stated reason; with Options.CheckMalformed, a section that breaks rules
+// of the format is checked anyway and must be expected to be malformed
+// (Expect.Malformed). A problem that was not expected is a failure, and so is an
 // expected problem that did not show up (the baseline has to stay honest).
 // [Expectations.Update] rewrites the baseline from observed outcomes,
 // keeping the reasons of entries that still hold.

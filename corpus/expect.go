@@ -54,9 +54,13 @@ type Expectations struct {
 type Expect struct {
 	// Unsupported, when set, says verify cannot run the binary: its error
 	// contains this text.
-	Unsupported string            `json:"unsupported,omitempty"`
-	Reason      string            `json:"reason,omitempty"` // for Unsupported
-	Problems    []ExpectedProblem `json:"problems,omitempty"`
+	Unsupported string `json:"unsupported,omitempty"`
+	// Malformed, when set, says the binary's SFrame section breaks rules
+	// of the format, checked anyway (corpus --check-malformed): one of
+	// the rules it breaks (verify.Report.Malformed) contains this text.
+	Malformed string            `json:"malformed,omitempty"`
+	Reason    string            `json:"reason,omitempty"` // for Unsupported or Malformed
+	Problems  []ExpectedProblem `json:"problems,omitempty"`
 }
 
 // ExpectedProblem is one known problem.
@@ -121,10 +125,10 @@ func ReadOrNew(path string) (*Expectations, error) {
 
 func (x *Expect) check() error {
 	switch {
-	case x == nil || (x.Unsupported == "" && len(x.Problems) == 0):
-		return errors.New(`lists neither "unsupported" nor "problems" (a binary that is not listed must verify clean)`)
-	case x.Unsupported != "" && len(x.Problems) > 0:
-		return errors.New(`lists both "unsupported" and "problems"`)
+	case x == nil || (x.Unsupported == "" && x.Malformed == "" && len(x.Problems) == 0):
+		return errors.New(`lists neither "unsupported" nor "malformed" nor "problems" (a binary that is not listed must verify clean)`)
+	case x.Unsupported != "" && (len(x.Problems) > 0 || x.Malformed != ""):
+		return errors.New(`lists "unsupported" with "problems" or "malformed"`)
 	}
 	for i, p := range x.Problems {
 		if !problemKinds[p.Kind] {
@@ -192,10 +196,14 @@ func (e *Expectations) Write(path string) error {
 	return atomicfile.Write(path, append(data, '\n'))
 }
 
-// Unexplained counts the expected problems without a reason.
+// Unexplained counts the expected problems, and the expected malformed
+// sections, without a reason.
 func (e *Expectations) Unexplained() int {
 	n := 0
 	for _, x := range e.Binaries {
+		if x.Malformed != "" && x.Reason == "" {
+			n++
+		}
 		for _, p := range x.Problems {
 			if p.Reason == "" {
 				n++
@@ -275,10 +283,20 @@ func (r *Result) observed(old *Expect) *Expect {
 	if r.Status == StatusUnsupported {
 		return old
 	}
-	if len(r.Groups) == 0 {
+	malformed := ""
+	if r.Report != nil && len(r.Report.Malformed) > 0 {
+		malformed = r.Report.Malformed[0]
+		if old != nil && old.Malformed != "" && anyContains(r.Report.Malformed, old.Malformed) {
+			malformed = old.Malformed
+		}
+	}
+	if len(r.Groups) == 0 && malformed == "" {
 		return nil
 	}
-	x := &Expect{}
+	x := &Expect{Malformed: malformed}
+	if malformed != "" && old != nil && old.Malformed != "" {
+		x.Reason = old.Reason
+	}
 	covered := make([]bool, len(r.Groups))
 	if old != nil {
 		for _, p := range old.Problems {
@@ -324,10 +342,14 @@ func describeChange(old, next *Expect) string {
 		case x.Unsupported != "":
 			return "unsupported"
 		}
-		if len(x.Problems) == 1 {
-			return "1 known problem"
+		known := "1 known problem"
+		if len(x.Problems) != 1 {
+			known = fmt.Sprintf("%d known problems", len(x.Problems))
 		}
-		return fmt.Sprintf("%d known problems", len(x.Problems))
+		if x.Malformed != "" {
+			known = "malformed, " + known
+		}
+		return known
 	}
 	a, b := describe(old), describe(next)
 	if a != b {

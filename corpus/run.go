@@ -30,6 +30,11 @@ type Options struct {
 	// Exact hands each instruction to the checker before it runs
 	// (verify --exact) instead of in batches: slower, the same results.
 	Exact bool
+	// CheckMalformed checks binaries whose SFrame section breaks rules of
+	// the format (but decodes) anyway (verify --check-malformed): such a
+	// section is then a finding unless its expectation lists it
+	// (Expect.Malformed).
+	CheckMalformed bool
 }
 
 // maxStdout bounds the program output kept for the comparison with the
@@ -107,6 +112,8 @@ func runOne(job Job, exp *Expect, opt Options, interrupt *atomic.Bool) Result {
 		MaxInsns:  opt.MaxInsns,
 		Timeout:   opt.Timeout,
 		Interrupt: interrupt,
+
+		CheckMalformed: opt.CheckMalformed,
 	})
 	o := Outcome{Report: rep, Err: err, Timeout: opt.Timeout}
 	if rep == nil {

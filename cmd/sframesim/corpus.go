@@ -66,6 +66,7 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 	jsonPath := cl.String("json", "", "write the summary and every report as JSON to `FILE` (- for stdout)")
 	junitPath := cl.String("junit", "", "write JUnit XML (one testcase per binary) to `FILE` (- for stdout)")
 	timeout := cl.Duration("timeout", 10*time.Minute, "per-binary wall-clock limit `D` (0: none); a binary that hits it fails")
+	malformed := cl.Bool("check-malformed", false, "check binaries whose SFrame section breaks rules of the format (but decodes)\nanyway, as verify --check-malformed: such a section is then a finding unless its\nexpectation says \"malformed\"")
 	exact := cl.Bool("exact", false, "hand each instruction to the checker before it runs, as verify --exact (several\ntimes slower, the same results: make corpus-equivalence compares the reports)")
 	maxInsns := cl.Uint64("max-insns", 0, "stop each binary after `N` instructions (0: no limit); such runs are judged only for new problems")
 	runPattern := cl.String("run", "", "verify only binaries whose path matches `REGEXP`")
@@ -240,7 +241,7 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 		}
 	}()
 
-	opt := corpus.Options{Workers: *workers, MaxInsns: *maxInsns, Timeout: *timeout, Interrupt: &interrupted, Sysroot: *sysroot, Exact: *exact}
+	opt := corpus.Options{Workers: *workers, MaxInsns: *maxInsns, Timeout: *timeout, Interrupt: &interrupted, Sysroot: *sysroot, Exact: *exact, CheckMalformed: *malformed}
 	if opt.Workers == 0 {
 		opt.Workers = runtime.NumCPU()
 	}
@@ -278,7 +279,7 @@ func runCorpus(args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(summary, "  not recorded: %s\n", r)
 			}
 			if n := exp.Unexplained(); n > 0 {
-				fmt.Fprintf(summary, "%d expected problems have no reason: add one to each in %s\n", n, *expectPath)
+				fmt.Fprintf(summary, "%d expected problems or malformed sections have no reason: add one to each in %s\n", n, *expectPath)
 			}
 		}
 		if len(refused) > 0 {

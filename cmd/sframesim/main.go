@@ -53,7 +53,7 @@ func init() {
 			"write a copy of BINARY with one SFrame row changed (fault injection)", runMutate},
 		{"step", "[--sysroot DIR] [--quantum N] [--check-malformed] [--max-mem SIZE] [--allow-read PATH]... [--env NAME=VALUE]... [BINARY [-- ARGS]]",
 			"step through a program in a terminal UI: FRE row, CFA/RA/FP, unwound and true stacks", runStep},
-		{"corpus", "[-j N] [--shard i/n] [--costs REPORT.json] [--expect FILE [--update]] [--json FILE|-] [--junit FILE|-] [--timeout D] [--max-insns N] [--exact] [--run REGEXP] [--sysroot DIR] [--sysroot-for TOOLCHAIN/ARCH=DIR]... [--progress auto|bar|lines|none] DIR|MANIFEST\n" +
+		{"corpus", "[-j N] [--shard i/n] [--costs REPORT.json] [--expect FILE [--update]] [--json FILE|-] [--junit FILE|-] [--timeout D] [--max-insns N] [--exact] [--check-malformed] [--run REGEXP] [--sysroot DIR] [--sysroot-for TOOLCHAIN/ARCH=DIR]... [--progress auto|bar|lines|none] DIR|MANIFEST\n" +
 			"       sframesim corpus merge " + corpusMergeSynopsis,
 			"verify many binaries in parallel against expected outcomes, for CI; merge shard reports", runCorpus},
 		{"help", "[COMMAND]",
