@@ -186,6 +186,13 @@ import (
 //	                         always ready), with timeouts on the fake clock
 //	                         and ppoll's and pselect6's masks
 //	signalfd signalfd4       reads pending signals of its set (signalfd.go)
+//	prctl                    names (PR_SET_NAME, PR_GET_NAME: the program's
+//	                         file name at first, inherited by new threads),
+//	                         dumpable, keepcaps, parent death signal, child
+//	                         subreaper, no_new_privs, THP disable, timer
+//	                         slack, the capability bounding set (full), no
+//	                         seccomp, no SVE, anonymous memory names (not
+//	                         kept); other options stop the run (sys_prctl.go)
 //	sched_getaffinity sched_yield getcpu  one CPU; sched_yield lets the next
 //	                         runnable thread run
 //
@@ -251,6 +258,7 @@ func init() {
 		"sigaltstack": (*Process).sysSigaltstack, "rt_sigreturn": (*Process).sysRtSigreturn,
 		"rt_sigpending": (*Process).sysRtSigpending,
 		"kill":          (*Process).sysKill, "tkill": (*Process).sysTkill, "tgkill": (*Process).sysTgkill,
+		"prctl":             (*Process).sysPrctl,
 		"sched_getaffinity": (*Process).sysSchedGetaffinity, "sched_yield": (*Process).sysSchedYield, "getcpu": (*Process).sysGetcpu,
 		// The writable overlay (overlay.go).
 		"creat": (*Process).sysCreat, "pwrite64": (*Process).sysPwrite64, "pwritev": (*Process).sysPwritev,
@@ -474,6 +482,24 @@ func (p *Process) cstring(addr uint64) (string, int) {
 		addr++
 	}
 	return "", eNAMETOOLONG
+}
+
+// cstringMax reads a string of at most max bytes, as strncpy_from_user:
+// it ends at a NUL or after max bytes, whichever comes first.
+func (p *Process) cstringMax(addr uint64, max int) (string, int) {
+	var sb strings.Builder
+	var b [1]byte
+	for sb.Len() < max {
+		if !p.mapped(addr, 1) || p.Engine.ReadMem(addr, b[:]) != nil {
+			return "", eFAULT
+		}
+		if b[0] == 0 {
+			break
+		}
+		sb.WriteByte(b[0])
+		addr++
+	}
+	return sb.String(), 0
 }
 
 // sysABI is what the Linux layer needs to know about one target.

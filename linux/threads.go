@@ -41,6 +41,7 @@ type thread struct {
 	clearTID uint64          // set_tid_address / CLONE_CHILD_CLEARTID
 	sig      threadSignals   // mask, pending signals, alternate stack (signals.go)
 	insns    uint64          // instructions it executed
+	prctl    prctlState      // its names and flags (sys_prctl.go)
 	ran      uint64          // instructions since it was scheduled in
 
 	// While blocked: the futex word waited on (0: a sleep), the bitset,
@@ -260,6 +261,8 @@ func (p *Process) clone(name string, flags, sp, ptid, ctid, tls, exitSig uint64)
 	// CLONE_VM without CLONE_VFORK clears it).
 	t := &thread{tid: p.thr.nextTID, deadline: -1, newSP: sp, fresh: true}
 	t.sig.mask = p.thr.cur.sig.mask
+	t.prctl = p.thr.cur.prctl
+	t.prctl.pdeathsig = 0 // as copy_process clears it
 	if flags&cloneSettls != 0 {
 		t.newTLS, t.setTLS = tls, true
 	}
