@@ -11,6 +11,7 @@ const (
 	eIO          = 5
 	eE2BIG       = 7
 	eBADF        = 9
+	eCHILD       = 10
 	eBUSY        = 16
 	eAGAIN       = 11
 	eNOMEM       = 12

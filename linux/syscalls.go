@@ -193,6 +193,21 @@ import (
 //	                         slack, the capability bounding set (full), no
 //	                         seccomp, no SVE, anonymous memory names (not
 //	                         kept); other options stop the run (sys_prctl.go)
+//	setuid setgid setreuid setregid setresuid setresgid getresuid getresgid
+//	                         the guest's own ids only (uid and gid 1000), else EPERM
+//	setgroups setsid setpgid EPERM: no capability; the process leads its session
+//	wait4 waitid             ECHILD: no children (it cannot fork)
+//	getpriority setpriority  nice values per thread, raised but never lowered (EACCES)
+//	sched_getscheduler sched_setscheduler sched_getparam sched_setparam
+//	sched_get_priority_max sched_get_priority_min sched_setaffinity
+//	                         SCHED_OTHER, BATCH and IDLE; real-time policies EPERM
+//	                         (RLIMIT_RTPRIO 0); a mask must hold CPU 0
+//	mlock munlock mlockall munlockall  mapped ranges within RLIMIT_MEMLOCK (8 MiB)
+//	                         succeed (nothing is ever swapped out)
+//	close_range flock preadv preadv2 pwritev2 readahead sync_file_range
+//	                         closing ranges, locks granted at once, positional
+//	                         vector I/O (RWF_NOWAIT EOPNOTSUPP), hints with
+//	                         nothing to do (sys_fdops.go)
 //	sched_getaffinity sched_yield getcpu  one CPU; sched_yield lets the next
 //	                         runnable thread run
 //
@@ -258,7 +273,24 @@ func init() {
 		"sigaltstack": (*Process).sysSigaltstack, "rt_sigreturn": (*Process).sysRtSigreturn,
 		"rt_sigpending": (*Process).sysRtSigpending,
 		"kill":          (*Process).sysKill, "tkill": (*Process).sysTkill, "tgkill": (*Process).sysTgkill,
-		"prctl":             (*Process).sysPrctl,
+		"prctl": (*Process).sysPrctl,
+		// Ids, children, priorities, scheduling (sys_ids.go).
+		"setuid": (*Process).sysSetuid, "setgid": (*Process).sysSetgid,
+		"setreuid": (*Process).sysSetreuid, "setregid": (*Process).sysSetregid,
+		"setresuid": (*Process).sysSetresuid, "setresgid": (*Process).sysSetresgid,
+		"getresuid": (*Process).sysGetresuid, "getresgid": (*Process).sysGetresgid,
+		"setgroups": (*Process).sysSetgroups, "setsid": (*Process).sysSetsid, "setpgid": (*Process).sysSetpgid,
+		"wait4": (*Process).sysWait4, "waitid": (*Process).sysWaitid,
+		"getpriority": (*Process).sysGetpriority, "setpriority": (*Process).sysSetpriority,
+		"sched_getscheduler": (*Process).sysSchedGetscheduler, "sched_setscheduler": (*Process).sysSchedSetscheduler,
+		"sched_getparam": (*Process).sysSchedGetparam, "sched_setparam": (*Process).sysSchedSetparam,
+		"sched_get_priority_max": (*Process).sysSchedGetPriorityMax, "sched_get_priority_min": (*Process).sysSchedGetPriorityMin,
+		"sched_setaffinity": (*Process).sysSchedSetaffinity,
+		"mlock":             (*Process).sysMlock, "munlock": (*Process).sysMunlock, "mlockall": (*Process).sysMlockall, "munlockall": constResult(0),
+		// Descriptor operations (sys_fdops.go).
+		"close_range": (*Process).sysCloseRange, "flock": (*Process).sysFlock,
+		"preadv": (*Process).sysPreadv, "preadv2": (*Process).sysPreadv2, "pwritev2": (*Process).sysPwritev2,
+		"readahead": (*Process).sysReadahead, "sync_file_range": (*Process).sysSyncFileRange,
 		"sched_getaffinity": (*Process).sysSchedGetaffinity, "sched_yield": (*Process).sysSchedYield, "getcpu": (*Process).sysGetcpu,
 		// The writable overlay (overlay.go).
 		"creat": (*Process).sysCreat, "pwrite64": (*Process).sysPwrite64, "pwritev": (*Process).sysPwritev,

@@ -42,6 +42,8 @@ type thread struct {
 	sig      threadSignals   // mask, pending signals, alternate stack (signals.go)
 	insns    uint64          // instructions it executed
 	prctl    prctlState      // its names and flags (sys_prctl.go)
+	nice     int             // setpriority (sys_ids.go)
+	policy   int             // sched_setscheduler: SCHED_OTHER, BATCH or IDLE
 	ran      uint64          // instructions since it was scheduled in
 
 	// While blocked: the futex word waited on (0: a sleep), the bitset,
@@ -261,7 +263,7 @@ func (p *Process) clone(name string, flags, sp, ptid, ctid, tls, exitSig uint64)
 	// CLONE_VM without CLONE_VFORK clears it).
 	t := &thread{tid: p.thr.nextTID, deadline: -1, newSP: sp, fresh: true}
 	t.sig.mask = p.thr.cur.sig.mask
-	t.prctl = p.thr.cur.prctl
+	t.prctl, t.nice, t.policy = p.thr.cur.prctl, p.thr.cur.nice, p.thr.cur.policy
 	t.prctl.pdeathsig = 0 // as copy_process clears it
 	if flags&cloneSettls != 0 {
 		t.newTLS, t.setTLS = tls, true

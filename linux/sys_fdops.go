@@ -1,0 +1,159 @@
+//go:build cgo
+
+package linux
+
+// Descriptor operations beside read and write: closing ranges, advisory
+// locks, positional vector reads and writes with flags, and the hints
+// (readahead, sync_file_range) that have nothing to do here.
+
+// sysCloseRange is close_range(first, last, flags): the open descriptors
+// in [first, last] are closed; with CLOSE_RANGE_CLOEXEC they are kept
+// (close-on-exec has nothing to do: the guest cannot exec, and F_GETFD
+// reports no flag).
+func (p *Process) sysCloseRange(a *[6]uint64) uint64 {
+	const closeRangeUnshare, closeRangeCloexec = 2, 4
+	first, last := uint32(a[0]), uint32(a[1])
+	if a[2]&^uint64(closeRangeUnshare|closeRangeCloexec) != 0 || first > last {
+		return sysErr(eINVAL)
+	}
+	if a[2]&closeRangeCloexec != 0 {
+		return 0
+	}
+	for fd := int(first); fd <= int(min(last, fdLimit-1)); fd++ {
+		p.closeFD(fd)
+	}
+	return 0
+}
+
+// sysFlock is flock(fd, op): granted at once, as for a process alone
+// (fcntl's record locks are too).
+func (p *Process) sysFlock(a *[6]uint64) uint64 {
+	const lockSH, lockEX, lockNB, lockUN = 1, 2, 4, 8
+	if p.fds[int(int32(a[0]))] == nil {
+		return sysErr(eBADF)
+	}
+	switch a[1] &^ lockNB {
+	case lockSH, lockEX, lockUN:
+		return 0
+	}
+	return sysErr(eINVAL)
+}
+
+// rwfFlags are the RWF_* flags of preadv2 and pwritev2 that change
+// nothing here (RWF_HIPRI, RWF_DSYNC, RWF_SYNC); RWF_NOWAIT is
+// EOPNOTSUPP, as from a file system without it, RWF_APPEND (pwritev2
+// only) writes at the end.
+const (
+	rwfQuiet  = 1 | 2 | 4
+	rwfNowait = 8
+	rwfAppend = 16
+)
+
+// sysPreadv is preadv(fd, iov, iovcnt, offset): readv at offset.
+func (p *Process) sysPreadv(a *[6]uint64) uint64 {
+	if int64(a[3]) < 0 {
+		return sysErr(eINVAL)
+	}
+	return p.preadv(a, int64(a[3]))
+}
+
+// sysPreadv2 is preadv2(fd, iov, iovcnt, offset, offset_high, flags):
+// preadv, or readv at offset -1.
+func (p *Process) sysPreadv2(a *[6]uint64) uint64 {
+	switch {
+	case a[5]&rwfNowait != 0:
+		return sysErr(eOPNOTSUPP)
+	case a[5]&^uint64(rwfQuiet) != 0:
+		return sysErr(eOPNOTSUPP)
+	case int64(a[3]) == -1:
+		return p.sysReadv(a)
+	case int64(a[3]) < 0:
+		return sysErr(eINVAL)
+	}
+	return p.preadv(a, int64(a[3]))
+}
+
+// preadv reads fd's iovecs at off.
+func (p *Process) preadv(a *[6]uint64, off int64) uint64 {
+	f := p.fds[int(int32(a[0]))]
+	switch {
+	case f == nil:
+		return sysErr(eBADF)
+	case f.kind != fileRegular && f.kind != fileDir:
+		return sysErr(eSPIPE)
+	}
+	iov, e := p.iovecs(a[1], a[2])
+	if e != 0 {
+		return sysErr(e)
+	}
+	var total uint64
+	for _, v := range iov {
+		if !p.writable(v[0], v[1]) {
+			return sysErr(eFAULT)
+		}
+		n, e := p.readInto(int(int32(a[0])), v[0], v[1], off+int64(total))
+		if e != 0 {
+			if total > 0 {
+				break
+			}
+			return sysErr(e)
+		}
+		total += n
+		if n < v[1] {
+			break
+		}
+	}
+	return total
+}
+
+// sysPwritev2 is pwritev2(fd, iov, iovcnt, offset, offset_high, flags):
+// pwritev, writev at offset -1, at the end with RWF_APPEND.
+func (p *Process) sysPwritev2(a *[6]uint64) uint64 {
+	switch {
+	case a[5]&rwfNowait != 0:
+		return sysErr(eOPNOTSUPP)
+	case a[5]&^uint64(rwfQuiet|rwfAppend) != 0:
+		return sysErr(eOPNOTSUPP)
+	case int64(a[3]) == -1 && a[5]&rwfAppend == 0:
+		return p.sysWritev(a)
+	}
+	off := a[3]
+	if int64(off) == -1 {
+		off = 0 // RWF_APPEND: at the end (below), the offset unused
+	}
+	f, e := p.pwriteFile(a[0], off)
+	if e != 0 {
+		return sysErr(e)
+	}
+	if a[5]&rwfAppend != 0 {
+		off = uint64(f.node.data.Len())
+	}
+	return p.writeFileV(f, a[1], a[2], int64(off))
+}
+
+// sysReadahead is readahead(fd, offset, count): nothing to read ahead.
+func (p *Process) sysReadahead(a *[6]uint64) uint64 {
+	f := p.fds[int(int32(a[0]))]
+	switch {
+	case f == nil || !readable(f):
+		return sysErr(eBADF)
+	case f.kind != fileRegular:
+		return sysErr(eINVAL)
+	}
+	return 0
+}
+
+// sysSyncFileRange is sync_file_range(fd, offset, nbytes, flags): nothing
+// to write back.
+func (p *Process) sysSyncFileRange(a *[6]uint64) uint64 {
+	f := p.fds[int(int32(a[0]))]
+	switch {
+	case a[3]&^7 != 0 || int64(a[1]) < 0 || int64(a[2]) < 0:
+		return sysErr(eINVAL)
+	case f == nil:
+		return sysErr(eBADF)
+	case f.kind != fileRegular && f.kind != fileDir:
+		return sysErr(eSPIPE)
+	}
+	return 0
+}
