@@ -163,3 +163,29 @@ func TestFdOps(t *testing.T) {
 }
 
 const none64 = ^uint64(0)
+
+// TestMemfd: memfd_create makes a nameless file to write, read back and
+// map, charged to the overlay, and refuses unknown flags.
+func TestMemfd(t *testing.T) {
+	for _, a := range []*arch.Arch{arch.AMD64, arch.ARM64} {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{})
+			fd := g.call("memfd_create", g.path(0, "jit"), 1)
+			expect(t, "memfd_create", fd, 3)
+			expect(t, "write", g.write(fd, "code"), 4)
+			if got := g.pread(fd, 0, 10); got != "code" {
+				t.Errorf("read back %q", got)
+			}
+			expect(t, "ftruncate", g.call("ftruncate", uint64(fd), 4096), 0)
+			addr := g.call("mmap", 0, 4096, 1|2, 1, uint64(fd), 0) // PROT_READ|WRITE, MAP_SHARED
+			if addr < 0 {
+				t.Fatalf("mmap = %d", addr)
+			}
+			if got := string(readGuestBytes(t, g.p, uint64(addr), 4)); got != "code" {
+				t.Errorf("mapped %q", got)
+			}
+			expect(t, "flags", g.call("memfd_create", g.path(0, "x"), 4), -eINVAL)
+			expect(t, "unmapped name", g.call("memfd_create", 8, 0), -eFAULT)
+		})
+	}
+}

@@ -157,3 +157,34 @@ func (p *Process) sysSyncFileRange(a *[6]uint64) uint64 {
 	}
 	return 0
 }
+
+// sysMemfdCreate is memfd_create(name, flags): a file of the overlay with
+// no name, open for reading and writing, as O_TMPFILE makes one (memfd's
+// mode 0777; the name shows only in /proc, which the guest has not).
+// Sealing is not emulated: F_ADD_SEALS is EINVAL, as for a file without
+// MFD_ALLOW_SEALING; huge pages are EINVAL, as without hugetlbfs.
+func (p *Process) sysMemfdCreate(a *[6]uint64) uint64 {
+	const mfdCloexec, mfdAllowSealing = 1, 2
+	if a[1]&^uint64(mfdCloexec|mfdAllowSealing) != 0 {
+		return sysErr(eINVAL)
+	}
+	name, e := p.cstringMax(a[0], 250)
+	switch {
+	case e != 0:
+		return sysErr(e)
+	case len(name) > 249: // NAME_MAX less "memfd:"
+		return sysErr(eINVAL)
+	}
+	n := p.ov.newNode(nodeFile, 0o777)
+	n.nlink = 0
+	if !p.charge(nodeOverhead) {
+		return sysErr(eNOSPC)
+	}
+	n.cost = nodeOverhead
+	fd, e := p.allocFD(0, &openFile{kind: fileRegular, path: "/memfd:" + name, node: n, flags: oRDWR, ino: n.ino})
+	if e != 0 {
+		p.releaseNode(n)
+		return sysErr(e)
+	}
+	return uint64(fd)
+}

@@ -208,6 +208,7 @@ import (
 //	                         closing ranges, locks granted at once, positional
 //	                         vector I/O (RWF_NOWAIT EOPNOTSUPP), hints with
 //	                         nothing to do (sys_fdops.go)
+//	memfd_create             a nameless file of the overlay (as O_TMPFILE), no sealing
 //	sched_getaffinity sched_yield getcpu  one CPU; sched_yield lets the next
 //	                         runnable thread run
 //
@@ -291,6 +292,7 @@ func init() {
 		"close_range": (*Process).sysCloseRange, "flock": (*Process).sysFlock,
 		"preadv": (*Process).sysPreadv, "preadv2": (*Process).sysPreadv2, "pwritev2": (*Process).sysPwritev2,
 		"readahead": (*Process).sysReadahead, "sync_file_range": (*Process).sysSyncFileRange,
+		"memfd_create":      (*Process).sysMemfdCreate,
 		"sched_getaffinity": (*Process).sysSchedGetaffinity, "sched_yield": (*Process).sysSchedYield, "getcpu": (*Process).sysGetcpu,
 		// The writable overlay (overlay.go).
 		"creat": (*Process).sysCreat, "pwrite64": (*Process).sysPwrite64, "pwritev": (*Process).sysPwritev,
