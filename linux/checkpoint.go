@@ -178,15 +178,38 @@ func copyFiles(fds map[int]*openFile, node func(*oNode) *oNode) map[int]*openFil
 			if f.pipe != nil {
 				pp := pipes[f.pipe]
 				if pp == nil {
-					pp = &pipe{ino: f.pipe.ino, buf: slices.Clone(f.pipe.buf)}
+					y := *f.pipe
+					y.buf = slices.Clone(f.pipe.buf)
+					pp = &y
 					pipes[f.pipe] = pp
 				}
 				x.pipe = pp
+			}
+			if f.efd != nil {
+				e := *f.efd
+				x.efd = &e
 			}
 			c = &x
 			seen[f] = c
 		}
 		out[fd] = c
+	}
+	// An epoll instance's entries refer to the copies of their files
+	// (dropped, as epoll_wait would drop them, where no descriptor refers
+	// to one any more).
+	for _, c := range seen {
+		if c.ep == nil {
+			continue
+		}
+		ep := &epoll{}
+		for _, it := range c.ep.items {
+			if f := seen[it.file]; f != nil {
+				x := *it
+				x.file = f
+				ep.items = append(ep.items, &x)
+			}
+		}
+		c.ep = ep
 	}
 	return out
 }

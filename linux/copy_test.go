@@ -5,6 +5,7 @@ package linux
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -204,5 +205,43 @@ func TestLink(t *testing.T) {
 			expect(t, "syncfs of a closed fd", g.call("syncfs", 99), -eBADF)
 			expect(t, "sync", g.call("sync"), 0)
 		})
+	}
+}
+
+// testdata/epoll-x86_64 and epoll-aarch64 are testdata/src/epoll.c, built
+// as the threads program; their output is the same natively and under
+// qemu-aarch64.
+const epollOutput = `add again: -1 File exists
+regular file: -1 Operation not permitted
+delete what is not there: -1 Operation not permitted
+nothing yet: 0
+eventfd total 15, pipe bytes 15
+semaphore 1
+empty: -1 Resource temporarily unavailable
+oneshot: 1 (data 7), then 0
+after EPOLL_CTL_MOD: 1
+`
+
+// TestEpoll: a thread waiting in epoll_wait on an eventfd and a pipe that
+// another thread writes sees everything it would natively, at every
+// quantum, and two runs are the same.
+func TestEpoll(t *testing.T) {
+	for _, a := range threadArches {
+		for _, q := range []uint64{0, 1000, 37} {
+			t.Run(fmt.Sprintf("%s/quantum=%d", a, q), func(t *testing.T) {
+				run := func() (string, *Exit) {
+					out, x, p := runGuest(t, filepath.Join("testdata", "epoll-"+a), Config{Quantum: q, MaxInsns: 50_000_000})
+					p.Close()
+					return out, x
+				}
+				out, x := run()
+				if x.Reason != StopExited || x.Status != 0 || out != epollOutput {
+					t.Fatalf("exit %v (%s)\noutput:\n%s\nwant:\n%s", x.Reason, x, out, epollOutput)
+				}
+				if out2, x2 := run(); out2 != out || x2.Insns != x.Insns {
+					t.Errorf("second run: %d instructions, %d before", x2.Insns, x.Insns)
+				}
+			})
+		}
 	}
 }

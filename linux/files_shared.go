@@ -96,7 +96,12 @@ func (p *Process) setFD(fd int, f *openFile) {
 		p.released(old.sf)
 		p.releaseNode(old.node)
 		if old.pipe != nil {
-			p.pipeChanged(old.pipe.ino) // maybe the last of its end
+			old.pipe.rgen++ // maybe the last of its end
+			old.pipe.wgen++
+			p.pipeChanged(old.pipe.ino)
+		}
+		if old.kind == fileEventfd || old.kind == fileEpoll {
+			p.pollersChanged()
 		}
 	}
 }
@@ -114,7 +119,12 @@ func (p *Process) closeFD(fd int) bool {
 	p.released(f.sf)
 	p.releaseNode(f.node)
 	if f.pipe != nil {
-		p.pipeChanged(f.pipe.ino) // maybe the last of its end
+		f.pipe.rgen++ // maybe the last of its end
+		f.pipe.wgen++
+		p.pipeChanged(f.pipe.ino)
+	}
+	if f.kind == fileEventfd || f.kind == fileEpoll {
+		p.pollersChanged() // an epoll instance may watch it
 	}
 	return true
 }

@@ -31,6 +31,10 @@ const (
 type pipe struct {
 	ino uint64
 	buf []byte
+	// Generations for EPOLLET (epoll.go): wgen counts the writes and
+	// closed ends a reader is woken by, rgen the reads and closed ends a
+	// writer is.
+	wgen, rgen uint64
 }
 
 // ends reports whether a read end and a write end of pipe ino are open.
@@ -136,6 +140,7 @@ func (p *Process) pipeRead(f *openFile, iov [][2]uint64) (n uint64, errno int, b
 		}
 	}
 	pp.buf = slices.Clip(pp.buf)
+	pp.rgen++
 	p.pipeChanged(pp.ino)
 	return n, 0, false
 }
@@ -195,6 +200,9 @@ func (p *Process) pipeWrite(f *openFile, iov [][2]uint64, done uint64) (n uint64
 		if room == 0 {
 			break
 		}
+	}
+	if n > 0 {
+		pp.wgen++
 	}
 	p.pipeChanged(pp.ino)
 	if n < total && f.flags&oNONBLOCK == 0 {
@@ -350,9 +358,22 @@ const (
 // open).
 func (p *Process) readiness(t *thread, fd int) uint32 {
 	f := p.fds[fd]
-	switch {
-	case f == nil:
+	if f == nil {
 		return pollNval
+	}
+	return p.readinessOf(t, f)
+}
+
+// readinessOf is the poll mask of open file f for thread t.
+func (p *Process) readinessOf(t *thread, f *openFile) uint32 {
+	switch {
+	case f.kind == fileEventfd:
+		return eventfdReadiness(f.efd)
+	case f.kind == fileEpoll:
+		if len(p.epollReady(t, f.ep, 1, false)) > 0 {
+			return pollIn | pollRdnorm
+		}
+		return 0
 	case f.kind == fileSignalfd:
 		if p.nextSignal(t, ^f.sigmask) != 0 {
 			return pollIn | pollRdnorm
@@ -395,6 +416,9 @@ const (
 // and nfds or select's nfds and sets): the number ready, written back to
 // the guest if any is (or if final), or an errno.
 func (p *Process) pollScan(t *thread, w *[8]uint64, final bool) (uint64, int) {
+	if w[0] == waitEpoll {
+		return p.epollScan(t, w)
+	}
 	if w[0] == waitPoll {
 		fds, nfds := w[1], w[2]
 		b, ok := p.readGuest(fds, 8*nfds)

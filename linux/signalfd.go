@@ -120,15 +120,7 @@ func (p *Process) signalfdResume(t *thread) bool {
 		return true
 	}
 	n, e, block := p.signalfdRead(t, f, t.wargs[1], t.wargs[2])
-	switch {
-	case e != 0:
-		t.ret = sysErr(e)
-	case block:
-		return p.waitAgain(t, -1, resumeSignalfd)
-	default:
-		t.ret = n
-	}
-	return true
+	return p.retried(t, resumeSignalfd, n, e, block)
 }
 
 // signalfdBytes encodes si as a struct signalfd_siginfo (signalfd_copyinfo:

@@ -888,6 +888,7 @@ const (
 	resumePipeWrite            // write to a pipe
 	resumePoll                 // poll, ppoll, pselect6
 	resumeSignalfd             // read of a signalfd (signalfd.go)
+	resumeEventfd              // read or write of an eventfd (epoll.go)
 )
 
 // restartBlock is what restart_syscall continues (the kernel's
@@ -923,6 +924,23 @@ func (p *Process) resumed(t *thread) bool {
 		return p.pollResume(t)
 	case resumeSignalfd:
 		return p.signalfdResume(t)
+	case resumeEventfd:
+		return p.eventfdResume(t)
+	}
+	return true
+}
+
+// retried ends the read or write thread t waits in (resume kind k) with
+// what its retry gave: n, or errno e; or, if it would block again, puts
+// it back to waiting (false, unless a signal came meanwhile: waitAgain).
+func (p *Process) retried(t *thread, k resumeKind, n uint64, e int, block bool) bool {
+	switch {
+	case e != 0:
+		t.ret = sysErr(e)
+	case block:
+		return p.waitAgain(t, -1, k)
+	default:
+		t.ret = n
 	}
 	return true
 }

@@ -27,6 +27,8 @@ const (
 	fileDir      // a directory of the overlay (overlay.go) or of the view (fsview.go), for getdents64
 	filePipe     // an end of a pipe (pipes.go)
 	fileSignalfd // a signalfd (signalfd.go)
+	fileEpoll    // an epoll instance (epoll.go)
+	fileEventfd  // an eventfd (epoll.go)
 )
 
 // openFile is an open file description: one of the standard streams, an
@@ -46,6 +48,8 @@ type openFile struct {
 	dirStat statInfo // a directory of the view (node nil): its stat
 	pipe    *pipe    // filePipe: the pipe, shared by its ends
 	sigmask uint64   // fileSignalfd: the signals it reads
+	ep      *epoll   // fileEpoll: the interest list
+	efd     *eventfd // fileEventfd: the counter
 }
 
 // size returns the file's size.
@@ -322,6 +326,9 @@ func (p *Process) readInto(fd int, addr, n uint64, off int64) (uint64, int) {
 	if f.kind == fileDir {
 		return 0, eISDIR
 	}
+	if f.kind == fileEpoll || f.kind == fileEventfd {
+		return 0, eINVAL // an eventfd is read whole by read(2) (eventfdIO)
+	}
 	n = min(n, maxRW)
 	if f.kind == fileStdin {
 		if off >= 0 {
@@ -382,6 +389,9 @@ func (p *Process) sysRead(a *[6]uint64) uint64 {
 	}
 	if f := p.fds[int(int32(a[0]))]; f != nil && f.kind == fileSignalfd {
 		return p.signalfdIO(a[0], a[1], a[2])
+	}
+	if f := p.fds[int(int32(a[0]))]; f != nil && f.kind == fileEventfd {
+		return p.eventfdIO(a[0], a[1], a[2], false)
 	}
 	if !p.writable(a[1], min(a[2], maxRW)) {
 		return sysErr(eFAULT)
@@ -648,6 +658,9 @@ func (p *Process) sysWrite(a *[6]uint64) uint64 {
 	if p.fds[int(int32(a[0]))] == nil {
 		return sysErr(eBADF)
 	}
+	if f := p.fds[int(int32(a[0]))]; f.kind == fileEventfd {
+		return p.eventfdIO(a[0], a[1], a[2], true)
+	}
 	if p.pipeFile(a[0]) != nil {
 		return p.pipeIO(a[0], a[1], a[2], false, true)
 	}
@@ -865,7 +878,7 @@ func (p *Process) recordLock(f *openFile, cmd, addr uint64) uint64 {
 // setNonblock sets or clears O_NONBLOCK (fcntl F_SETFL, ioctl FIONBIO)
 // where the layer honours it: pipes and signalfds.
 func (f *openFile) setNonblock(on bool) {
-	if f.kind != filePipe && f.kind != fileSignalfd {
+	if f.kind != filePipe && f.kind != fileSignalfd && f.kind != fileEventfd {
 		return
 	}
 	f.flags &^= oNONBLOCK
@@ -961,7 +974,7 @@ func (f *openFile) stat() statInfo {
 		n := f.size()
 		return statInfo{dev: 0x801, ino: f.ino, nlink: 1, mode: 0o100444, uid: guestUID, gid: guestGID, size: n, blksize: 4096, blocks: statBlocks(0o100444, n)}
 	}
-	if f.kind == fileSignalfd { // an anonymous inode
+	if f.kind == fileSignalfd || f.kind == fileEpoll || f.kind == fileEventfd { // an anonymous inode
 		return statInfo{dev: 0xe, ino: f.ino, nlink: 1, mode: 0o600, uid: guestUID, gid: guestGID, blksize: 4096}
 	}
 	return statInfo{dev: 0xc, ino: f.ino, nlink: 1, mode: 0o010600, uid: guestUID, gid: guestGID, blksize: 4096}

@@ -209,6 +209,14 @@ import (
 //	                         vector I/O (RWF_NOWAIT EOPNOTSUPP), hints with
 //	                         nothing to do (sys_fdops.go)
 //	memfd_create             a nameless file of the overlay (as O_TMPFILE), no sealing
+//	epoll_create epoll_create1 epoll_ctl epoll_wait epoll_pwait epoll_pwait2
+//	eventfd eventfd2         epoll over pipes, signalfds, eventfds and the
+//	                         standard streams (level-triggered, EPOLLONESHOT,
+//	                         EPOLLET by the wakeups Linux's queues get),
+//	                         reported in the order added; waits on the fake
+//	                         clock, ended by a signal with EINTR; eventfd
+//	                         counters with EFD_SEMAPHORE and EFD_NONBLOCK;
+//	                         an epoll inside another stops the run (epoll.go)
 //	sched_getaffinity sched_yield getcpu  one CPU; sched_yield lets the next
 //	                         runnable thread run
 //
@@ -292,7 +300,12 @@ func init() {
 		"close_range": (*Process).sysCloseRange, "flock": (*Process).sysFlock,
 		"preadv": (*Process).sysPreadv, "preadv2": (*Process).sysPreadv2, "pwritev2": (*Process).sysPwritev2,
 		"readahead": (*Process).sysReadahead, "sync_file_range": (*Process).sysSyncFileRange,
-		"memfd_create":      (*Process).sysMemfdCreate,
+		"memfd_create": (*Process).sysMemfdCreate,
+		// epoll and eventfd (epoll.go).
+		"epoll_create": (*Process).sysEpollCreate, "epoll_create1": (*Process).sysEpollCreate1,
+		"epoll_ctl": (*Process).sysEpollCtl, "epoll_wait": (*Process).sysEpollWait,
+		"epoll_pwait": (*Process).sysEpollPwait, "epoll_pwait2": (*Process).sysEpollPwait2,
+		"eventfd": (*Process).sysEventfd, "eventfd2": (*Process).sysEventfd2,
 		"sched_getaffinity": (*Process).sysSchedGetaffinity, "sched_yield": (*Process).sysSchedYield, "getcpu": (*Process).sysGetcpu,
 		// The writable overlay (overlay.go).
 		"creat": (*Process).sysCreat, "pwrite64": (*Process).sysPwrite64, "pwritev": (*Process).sysPwritev,

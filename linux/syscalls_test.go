@@ -40,6 +40,7 @@ var amd64Only = map[string]bool{
 	"creat": true, "mkdir": true, "rmdir": true, "unlink": true, "symlink": true, "link": true,
 	"rename": true, "chmod": true, "chown": true, "lchown": true,
 	"pipe": true, "select": true, "signalfd": true, "poll": true, "alarm": true, "pause": true,
+	"epoll_create": true, "epoll_wait": true, "eventfd": true,
 }
 
 // TestHandlersHaveNumbers checks that every call the dispatcher handles has

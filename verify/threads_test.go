@@ -180,3 +180,32 @@ func deterministicRun(t *testing.T, path string, args []string, quantum uint64, 
 	rep.WriteText(&b, 100)
 	return b.Bytes()
 }
+
+// TestEpollVerify: the epoll program of the linux package's tests (a
+// thread waiting in epoll_wait for another's pipe and eventfd writes)
+// verifies OK, batched and exact alike, at the default quantum and a
+// small one.
+func TestEpollVerify(t *testing.T) {
+	for _, a := range []string{"x86_64", "aarch64"} {
+		for _, q := range []uint64{0, 37} {
+			t.Run(fmt.Sprintf("%s/quantum=%d", a, q), func(t *testing.T) {
+				t.Parallel()
+				run := func(batch int) *Report {
+					rep, err := Run(filepath.Join("..", "linux", "testdata", "epoll-"+a), Options{Batch: batch, Config: linux.Config{Quantum: q}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					rep.Seconds = 0
+					return rep
+				}
+				rep := run(0)
+				if !rep.OK() || rep.Threads != 2 {
+					t.Fatalf("%s: %d threads, stop %s, counts %v", rep.Verdict(), rep.Threads, rep.Stop, rep.Counts)
+				}
+				if exact := run(1); !reflect.DeepEqual(exact, rep) {
+					t.Errorf("exact run differs:\n%+v\n%+v", rep, exact)
+				}
+			})
+		}
+	}
+}
