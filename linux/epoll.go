@@ -176,15 +176,13 @@ func (p *Process) sysEpollCtl(a *[6]uint64) uint64 {
 	return 0
 }
 
-// referenced reports whether open file f is still referred to by a
-// descriptor.
-func (p *Process) referenced(f *openFile) bool {
-	for _, g := range p.fds {
-		if g == f {
-			return true
-		}
+// referenced returns the open files descriptors refer to.
+func (p *Process) referenced() map[*openFile]bool {
+	open := make(map[*openFile]bool, len(p.fds))
+	for _, f := range p.fds {
+		open[f] = true
 	}
-	return false
+	return open
 }
 
 // fileGen is the generation of f an EPOLLET entry watching for events
@@ -206,16 +204,17 @@ func fileGen(f *openFile, events uint32) uint64 {
 // Entries whose file no descriptor refers to any more are dropped.
 func (p *Process) epollReady(t *thread, ep *epoll, max int, consume bool) [][2]uint64 {
 	var out [][2]uint64
+	open, ends := p.referenced(), p.pipeEnds()
 	live := ep.items[:0]
 	for _, it := range ep.items {
-		if !p.referenced(it.file) {
+		if !open[it.file] {
 			continue
 		}
 		live = append(live, it)
 		if len(out) == max || it.disabled {
 			continue
 		}
-		rev := p.readinessOf(t, it.file) & it.events
+		rev := p.readinessIn(t, it.file, ends) & it.events
 		if rev == 0 {
 			continue
 		}

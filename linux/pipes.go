@@ -51,6 +51,27 @@ func (p *Process) ends(ino uint64) (r, w bool) {
 	return r, w
 }
 
+// pipeEnds returns, by pipe, whether a read end and a write end are open
+// (ends for every pipe, in one pass).
+func (p *Process) pipeEnds() map[uint64][2]bool {
+	m := map[uint64][2]bool{}
+	for _, f := range p.fds {
+		if f.kind == filePipe {
+			e := m[f.pipe.ino]
+			e[b2i(f.flags&oACCMODE == oWRONLY)] = true
+			m[f.pipe.ino] = e
+		}
+	}
+	return m
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // pipeChanged wakes the threads waiting on pipe ino or polling: they try
 // again when they get the CPU (Process.resumed).
 func (p *Process) pipeChanged(ino uint64) {
@@ -356,16 +377,20 @@ const (
 
 // readiness is the poll mask of fd for thread t (pollNval if it is not
 // open).
-func (p *Process) readiness(t *thread, fd int) uint32 {
+func (p *Process) readiness(t *thread, fd int, ends map[uint64][2]bool) uint32 {
 	f := p.fds[fd]
 	if f == nil {
 		return pollNval
 	}
-	return p.readinessOf(t, f)
+	return p.readinessIn(t, f, ends)
 }
 
 // readinessOf is the poll mask of open file f for thread t.
-func (p *Process) readinessOf(t *thread, f *openFile) uint32 {
+func (p *Process) readinessOf(t *thread, f *openFile) uint32 { return p.readinessIn(t, f, nil) }
+
+// readinessIn is readinessOf with the open ends of every pipe at hand
+// (pipeEnds; nil: looked up, a pass over the descriptors each).
+func (p *Process) readinessIn(t *thread, f *openFile, ends map[uint64][2]bool) uint32 {
 	switch {
 	case f.kind == fileEventfd:
 		return eventfdReadiness(f.efd)
@@ -380,7 +405,13 @@ func (p *Process) readinessOf(t *thread, f *openFile) uint32 {
 		}
 		return 0
 	case f.kind == filePipe:
-		r, w := p.ends(f.pipe.ino)
+		var r, w bool
+		if ends != nil {
+			e := ends[f.pipe.ino]
+			r, w = e[0], e[1]
+		} else {
+			r, w = p.ends(f.pipe.ino)
+		}
 		var m uint32
 		if f.flags&oACCMODE == oWRONLY {
 			if len(f.pipe.buf) < pipeCap {
@@ -427,12 +458,13 @@ func (p *Process) pollScan(t *thread, w *[8]uint64, final bool) (uint64, int) {
 		}
 		le := binary.LittleEndian
 		n := uint64(0)
+		ends := p.pipeEnds()
 		for i := uint64(0); i < nfds; i++ {
 			e := b[8*i:]
 			fd, events := int32(le.Uint32(e)), uint32(le.Uint16(e[4:]))
 			var rev uint32
 			if fd >= 0 {
-				rev = p.readiness(t, int(fd)) & (events | pollErr | pollHup | pollNval)
+				rev = p.readiness(t, int(fd), ends) & (events | pollErr | pollHup | pollNval)
 			}
 			le.PutUint16(e[6:], uint16(rev))
 			if rev != 0 {
@@ -468,6 +500,7 @@ func (p *Process) pollScan(t *thread, w *[8]uint64, final bool) (uint64, int) {
 	}
 	n := uint64(0)
 	masks := [3]uint32{pollInSet, pollOutSet, pollExSet}
+	ends := p.pipeEnds()
 	for fd := 0; fd < nfds; fd++ {
 		bit := uint64(1) << (fd % 64)
 		any := false
@@ -477,7 +510,7 @@ func (p *Process) pollScan(t *thread, w *[8]uint64, final bool) (uint64, int) {
 		if !any {
 			continue
 		}
-		m := p.readiness(t, fd)
+		m := p.readiness(t, fd, ends)
 		if m == pollNval {
 			return 0, eBADF
 		}
