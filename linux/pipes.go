@@ -385,11 +385,9 @@ func (p *Process) readiness(t *thread, fd int, ends map[uint64][2]bool) uint32 {
 	return p.readinessIn(t, f, ends)
 }
 
-// readinessOf is the poll mask of open file f for thread t.
-func (p *Process) readinessOf(t *thread, f *openFile) uint32 { return p.readinessIn(t, f, nil) }
-
-// readinessIn is readinessOf with the open ends of every pipe at hand
-// (pipeEnds; nil: looked up, a pass over the descriptors each).
+// readinessIn is the poll mask of open file f for thread t, with the open
+// ends of every pipe at hand (pipeEnds; nil: looked up, a pass over the
+// descriptors each).
 func (p *Process) readinessIn(t *thread, f *openFile, ends map[uint64][2]bool) uint32 {
 	switch {
 	case f.kind == fileEventfd:
