@@ -64,6 +64,8 @@ func TestIdsAndScheduling(t *testing.T) {
 				{"mlockall", []uint64{1}, -eNOMEM}, // MCL_CURRENT: the 8 MiB stack alone reaches the limit
 				{"mlockall", []uint64{4}, -eINVAL},
 				{"munlockall", nil, 0},
+				{"sched_getaffinity", []uint64{guestPID, 8, g.buf}, 8},
+				{"sched_getaffinity", []uint64{99, 8, g.buf}, -eSRCH},
 			} {
 				expect(t, c.name, g.call(c.name, c.args...), c.want)
 			}

@@ -295,8 +295,8 @@ func (p *Process) futexWakeOp(uaddr uint64, nwake, nwake2 int, uaddr2 uint64, co
 }
 
 func (p *Process) sysSchedGetaffinity(a *[6]uint64) uint64 {
-	if a[0] != 0 && a[0] != guestPID {
-		return sysErr(eSRCH)
+	if p.threadsOf(a[0]) == nil {
+		return sysErr(eSRCH) // no such thread (of ours: the only process)
 	}
 	if a[1] < 8 || a[1]%8 != 0 {
 		return sysErr(eINVAL)
