@@ -378,18 +378,25 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 	writeFindings(w, r.RuleDiffers, maxProblems, "RULE DIFFERS FROM CFI, value still right: ", "where SFrame's rule differs from the CFI's with the value still right")
 }
 
-// maxMalformed bounds the format errors the text report lists.
+// maxMalformed bounds the format errors a text report lists.
 const maxMalformed = 5
 
 // writeMalformed prints the rules of the format the section breaks.
 func (r *Report) writeMalformed(w io.Writer) {
-	if len(r.Malformed) == 0 {
+	WriteMalformed(w, r.Malformed, "its rows as read")
+}
+
+// WriteMalformed prints the rules of the format a section checked anyway
+// (--check-malformed) breaks, as check's and verify's text reports list
+// them: how says how the section was read.
+func WriteMalformed(w io.Writer, rules []string, how string) {
+	if len(rules) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "  malformed:    the SFrame section breaks %d rule(s) of the format, which the Linux kernel refuses; checked anyway (--check-malformed), its rows as read:\n", len(r.Malformed))
-	for i, m := range r.Malformed {
+	fmt.Fprintf(w, "  malformed:    the SFrame section breaks %d rule(s) of the format, which the Linux kernel refuses; checked anyway (--check-malformed), %s:\n", len(rules), how)
+	for i, m := range rules {
 		if i == maxMalformed {
-			fmt.Fprintf(w, "                (%d more: see --json or 'sframesim validate')\n", len(r.Malformed)-i)
+			fmt.Fprintf(w, "                (%d more: see --json or 'sframesim validate')\n", len(rules)-i)
 			break
 		}
 		fmt.Fprintf(w, "                %s\n", m)

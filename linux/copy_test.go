@@ -13,6 +13,18 @@ import (
 	"github.com/sframesim/sframesim/arch"
 )
 
+// hostFile writes a host file, host.txt, with contents into a new
+// temporary directory (below /tmp: a writable tree of the guest's).
+func hostFile(t *testing.T, contents string) (dir, path string) {
+	t.Helper()
+	dir = t.TempDir()
+	path = filepath.Join(dir, "host.txt")
+	if err := os.WriteFile(path, []byte(contents), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, path
+}
+
 // TestCopyFileRange: copy_file_range copies between files of the overlay
 // (with the files' offsets or the guest's, which it advances), and
 // answers as Linux 6.1 does otherwise: EXDEV from a file of the view
@@ -20,11 +32,7 @@ import (
 // and overlapping ranges, EISDIR, EBADF for the wrong access modes and
 // O_APPEND, 0 at the end of the input.
 func TestCopyFileRange(t *testing.T) {
-	dir := t.TempDir()
-	host := filepath.Join(dir, "host.txt")
-	if err := os.WriteFile(host, []byte("from the host\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, host := hostFile(t, "from the host\n")
 	for _, a := range []*arch.Arch{arch.AMD64, arch.ARM64} {
 		t.Run(a.Name, func(t *testing.T) {
 			g := newGuest(t, a, Config{ReadAllow: []string{dir}})
@@ -95,11 +103,7 @@ func TestCopyFileRange(t *testing.T) {
 // overlay) to a file of the overlay or to the standard output, from the
 // input's offset or the guest's, as Linux does.
 func TestSendfile(t *testing.T) {
-	dir := t.TempDir()
-	host := filepath.Join(dir, "host.txt")
-	if err := os.WriteFile(host, []byte("from the host\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, host := hostFile(t, "from the host\n")
 	for _, a := range []*arch.Arch{arch.AMD64, arch.ARM64} {
 		t.Run(a.Name, func(t *testing.T) {
 			var out bytes.Buffer
@@ -152,12 +156,8 @@ func TestSendfile(t *testing.T) {
 // one keeps the other), copy a file of the view below a writable tree up
 // first, and answer as Linux does otherwise.
 func TestLink(t *testing.T) {
-	dir := t.TempDir() // below /tmp: a writable tree
-	host := filepath.Join(dir, "host.txt")
-	if err := os.WriteFile(host, []byte("host\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	const outside = "/etc/passwd" // a file of the view outside the writable trees
+	dir, host := hostFile(t, "host\n") // below /tmp: a writable tree
+	const outside = "/etc/passwd"      // a file of the view outside the writable trees
 	for _, a := range []*arch.Arch{arch.AMD64, arch.ARM64} {
 		t.Run(a.Name, func(t *testing.T) {
 			g := newGuest(t, a, Config{ReadAllow: []string{dir, outside}})

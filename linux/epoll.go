@@ -176,13 +176,15 @@ func (p *Process) sysEpollCtl(a *[6]uint64) uint64 {
 	return 0
 }
 
-// referenced returns the open files descriptors refer to.
-func (p *Process) referenced() map[*openFile]bool {
-	open := make(map[*openFile]bool, len(p.fds))
+// openFiles returns the open files descriptors refer to, and pipeEnds,
+// in one pass over the descriptors.
+func (p *Process) openFiles() (map[*openFile]bool, map[uint64][2]bool) {
+	open, ends := make(map[*openFile]bool, len(p.fds)), map[uint64][2]bool{}
 	for _, f := range p.fds {
 		open[f] = true
+		addEnd(ends, f)
 	}
-	return open
+	return open, ends
 }
 
 // fileGen is the generation of f an EPOLLET entry watching for events
@@ -204,7 +206,7 @@ func fileGen(f *openFile, events uint32) uint64 {
 // Entries whose file no descriptor refers to any more are dropped.
 func (p *Process) epollReady(t *thread, ep *epoll, max int, consume bool) [][2]uint64 {
 	var out [][2]uint64
-	open, ends := p.referenced(), p.pipeEnds()
+	open, ends := p.openFiles()
 	live := ep.items[:0]
 	for _, it := range ep.items {
 		if !open[it.file] {

@@ -54,15 +54,20 @@ func (p *Process) ends(ino uint64) (r, w bool) {
 // pipeEnds returns, by pipe, whether a read end and a write end are open
 // (ends for every pipe, in one pass).
 func (p *Process) pipeEnds() map[uint64][2]bool {
-	m := map[uint64][2]bool{}
+	ends := map[uint64][2]bool{}
 	for _, f := range p.fds {
-		if f.kind == filePipe {
-			e := m[f.pipe.ino]
-			e[b2i(f.flags&oACCMODE == oWRONLY)] = true
-			m[f.pipe.ino] = e
-		}
+		addEnd(ends, f)
 	}
-	return m
+	return ends
+}
+
+// addEnd notes in ends that f, if a pipe's end, is open.
+func addEnd(ends map[uint64][2]bool, f *openFile) {
+	if f.kind == filePipe {
+		e := ends[f.pipe.ino]
+		e[b2i(f.flags&oACCMODE == oWRONLY)] = true
+		ends[f.pipe.ino] = e
+	}
 }
 
 func b2i(b bool) int {

@@ -86,24 +86,7 @@ func (p *Process) preadv(a *[6]uint64, off int64) uint64 {
 	if e != 0 {
 		return sysErr(e)
 	}
-	var total uint64
-	for _, v := range iov {
-		if !p.writable(v[0], v[1]) {
-			return sysErr(eFAULT)
-		}
-		n, e := p.readInto(int(int32(a[0])), v[0], v[1], off+int64(total))
-		if e != 0 {
-			if total > 0 {
-				break
-			}
-			return sysErr(e)
-		}
-		total += n
-		if n < v[1] {
-			break
-		}
-	}
-	return total
+	return p.readIovecs(int(int32(a[0])), iov, off)
 }
 
 // sysPwritev2 is pwritev2(fd, iov, iovcnt, offset, offset_high, flags):

@@ -464,12 +464,24 @@ func (p *Process) sysReadv(a *[6]uint64) uint64 {
 	if e != 0 {
 		return sysErr(e)
 	}
+	return p.readIovecs(int(int32(a[0])), iov, -1)
+}
+
+// readIovecs reads fd into the iovecs one after the other (readInto), at
+// off on (preadv) or, if off < 0, at and advancing the file offset
+// (readv); it stops at the first short read, and an error after some
+// bytes ends it with those bytes.
+func (p *Process) readIovecs(fd int, iov [][2]uint64, off int64) uint64 {
 	var total uint64
 	for _, v := range iov {
 		if !p.writable(v[0], v[1]) {
 			return sysErr(eFAULT)
 		}
-		n, e := p.readInto(int(int32(a[0])), v[0], v[1], -1)
+		at := off
+		if off >= 0 {
+			at = off + int64(total)
+		}
+		n, e := p.readInto(fd, v[0], v[1], at)
 		if e != 0 {
 			if total > 0 {
 				break

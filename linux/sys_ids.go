@@ -255,22 +255,28 @@ func (p *Process) sysSchedSetscheduler(a *[6]uint64) uint64 {
 
 func (p *Process) sysSchedSetparam(a *[6]uint64) uint64 { return p.schedSet(a[0], -1, a[1]) }
 
-func (p *Process) sysSchedGetPriorityMax(a *[6]uint64) uint64 {
-	switch a[0] {
+// schedPriorities returns a policy's range of static priorities (1..99
+// for the real-time ones, 0 for the others); false for an unknown one.
+func schedPriorities(policy uint64) (lo, hi uint64, ok bool) {
+	switch policy {
 	case schedFIFO, schedRR:
-		return 99
+		return 1, 99, true
 	case schedOther, schedBatch, schedIdle, schedDeadline:
-		return 0
+		return 0, 0, true
+	}
+	return 0, 0, false
+}
+
+func (p *Process) sysSchedGetPriorityMax(a *[6]uint64) uint64 {
+	if _, hi, ok := schedPriorities(a[0]); ok {
+		return hi
 	}
 	return sysErr(eINVAL)
 }
 
 func (p *Process) sysSchedGetPriorityMin(a *[6]uint64) uint64 {
-	switch a[0] {
-	case schedFIFO, schedRR:
-		return 1
-	case schedOther, schedBatch, schedIdle, schedDeadline:
-		return 0
+	if lo, _, ok := schedPriorities(a[0]); ok {
+		return lo
 	}
 	return sysErr(eINVAL)
 }

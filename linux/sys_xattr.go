@@ -76,28 +76,16 @@ func xattrList(variant string) handler {
 	}
 }
 
-// xattrGet is getxattr: no such attribute.
-func xattrGet(variant string) handler {
-	return func(p *Process, a *[6]uint64) uint64 {
-		if _, e := p.xattrTarget(variant, a[0]); e != 0 {
-			return sysErr(e)
-		}
-		if _, e := p.xattrNameErr(a[1]); e != 0 {
-			return sysErr(e)
-		}
-		return sysErr(eNODATA)
-	}
-}
-
-// xattrRemove is removexattr: read-only on the view, else no such
-// attribute.
-func xattrRemove(variant string) handler {
+// xattrNone is getxattr (remove false) and removexattr (remove true):
+// no such attribute, after the checks of the target (a removal on the
+// read-only view: EROFS) and of the name.
+func xattrNone(variant string, remove bool) handler {
 	return func(p *Process, a *[6]uint64) uint64 {
 		writable, e := p.xattrTarget(variant, a[0])
 		switch {
 		case e != 0:
 			return sysErr(e)
-		case !writable:
+		case remove && !writable:
 			return sysErr(eROFS)
 		}
 		if _, e := p.xattrNameErr(a[1]); e != 0 {
@@ -139,8 +127,8 @@ func xattrSet(variant string) handler {
 func addXattrHandlers() {
 	for _, v := range []string{"", "l", "f"} {
 		handlers[v+"listxattr"] = xattrList(v)
-		handlers[v+"getxattr"] = xattrGet(v)
-		handlers[v+"removexattr"] = xattrRemove(v)
+		handlers[v+"getxattr"] = xattrNone(v, false)
+		handlers[v+"removexattr"] = xattrNone(v, true)
 		handlers[v+"setxattr"] = xattrSet(v)
 	}
 }

@@ -4,8 +4,6 @@ package linux
 
 import (
 	"encoding/binary"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/sframesim/sframesim/arch"
@@ -16,11 +14,7 @@ import (
 // file system or a tmpfs without user attributes, and the path, name and
 // descriptor errors come first, in Linux's order.
 func TestXattr(t *testing.T) {
-	dir := t.TempDir()
-	host := filepath.Join(dir, "host.txt")
-	if err := os.WriteFile(host, []byte("host\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, host := hostFile(t, "host\n")
 	const outside = "/etc/passwd" // a file of the view outside the writable trees
 	for _, a := range []*arch.Arch{arch.AMD64, arch.ARM64} {
 		t.Run(a.Name, func(t *testing.T) {

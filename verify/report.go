@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sframesim/sframesim/check"
 	"github.com/sframesim/sframesim/internal/atomicfile"
 	"github.com/sframesim/sframesim/linux"
 	"github.com/sframesim/sframesim/symbols"
@@ -361,23 +362,10 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 	}
 }
 
-// maxMalformed bounds the format errors the text report lists.
-const maxMalformed = 5
-
 // writeMalformed prints the rules of the format the section breaks, and
-// what that means.
+// how it was read.
 func (r *Report) writeMalformed(w io.Writer) {
-	if len(r.Malformed) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "  malformed:    the SFrame section breaks %d rule(s) of the format, which the Linux kernel refuses; checked anyway (--check-malformed), as an unwinder that looks rows up without validating reads it:\n", len(r.Malformed))
-	for i, m := range r.Malformed {
-		if i == maxMalformed {
-			fmt.Fprintf(w, "                (%d more: see --json or 'sframesim validate')\n", len(r.Malformed)-i)
-			break
-		}
-		fmt.Fprintf(w, "                %s\n", m)
-	}
+	check.WriteMalformed(w, r.Malformed, "as an unwinder that looks rows up without validating reads it")
 }
 
 // writeShadow prints what the shadow stack followed (anomalies) and the
