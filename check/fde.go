@@ -3,6 +3,7 @@ package check
 import (
 	"debug/elf"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sframesim/sframesim/arch"
@@ -175,15 +176,74 @@ func (c *checker) row(i, j int) *RowVerdict {
 // none at all), an instruction may start at any byte, so each byte is
 // one unknown PC, under its row, and coverage and INCOMPLETE say how much
 // was not checked.
+//
+// Without a per-PC callback the bytes are counted a row at a time, not
+// one at a time: a malformed section checked anyway may have an FDE of
+// gigabytes. FindFRE compares a byte's offset (modulo the repetition size
+// in a PCMASK FDE) with FRE starts alone, so the row is the same for
+// every offset between two starts.
 func (c *checker) stopFDE(st *fdeState, pc uint64, reason string) {
 	o := &outcome{unknown: reason}
-	for ; pc < st.f.End(); pc++ {
-		c.rep.PCs++
-		j, err := c.sec.FindFRE(st.f, pc)
-		if err != nil {
-			j = -1
+	f := st.f
+	if c.opt.EachPC != nil {
+		for ; pc < f.End(); pc++ {
+			c.rep.PCs++
+			c.count(st, pc, c.freAt(f, pc), o)
 		}
-		c.count(st, pc, j, o)
+		return
+	}
+	lo, hi := pc-f.Start, uint64(f.Size)
+	period := hi
+	if f.PCType() == sframe.PCMask {
+		period = uint64(c.sec.RepSize(f))
+	}
+	if period == 0 {
+		c.countUnknown(st, -1, o, hi-lo) // no row can be found
+		return
+	}
+	cuts := []uint64{0, period}
+	for _, fre := range f.FREs {
+		if s := uint64(fre.Start); s < period {
+			cuts = append(cuts, s)
+		}
+	}
+	slices.Sort(cuts)
+	cuts = slices.Compact(cuts)
+	// below counts the offsets x < n with x modulo period in [a, b).
+	below := func(n, a, b uint64) uint64 {
+		return n/period*(b-a) + min(max(n%period, a), b) - a
+	}
+	for k := 0; k+1 < len(cuts); k++ {
+		a, b := cuts[k], cuts[k+1]
+		if n := below(hi, a, b) - below(lo, a, b); n > 0 {
+			c.countUnknown(st, c.freAt(f, f.Start+a), o, n)
+		}
+	}
+}
+
+// freAt is the FRE of FDE f covering pc, -1 for none.
+func (c *checker) freAt(f *sframe.FDE, pc uint64) int {
+	j, err := c.sec.FindFRE(f, pc)
+	if err != nil {
+		return -1
+	}
+	return j
+}
+
+// countUnknown is count of n PCs under row j (-1: none) with the unknown
+// outcome o.
+func (c *checker) countUnknown(st *fdeState, j int, o *outcome, n uint64) {
+	rep := c.rep
+	rep.PCs += n
+	rep.UnknownPCs += n
+	rep.Unknown[o.unknown] += n
+	if j >= 0 {
+		rv := c.row(st.i, j)
+		rv.PCs += n
+		rv.Unknown += n
+		if rv.Why == "" {
+			rv.Why = o.unknown
+		}
 	}
 }
 

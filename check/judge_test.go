@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"debug/elf"
 	"math/rand/v2"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/sframesim/sframesim/internal/sframetest"
 	"github.com/sframesim/sframesim/internal/testcorpus"
+	"github.com/sframesim/sframesim/sframe"
 )
 
 // TestCodeCannotRefuteUnplacedSlot: lua (Debian's lua5.4, built by gcc 16
@@ -160,5 +164,45 @@ func TestEmptyColdPart(t *testing.T) {
 		var b bytes.Buffer
 		rep.WriteText(&b, 10)
 		t.Errorf("want every PC proven right, no problem:\n%s", b.String())
+	}
+}
+
+// TestStopFDEByRow: the bytes an FDE covers beyond the code are counted
+// a row at a time, not a byte at a time (a malformed section checked
+// anyway may cover gigabytes), with the same report as byte by byte (a
+// per-PC callback): for PCINC FDEs and a PCMASK one, their ends moved far
+// past the code.
+func TestStopFDEByRow(t *testing.T) {
+	dir := testcorpus.Dir(t)
+	for _, name := range []string{"v3/x86-64/recurse-O2-static", "v3/x86-64/recurse-O2-dynamic", "v2/aarch64/recurse-O2-dynamic"} {
+		t.Run(name, func(t *testing.T) {
+			bad := filepath.Join(t.TempDir(), "bad")
+			err := sframetest.Rewrite(filepath.Join(dir, name), bad, func(sec *sframe.Section) error {
+				for i := range sec.FDEs {
+					if f := &sec.FDEs[i]; f.PCType() == sframe.PCMask || i == len(sec.FDEs)-1 || i == 1 {
+						f.Size += 4<<20 + 3 // far past the code, and not a whole number of PLT stubs
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			run := func(each func(PCResult)) *Report {
+				rep, err := File(bad, Options{CheckMalformed: true, EachPC: each})
+				if err != nil {
+					t.Fatal(err)
+				}
+				rep.Seconds = 0
+				return rep
+			}
+			byRow, byByte := run(nil), run(func(PCResult) {})
+			if byRow.UnknownPCs < 1<<20 {
+				t.Fatalf("%d unknown PCs: the FDEs' ends did not go past the code", byRow.UnknownPCs)
+			}
+			if !reflect.DeepEqual(byRow, byByte) {
+				t.Errorf("by row: %d PCs, %d unknown %v; by byte: %d, %d %v", byRow.PCs, byRow.UnknownPCs, byRow.Unknown, byByte.PCs, byByte.UnknownPCs, byByte.Unknown)
+			}
+		})
 	}
 }
