@@ -79,7 +79,7 @@ func open(path string, cfg linux.Config, malformed bool) (*Target, error) {
 	}
 	if len(errs) > 0 && !malformed {
 		sf.Close()
-		return nil, fmt.Errorf("%s: malformed SFrame section (%s at file offset %#x), nothing to verify against ('sframesim validate' lists every problem; verify or step --check-malformed checks the run against it anyway): %w", path, sframe.SectionName, sf.Raw.Offset, errs)
+		return nil, fmt.Errorf("%s: malformed SFrame section (%s at file offset %#x), nothing to verify against ('sframesim validate' lists every problem; verify --check-malformed checks the run against it anyway): %w", path, sframe.SectionName, sf.Raw.Offset, errs)
 	}
 	tg, err := OpenSection(path, sf.Section, cfg)
 	if err != nil {
