@@ -116,7 +116,7 @@ func (e *Engine) Restore(s *Snapshot) error {
 	e.st.count = C.uint64_t(s.insns)
 	e.st.fault_type, e.st.fault_addr = 0, 0
 	e.st.last_at = e.st.count
-	e.watchHit = true
+	e.touchedAll()
 	return nil
 }
 

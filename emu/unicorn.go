@@ -144,9 +144,13 @@ type Engine struct {
 	rcode  bool // a logged store may change code and onCode is set
 
 	// A write watch (history mode): watchHit is set when a store may have
-	// changed [watchLo, watchHi).
+	// changed [watchLo, watchHi); the stores seen there since Watch lie in
+	// [touchLo, touchHi), unless touchAll (memory changed otherwise: a
+	// mapping, a protection, a snapshot).
 	watchLo, watchHi uint64
 	watchHit         bool
+	touchLo, touchHi uint64
+	touchAll         bool
 
 	// Guest page protections, as Map and Protect set them: sorted,
 	// non-overlapping, adjacent ranges of equal protection merged.
@@ -511,7 +515,7 @@ func (e *Engine) Map(addr, size uint64, prot Prot, name string) ([]byte, error) 
 	copy(e.regions[i+1:], e.regions[i:])
 	e.regions[i] = r
 	e.syncRegions()
-	e.watchHit = true
+	e.touchedAll()
 	e.setProt(addr, addr+size, prot)
 	return mem, nil
 }
@@ -544,7 +548,7 @@ func (e *Engine) Protect(addr, size uint64, prot Prot) error {
 	if err := e.coalesce(addr, addr+size); err != nil {
 		return fmt.Errorf("protect %#x+%#x %s: %w", addr, size, prot, err)
 	}
-	e.watchHit = true
+	e.touchedAll()
 	e.setProt(addr, addr+size, prot)
 	return nil
 }
@@ -1440,17 +1444,41 @@ func (e *Engine) redo(w *C.sfs_write) {
 func (e *Engine) Live() bool { return !e.replaying || e.live }
 
 // Watch arms a watch on guest memory [lo, hi): Touched then reports
-// whether anything may have stored there since.
-func (e *Engine) Watch(lo, hi uint64) { e.watchLo, e.watchHi, e.watchHit = lo, hi, false }
+// whether anything may have stored there since, and TouchedSpan where.
+func (e *Engine) Watch(lo, hi uint64) {
+	e.watchLo, e.watchHi, e.watchHit = lo, hi, false
+	e.touchLo, e.touchHi, e.touchAll = ^uint64(0), 0, false
+}
 
 // Touched reports whether memory under the watch may have changed since
 // Watch. Only history mode with store tracking sees guest stores; without
 // it the answer is always yes.
 func (e *Engine) Touched() bool { return e.watchHit || e.st.track != C.SFS_TRACK_LOG }
 
+// TouchedSpan returns [lo, hi), where memory under the watch may have
+// changed since Watch: the span of the stores there (lo >= hi: none), or
+// all of memory (0, 2^64-1) where Touched cannot say more.
+func (e *Engine) TouchedSpan() (lo, hi uint64) {
+	switch {
+	case e.touchAll || e.st.track != C.SFS_TRACK_LOG:
+		return 0, ^uint64(0)
+	case !e.watchHit:
+		return 0, 0
+	}
+	return e.touchLo, e.touchHi
+}
+
+// touchedAll notes that memory may have changed other than by a store.
+func (e *Engine) touchedAll() { e.watchHit, e.touchAll = true, true }
+
 func (e *Engine) noteWrite(addr, size uint64) {
-	if addr < e.watchHi && addr+size > e.watchLo {
+	end := addr + size
+	if end < addr {
+		end = ^uint64(0)
+	}
+	if addr < e.watchHi && end > e.watchLo {
 		e.watchHit = true
+		e.touchLo, e.touchHi = min(e.touchLo, addr), max(e.touchHi, end)
 	}
 }
 

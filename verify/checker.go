@@ -43,8 +43,8 @@ type Checker struct {
 	regs    func(sframe.Reg) (uint64, bool)
 
 	// Watch, when set, tells whether memory under the last walk's reads
-	// may have changed, so they need not be read again (emu.Engine in
-	// history mode sees every store).
+	// may have changed, and where, so that only the words stored to are
+	// read again (emu.Engine in history mode sees every store).
 	Watch Watcher
 
 	// The last walk: the callers' frames (tail), the words frame 0 and
@@ -58,6 +58,11 @@ type Checker struct {
 	reads0  []memRead      // frame 0's
 	tail    []unwind.Frame // the callers of frame 0, outermost first
 	tailErr error
+	// monoN: reads[:monoN] have non-increasing addresses (a stack
+	// without signal frames on another stack, read outermost frame
+	// first), so the words a span of memory holds are found by binary
+	// search: a deep recursion costs no pass over every frame's words.
+	monoN int
 	// Scratch for the new frames of the next tail (innermost first).
 	newReads []memRead
 	newSpans [][2]int
@@ -99,6 +104,9 @@ type Checker struct {
 	// reused whole, Walked the tails unwound (at least in part), Steps the
 	// caller frames unwound.
 	Reused, TailReused, Walked, Steps uint64
+	// Reread counts the callers' words read again to see whether a
+	// store changed them.
+	Reread uint64
 	// KeyMisses counts runs whose key (KeyHolds) the engine computed
 	// otherwise than the unwinder: a bug of the recipes, never expected.
 	KeyMisses uint64
@@ -127,6 +135,9 @@ type Watcher interface {
 	// Touched reports whether memory under the watch may have changed
 	// since Watch.
 	Touched() bool
+	// TouchedSpan returns where: [lo, hi) (lo >= hi: nowhere), all of
+	// memory when it cannot tell.
+	TouchedSpan() (lo, hi uint64)
 }
 
 type memRead struct {
@@ -193,7 +204,7 @@ func (c *Checker) checkStack(r *shadow.Record, st *shadow.Stack) *Result {
 		// Frame 0's few words are read again (the watch covers only the
 		// tail's: see watch), the tail's when the watch saw a store.
 		touched := c.Watch == nil || c.Watch.Touched()
-		if c.unchanged(c.reads0) && (!touched || c.unchanged(c.reads)) {
+		if c.unchanged(c.reads0) && c.tailUnchanged(len(c.reads)) {
 			if touched && c.Watch != nil {
 				c.watch()
 			}
@@ -267,7 +278,21 @@ func (c *Checker) TailReads(addr, size uint64) bool {
 	if !c.valid || n == 0 || addr >= c.bounds[n-1][1] || satAdd(addr, size) <= c.bounds[n-1][0] {
 		return false
 	}
+	if len(c.reads) <= c.monoN {
+		i, j := c.readsIn(len(c.reads), addr, satAdd(addr, size))
+		return i < j
+	}
 	return hitReads(c.reads, addr, size)
+}
+
+// readsIn returns the range [i, j) of c.reads[:m], which must have
+// non-increasing addresses (m <= monoN), of the words that overlap
+// [lo, hi).
+func (c *Checker) readsIn(m int, lo, hi uint64) (i, j int) {
+	r := c.reads[:m]
+	i = sort.Search(m, func(k int) bool { return r[k].addr < hi })
+	j = sort.Search(m, func(k int) bool { return satAdd(r[k].addr, 8) <= lo })
+	return i, max(i, j)
 }
 
 // hitReads reports whether [addr, addr+size) overlaps a word of reads.
@@ -384,7 +409,7 @@ func (c *Checker) check(r *shadow.Record, shadow []shadow.Frame, version uint64,
 	}
 	c.f0 = f0
 	key := [3]uint64{f0.RA, f0.CFA, f0.CallerFP}
-	if c.valid && key == c.key && (c.Watch != nil && !c.Watch.Touched() || c.unchanged(c.reads)) {
+	if c.valid && key == c.key && c.tailUnchanged(len(c.reads)) {
 		c.TailReused++
 	} else {
 		c.walkTail(f0)
@@ -463,10 +488,16 @@ func (c *Checker) walkTail(f0 *unwind.Frame) {
 		nreads = c.spans[keep-1][1]
 	}
 	c.tail, c.spans, c.reads, c.bounds, c.sigs = c.tail[:keep], c.spans[:keep], c.reads[:nreads], c.bounds[:keep], c.sigs[:keep]
+	c.monoN = min(c.monoN, nreads)
 	c.okN = min(c.okN, keep)
 	for k := len(c.newTail) - 1; k >= 0; k-- {
 		start := len(c.reads)
 		c.reads = append(c.reads, c.newReads[c.newSpans[k][0]:c.newSpans[k][1]]...)
+		if c.monoN == start {
+			for c.monoN < len(c.reads) && (c.monoN == 0 || c.reads[c.monoN].addr <= c.reads[c.monoN-1].addr) {
+				c.monoN++
+			}
+		}
 		c.spans = append(c.spans, [2]int{})
 		sp := &c.spans[len(c.spans)-1]
 		sp[0], sp[1] = start, len(c.reads)
@@ -532,11 +563,36 @@ func b2i(b bool) int {
 
 // prefixUnchanged reports whether the words the previous tail's frames
 // [0, q] read are unchanged.
-func (c *Checker) prefixUnchanged(q int) bool {
-	if c.Watch != nil && !c.Watch.Touched() {
+func (c *Checker) prefixUnchanged(q int) bool { return c.tailUnchanged(c.spans[q][1]) }
+
+// tailUnchanged reports whether the words c.reads[:m] still read the
+// same: with a watch, those a store under it may have hit are read again
+// (none when nothing was stored), without one all of them.
+func (c *Checker) tailUnchanged(m int) bool {
+	if c.Watch == nil {
+		return c.unchanged(c.reads[:m])
+	}
+	if !c.Watch.Touched() {
 		return true
 	}
-	return c.unchanged(c.reads[:c.spans[q][1]])
+	lo, hi := c.Watch.TouchedSpan()
+	if lo >= hi {
+		return true
+	}
+	if m <= c.monoN {
+		i, j := c.readsIn(m, lo, hi)
+		c.Reread += uint64(j - i)
+		return c.unchanged(c.reads[i:j])
+	}
+	for k := range c.reads[:m] {
+		if rd := &c.reads[k]; rd.addr < hi && lo < satAdd(rd.addr, 8) {
+			c.Reread++
+			if !c.unchanged(c.reads[k : k+1]) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // compare compares frame 0 and the tail with the shadow stack. Tail frame

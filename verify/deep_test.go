@@ -4,9 +4,12 @@ package verify
 
 import (
 	"fmt"
+	"io"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sframesim/sframesim/arch"
 	"github.com/sframesim/sframesim/linux"
@@ -176,4 +179,36 @@ func sum(m map[Kind]int) int {
 		n += v
 	}
 	return n
+}
+
+// TestDeepRecursionRereads: a recursion 20 000 frames deep that stores, at
+// every level, into a local of its outermost caller and into its immediate
+// caller's (testdata/src/deeprec.c). verify is OK, and after a store among
+// the callers' words it reads again only those the store may have hit:
+// fewer than one word per instruction in all, where reading every frame's
+// words again cost some 40 000 per record (3.8 s for the program, now
+// 0.1 s; 100 000 frames took 95 s).
+func TestDeepRecursionRereads(t *testing.T) {
+	for _, a := range []string{"x86_64", "aarch64"} {
+		t.Run(a, func(t *testing.T) {
+			t.Parallel()
+			tg, err := Open(filepath.Join("testdata", "deeprec-"+a), linux.Config{Stdout: io.Discard, Stderr: io.Discard})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tg.Close()
+			rep, err := tg.run(Options{Batch: DefaultBatch, Timeout: time.Hour})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !rep.OK() || rep.ExitStatus != 83 {
+				t.Fatalf("%s, exit status %d, want OK and 83", rep.Verdict(), rep.ExitStatus)
+			}
+			c := tg.Checker
+			if c.Reread >= rep.Instructions {
+				t.Errorf("%d words read again for %d instructions", c.Reread, rep.Instructions)
+			}
+			t.Logf("%d instructions, %d words read again, %d tails unwound in %d steps", rep.Instructions, c.Reread, c.Walked, c.Steps)
+		})
+	}
 }
