@@ -58,6 +58,36 @@
 //
 // What is compared with an Unsure frame, or beyond it, is unknown.
 //
+// Context switches (swapcontext and setcontext, coroutine and green-thread
+// libraries) move a thread from one call stack to another. The stack keeps
+// the ones the thread left, parked, and follows the switches:
+//
+//   - A new context: an unexpected return or an indirect jump lands on the
+//     first instruction of another function than the one that jumped,
+//     with a return address (x86-64: the word at SP; AArch64: x30) that is
+//     neither in that function nor any frame's — makecontext's entry into
+//     its function, returning to __start_context. The call stack is parked
+//     (with the frames the switch's own load of SP dropped a few
+//     instructions before, when the new stack lies in a caller's frame),
+//     and a new one starts with the entered function's frame, as the ABI
+//     defines it at a function's entry: CFA = SP + 8 (x86-64) or SP, its
+//     return address, the FP it starts with.
+//   - A resume: a return or indirect jump that the current call stack does
+//     not explain lands where a frame of a parked one returns (its return
+//     address, SP at its CFA) or in that frame's callee with SP where the
+//     callee had it at its entry (AArch64 swapcontext resumes in itself).
+//     The current call stack is parked, that one comes back, less the
+//     frames above the one resumed.
+//   - Once a switch was seen, SP rising above every frame of the call
+//     stack parks it (swapcontext loads the saved SP, then returns): the
+//     landing that ends the switch tells which call stack runs, and a
+//     landing among the frames of a parked one that none of them explains
+//     is a longjmp into it.
+//
+// Parked call stacks on memory a new one runs on are forgotten (a context
+// that ended), and at most maxParked are kept. A program that never
+// switches contexts never parks one: all of the above is then inert.
+//
 // A signal delivery is told to the stack ([Stack.Signal]) and pushes two
 // frames, both marked with the signal:
 //
@@ -201,15 +231,23 @@ type Stack struct {
 	// classified), with the pages used last at hand (direct-mapped by page
 	// number): a slice index instead of a map lookup for nearly every
 	// instruction, also in code that calls across pages.
-	pages    map[uint64][]arch.Flow
-	recent   [recentPages]recentPage
-	prev     Record
-	prevFlow arch.Flow
-	havePrev bool
-	insn     uint64
-	unwound  uint64 // frames dropped by the SP rule
-	version  uint64 // changes whenever frames does
-	code     [16]byte
+	pages  map[uint64][]arch.Flow
+	recent [recentPages]recentPage
+	// parked: the call stacks the thread switched away from (context
+	// switches: swapcontext, coroutine and green-thread libraries), to
+	// resume; see the package documentation.
+	parked []segment
+	// dropped: the frames the stack pointer rule dropped last, at
+	// instruction droppedAt.
+	dropped   []Frame
+	droppedAt uint64
+	prev      Record
+	prevFlow  arch.Flow
+	havePrev  bool
+	insn      uint64
+	unwound   uint64 // frames dropped by the SP rule
+	version   uint64 // changes whenever frames does
+	code      [16]byte
 	// followSP is the stack pointer of the last instruction Observe or
 	// Follow saw (Follow's previous instruction: SP only changes at the
 	// instructions Follow is given).
@@ -338,12 +376,233 @@ func (s *Stack) settle(r Record) {
 				})
 			}
 		case arch.FlowRet:
+			if len(s.parked) > 0 && !s.returnsHere(&r) {
+				if k := s.resumable(&r); k >= 0 {
+					// A context switch back to a call stack parked
+					// at its top frame's call (swapcontext).
+					s.resume(k, &r)
+					n0 = -1
+					break
+				}
+			}
 			jumped = !s.pop(&r)
 		case arch.FlowJump:
+			if k := s.resumable(&r); k >= 0 && !s.returnsHere(&r) {
+				s.resume(k, &r)
+				n0 = -1
+				break
+			}
 			jumped = true
+		}
+		switch {
+		case !jumped:
+		case s.newContext(&r, p):
+			jumped, n0 = false, -1
+			// (Not the unexpected return pop took it for.)
+			if k := len(s.anomalies) - 2; k >= 0 && s.anomalies[k].Insn == s.insn && s.anomalies[k].Kind == "unexpected-return" {
+				s.anomalies = append(s.anomalies[:k], s.anomalies[k+1])
+			}
+		case len(s.frames) == 0 && len(s.parked) > 0:
+			// Landing after a switch away (land) among the frames of a
+			// parked call stack, not where one of them returns: a
+			// longjmp into it. The stack pointer rule (land) drops the
+			// frames above the landing.
+			if k := s.parkedAt(r.SP); k >= 0 {
+				s.switchTo(k)
+				s.anomalies = append(s.anomalies, Anomaly{Insn: s.insn, PC: r.PC, Kind: "context-switch",
+					Detail: fmt.Sprintf("jumped to %#x with the stack pointer at %#x, among the frames of a call stack left before", r.PC, r.SP)})
+				n0 = -1
+			}
 		}
 	}
 	s.land(&r, n0, called, jumped, prevSP)
+}
+
+// segment is a call stack a context switch left: its frames and signal
+// deliveries.
+type segment struct {
+	frames  []Frame
+	signals []SignalMark
+}
+
+// maxParked bounds the call stacks a thread keeps parked: beyond it the
+// one parked first is forgotten (a context resumed after that is not
+// recognized, as if the switch had not been seen).
+const maxParked = 4096
+
+// maxSwitchInsns bounds the instructions from a context switch's load of
+// the stack pointer to the return or jump that ends it.
+const maxSwitchInsns = 64
+
+// returnsHere reports whether the current call stack explains landing at
+// r (resumesAt): a return or a jump, not a context switch.
+func (s *Stack) returnsHere(r *Record) bool {
+	i, _ := s.resumesAt(s.frames, r)
+	return i >= 0
+}
+
+// resumable returns the parked call stack with a frame that returns to
+// r.PC with the stack pointer at its CFA (swapcontext and setcontext
+// return so from the call that saved the context; frames above it are
+// the switch's own calls, as AArch64 swapcontext's of setcontext), -1 if
+// none.
+func (s *Stack) resumable(r *Record) int {
+	for k := len(s.parked) - 1; k >= 0; k-- {
+		if i, _ := s.resumesAt(s.parked[k].frames, r); i >= 0 {
+			return k
+		}
+	}
+	return -1
+}
+
+// resumesAt returns the index of the topmost of frames that landing at r
+// continues: one that returns to r.PC with the stack pointer at its CFA
+// (keep false: it returned), or — with SameFunction — one whose callee r.PC
+// lies in, with the stack pointer where the callee had it at its entry
+// (keep: its callee runs again; AArch64 swapcontext resumes a context in
+// itself, and returns from there). -1 if none.
+func (s *Stack) resumesAt(frames []Frame, r *Record) (i int, keep bool) {
+	entrySP := uint64(8) // below the CFA at a callee's entry
+	if s.arch.HasLinkRegister() {
+		entrySP = 0
+	}
+	for i := len(frames) - 1; i >= 0; i-- {
+		f := &frames[i]
+		if f.ReturnAddr == r.PC && f.CFA == r.SP {
+			return i, false
+		}
+		if s.SameFunction != nil && r.SP == f.CFA-entrySP && !f.SignalFrame && s.SameFunction(r.PC, f.Entry) {
+			return i, true
+		}
+	}
+	return -1, false
+}
+
+// resume switches to parked call stack k, one of whose frames' call
+// returns at r, and pops that frame and those above it.
+func (s *Stack) resume(k int, r *Record) {
+	i, keep := s.resumesAt(s.parked[k].frames, r)
+	s.undrop(r.SP)
+	s.switchTo(k)
+	if keep {
+		i++
+	}
+	s.frames = s.frames[:i]
+	for n := len(s.signals); n > 0 && s.signals[n-1].Depth >= i; n-- {
+		s.signals = s.signals[:n-1]
+	}
+	s.recount()
+	s.anomalies = append(s.anomalies, Anomaly{Insn: s.insn, PC: r.PC, Kind: "context-switch",
+		Detail: fmt.Sprintf("resumed at %#x with the stack pointer at %#x", r.PC, r.SP)})
+}
+
+// switchTo parks the current call stack and makes parked stack k the
+// current one.
+func (s *Stack) switchTo(k int) {
+	seg := s.parked[k]
+	s.parked = append(s.parked[:k], s.parked[k+1:]...)
+	s.park()
+	s.frames, s.signals = seg.frames, seg.signals
+	s.recount()
+	s.version++
+}
+
+// park sets the current call stack aside (if it has frames), forgetting
+// parked ones on the same memory (contexts that ended: their stack was
+// reused), and leaves an empty one.
+func (s *Stack) park() {
+	if n := len(s.frames); n > 0 {
+		lo, hi := s.frames[n-1].CFA, s.frames[0].CFA
+		kept := s.parked[:0]
+		for _, seg := range s.parked {
+			m := len(seg.frames)
+			if seg.frames[m-1].CFA <= hi && lo <= seg.frames[0].CFA {
+				continue
+			}
+			kept = append(kept, seg)
+		}
+		s.parked = kept
+		if len(s.parked) == maxParked {
+			s.parked = append(s.parked[:0], s.parked[1:]...)
+		}
+		s.parked = append(s.parked, segment{frames: s.frames, signals: s.signals})
+	}
+	s.frames, s.signals = nil, nil
+	s.special = 0
+}
+
+// undrop puts back the frames the stack pointer rule dropped last, when
+// that was a context switch's load of the stack pointer, a few
+// instructions ago, to sp above them (the new context's stack lies in a
+// caller's frame): the switch is made from them, and they are parked with
+// the call stack, to be resumed.
+func (s *Stack) undrop(sp uint64) {
+	if len(s.dropped) > 0 && s.insn-s.droppedAt <= maxSwitchInsns && s.dropped[0].CFA < sp {
+		s.frames = append(s.frames, s.dropped...)
+	}
+	s.dropped = s.dropped[:0]
+}
+
+// parkedAt returns the parked call stack among whose frames the stack
+// pointer sp lies (from a word below its top frame's CFA to its outermost
+// frame's CFA), -1 if none.
+func (s *Stack) parkedAt(sp uint64) int {
+	for k := len(s.parked) - 1; k >= 0; k-- {
+		fr := s.parked[k].frames
+		if sp+8 >= fr[len(fr)-1].CFA && sp <= fr[0].CFA {
+			return k
+		}
+	}
+	return -1
+}
+
+// newContext recognizes a switch to a new context (makecontext, a
+// coroutine's or green thread's first run): an unexpected return or an
+// indirect jump p that lands at r on the first instruction of another
+// function, with a return address (x86-64: the word at the stack pointer;
+// AArch64: the link register) outside the function that jumped and no
+// frame's (not a tail call).
+// The current call stack is parked and a new one starts with the frame of
+// the entered function, as if its return address had called it: its CFA
+// and return address are what the ABI makes them at a function's entry.
+func (s *Stack) newContext(r *Record, p *Record) bool {
+	// With nothing on the stack, nor parked, it is the outermost function
+	// (ld.so jumping to the program's entry point): no frame.
+	same := s.SameFunction
+	if len(s.frames) == 0 && len(s.parked) == 0 || same == nil || !same(r.PC, r.PC) || same(r.PC-1, r.PC) {
+		return false
+	}
+	cfa, ra := r.SP, s.arch.StripPAC(r.RA)
+	if !s.arch.HasLinkRegister() {
+		var b [8]byte
+		if s.readCode(r.SP, b[:]) != nil {
+			return false
+		}
+		cfa, ra = r.SP+8, binary.LittleEndian.Uint64(b[:])
+	}
+	// Not a jump within a function, to its start, nor one whose return
+	// address is a frame's (a tail call, or a jump in the frame's
+	// activation).
+	if ra == 0 || same(r.PC, p.PC) || same(ra, p.PC) {
+		return false
+	}
+	for i := range s.frames {
+		if s.frames[i].ReturnAddr == ra {
+			return false
+		}
+	}
+	s.undrop(cfa)
+	// A context that ended left its call stack parked on the memory the
+	// new one runs on.
+	for k := s.parkedAt(cfa - 8); k >= 0; k = s.parkedAt(cfa - 8) {
+		s.parked = append(s.parked[:k], s.parked[k+1:]...)
+	}
+	s.park()
+	s.frames = append(s.frames, Frame{CallSite: ra, ReturnAddr: ra, CFA: cfa, CallerFP: r.FP, Entry: r.PC, Insn: s.insn})
+	s.anomalies = append(s.anomalies, Anomaly{Insn: s.insn, PC: r.PC, Kind: "new-context",
+		Detail: fmt.Sprintf("entered %#x with the stack pointer at %#x, returning to %#x", r.PC, r.SP, ra)})
+	s.version++
+	return true
 }
 
 // Kinds of call (callKind).
@@ -395,8 +654,18 @@ func (s *Stack) classifyCall(site, target, ra uint64) int {
 // since they were n0.
 func (s *Stack) land(r *Record, n0 int, called, jumped bool, prevSP uint64) {
 	flags := false // a frame's Detached or Unsure changed
+	// Once the thread has switched contexts, the stack pointer leaving
+	// every frame of the call stack is a switch away from it (swapcontext
+	// loads the saved stack pointer, then returns): the call stack is
+	// parked, and the return or jump that ends the switch (settle) tells
+	// which one runs next.
+	if len(s.parked) > 0 && len(s.frames) > 0 && r.SP > s.frames[0].CFA {
+		s.park()
+		n0 = -1
+	}
 	// Frames the stack pointer has left are gone (longjmp, exception
 	// unwinding).
+	before := len(s.frames)
 	for n := len(s.frames); n > 0; n-- {
 		f := &s.frames[n-1]
 		if !s.abandoned(f, r, jumped) {
@@ -413,6 +682,13 @@ func (s *Stack) land(r *Record, n0 int, called, jumped bool, prevSP uint64) {
 		}
 		s.frames = s.frames[:n-1]
 		s.unwound++
+	}
+	if len(s.frames) < before {
+		// Kept a moment: a switch to a new context loading a stack
+		// pointer above them (a coroutine's stack inside its caller's
+		// frame) left them only for a while (newContext).
+		s.dropped = append(s.dropped[:0], s.frames[len(s.frames):before]...)
+		s.droppedAt = s.insn
 	}
 	if s.special > 0 && !called {
 		flags = s.resolve(r, jumped) || flags
@@ -785,6 +1061,9 @@ func (s *Stack) Unwound() uint64 { return s.unwound }
 type State struct {
 	frames    []Frame
 	signals   []SignalMark
+	parked    []segment
+	dropped   []Frame
+	droppedAt uint64
 	anomalies int
 	prev      Record
 	prevFlow  arch.Flow
@@ -796,8 +1075,22 @@ type State struct {
 
 // Save returns the stack's state.
 func (s *Stack) Save() State {
-	return State{frames: append([]Frame(nil), s.frames...), signals: append([]SignalMark(nil), s.signals...), anomalies: len(s.anomalies),
+	return State{frames: append([]Frame(nil), s.frames...), signals: append([]SignalMark(nil), s.signals...),
+		parked: copySegments(s.parked), dropped: append([]Frame(nil), s.dropped...), droppedAt: s.droppedAt, anomalies: len(s.anomalies),
 		prev: s.prev, prevFlow: s.prevFlow, havePrev: s.havePrev, insn: s.insn, unwound: s.unwound, followSP: s.followSP}
+}
+
+// copySegments returns a copy of parked call stacks that shares nothing
+// with them.
+func copySegments(segs []segment) []segment {
+	if len(segs) == 0 {
+		return nil
+	}
+	out := make([]segment, len(segs))
+	for i, seg := range segs {
+		out[i] = segment{frames: append([]Frame(nil), seg.frames...), signals: append([]SignalMark(nil), seg.signals...)}
+	}
+	return out
 }
 
 // Restore puts the stack back into st, a state Save returned earlier in the
@@ -810,6 +1103,8 @@ func (s *Stack) Restore(st State) {
 	s.calls = [256]callMemo{}
 	s.frames = append(s.frames[:0], st.frames...)
 	s.signals = append(s.signals[:0], st.signals...)
+	s.parked = copySegments(st.parked)
+	s.dropped, s.droppedAt = append(s.dropped[:0], st.dropped...), st.droppedAt
 	s.anomalies = s.anomalies[:min(len(s.anomalies), st.anomalies)]
 	s.prev, s.prevFlow, s.havePrev = st.prev, st.prevFlow, st.havePrev
 	s.insn, s.unwound, s.followSP = st.insn, st.unwound, st.followSP

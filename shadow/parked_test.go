@@ -1,0 +1,37 @@
+package shadow
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/sframesim/sframesim/arch"
+)
+
+// TestSaveRestoreParked: a checkpoint holds the call stacks a context
+// switch parked and the frames dropped last, copies of them: what happens
+// after Save changes neither, and Restore brings them back.
+func TestSaveRestoreParked(t *testing.T) {
+	s := New(arch.AMD64, nil)
+	s.frames = []Frame{{ReturnAddr: 0x1005, CFA: 0x8000}, {ReturnAddr: 0x2005, CFA: 0x7f00}}
+	s.park()
+	s.frames = []Frame{{ReturnAddr: 0x5000, CFA: 0x4000}}
+	s.dropped, s.droppedAt = []Frame{{ReturnAddr: 0x3005, CFA: 0x3f00}}, 7
+	saved := s.Save()
+	wantParked := []segment{{frames: []Frame{{ReturnAddr: 0x1005, CFA: 0x8000}, {ReturnAddr: 0x2005, CFA: 0x7f00}}}}
+	wantDropped := []Frame{{ReturnAddr: 0x3005, CFA: 0x3f00}}
+
+	s.parked[0].frames[1].CFA = 0x1234 // changes after Save
+	s.park()
+	s.dropped[0].CFA, s.droppedAt = 0x1111, 9
+	s.Restore(saved)
+	if !reflect.DeepEqual(s.parked, wantParked) || !reflect.DeepEqual(s.dropped, wantDropped) || s.droppedAt != 7 {
+		t.Fatalf("restored parked %+v, dropped %+v at %d; want %+v, %+v at 7", s.parked, s.dropped, s.droppedAt, wantParked, wantDropped)
+	}
+	// Restored twice from one checkpoint: the first run's changes stay
+	// out of it.
+	s.parked[0].frames[0].CFA = 0x4321
+	s.Restore(saved)
+	if !reflect.DeepEqual(s.parked, wantParked) {
+		t.Fatalf("restored again: parked %+v, want %+v", s.parked, wantParked)
+	}
+}

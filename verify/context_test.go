@@ -1,0 +1,62 @@
+//go:build cgo
+
+package verify
+
+import (
+	"bytes"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/sframesim/sframesim/linux"
+)
+
+// TestContextSwitches: coroutines on glibc's ucontext (testdata/src/
+// context.c: new contexts, switches among them and back to main, stacks
+// reused, a context whose stack lies in its caller's frame) verify OK on
+// both architectures: the shadow stack parks the call stack a switch
+// leaves, starts one for a new context and resumes the right one. Before,
+// it kept one call stack, and the unwinds of the coroutines' frames were
+// called wrong (CFA, RA) at thousands of instructions. The report counts
+// the switches, and batched and exact reports are the same.
+func TestContextSwitches(t *testing.T) {
+	for _, a := range []string{"x86_64", "aarch64"} {
+		t.Run(a, func(t *testing.T) {
+			t.Parallel()
+			run := func(batch int) *Report {
+				var out bytes.Buffer
+				rep, err := Run(filepath.Join("testdata", "context-"+a), Options{Batch: batch, Config: linux.Config{Stdout: &out}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if out.String() != "57441\n" {
+					t.Errorf("output %q, want 57441", out.String())
+				}
+				rep.Seconds = 0
+				return rep
+			}
+			rep := run(0)
+			if !rep.OK() || rep.ExitStatus != 0 {
+				t.Errorf("%s: %s, counts %v", rep.Verdict(), rep.Stop, rep.Counts)
+				for i, p := range rep.Problems {
+					if i == 5 {
+						break
+					}
+					t.Errorf("  %s at %s (frame %d at %s): want %#x got %#x %s", p.Kind, p.Symbol, p.Depth, p.FrameSymbol, p.Want, p.Got, p.Error)
+				}
+			}
+			kinds := map[string]uint64{}
+			for _, an := range rep.Anomalies {
+				kinds[an.Kind] = an.Count
+			}
+			// 50 contexts 3 times, and the one in run_in_frame; every
+			// switch back to a context or to main is a resume.
+			if kinds["new-context"] != 151 || kinds["context-switch"] < 600 || len(kinds) != 2 {
+				t.Errorf("shadow stack anomalies %v, want 151 new contexts, switches, nothing else", kinds)
+			}
+			if exact := run(1); !reflect.DeepEqual(exact, rep) {
+				t.Errorf("exact report differs from batched:\n%+v\n%+v", exact, rep)
+			}
+		})
+	}
+}
