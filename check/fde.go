@@ -701,5 +701,10 @@ func codeJudges(in *codeflow.Insn, v codeflow.Value, r sframe.Rule) bool {
 	if !in.KnownValue(v) {
 		return false
 	}
-	return v == codeflow.CFA || r.Kind != sframe.RuleExpr || r.Reg != sframe.RegCFA || in.KnownValue(codeflow.CFA)
+	if v == codeflow.CFA || r.Kind != sframe.RuleExpr || r.Reg != sframe.RegCFA {
+		return true
+	}
+	// A slot by the CFA: the code judges it where it knows the CFA and
+	// what the slot holds.
+	return in.KnownValue(codeflow.CFA) && (!r.Deref || in.SlotKnown(r.Offset))
 }

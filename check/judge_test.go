@@ -206,3 +206,32 @@ func TestStopFDEByRow(t *testing.T) {
 		})
 	}
 }
+
+// TestStackClashLoop: a stack-clash probe loop (testdata/clash.s and
+// clash-aarch64.s, built with binutils 2.40, which writes an SP-based CFA
+// for the loop's r11- or x12-based one) has exactly one problem, the CFA
+// at the loop's 4 PCs, whose evidence blames SFrame alone. Before, check
+// also called the rows after the loop wrong in SFrame and the CFI alike
+// (it did not learn SP = r11 where the loop ends) and, on x86-64, the FP
+// rule in the loop (the analysis had lost what the slots hold): 9 problems
+// there, 8 of them false; 2 on AArch64, 1 false.
+func TestStackClashLoop(t *testing.T) {
+	for _, tc := range []struct{ bin, cfi string }{
+		{"clash", "CFI says:     cfa r11+196624"},
+		{"clash-aarch64", "CFI says:     cfa r12+1966080"},
+	} {
+		t.Run(tc.bin, func(t *testing.T) {
+			rep, err := File(filepath.Join("testdata", tc.bin), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b bytes.Buffer
+			rep.WriteText(&b, 10)
+			text := b.String()
+			if len(rep.Problems) != 1 || rep.Problems[0].kind != KindCFA || rep.ProblemPCs != 4 || rep.PCs != rep.Proven+4 ||
+				strings.Contains(text, "both wrong") || !strings.Contains(text, tc.cfi) {
+				t.Errorf("want the loop's CFA as the one problem, SFrame's alone, every other PC proven:\n%s", text)
+			}
+		})
+	}
+}

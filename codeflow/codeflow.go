@@ -358,6 +358,48 @@ type alternatives struct {
 	fp        [maxFPAlt]sframe.Rule
 	ncfa, nra uint8
 	nfp       uint8
+	// The CFA-relative offsets of the stack slots the analysis knows the
+	// contents of (whatever they hold), nslot of them; more than fit:
+	// nslot = maxSlotAlt+1, every slot counts as known.
+	slot  [maxSlotAlt]int32
+	nslot uint8
+}
+
+// maxSlotAlt is how many known slots an instruction lists (SlotKnown).
+const maxSlotAlt = 8
+
+func (a *alternatives) addSlot(off int64) {
+	if !fits32(off) || int(a.nslot) > len(a.slot) {
+		return
+	}
+	for _, x := range a.slot[:a.nslot] {
+		if int64(x) == off {
+			return
+		}
+	}
+	if int(a.nslot) == len(a.slot) {
+		a.nslot++ // too many: all known
+		return
+	}
+	a.slot[a.nslot] = int32(off)
+	a.nslot++
+}
+
+// SlotKnown reports whether the analysis knows what the stack slot at
+// CFA+off holds at this PC: a rule reading a slot it does not know (lost
+// where paths with other stack heights join) can be neither confirmed nor
+// refuted by the code.
+func (in *Insn) SlotKnown(off int32) bool {
+	a := in.alts()
+	if int(a.nslot) > len(a.slot) {
+		return true
+	}
+	for _, x := range a.slot[:a.nslot] {
+		if x == off {
+			return true
+		}
+	}
+	return false
 }
 
 type raRule struct {

@@ -262,9 +262,30 @@ func (an *analysis) propagate() {
 		case flowJump:
 			to(d.target, &st)
 		case flowCond:
-			to(d.target, &st)
-			if bl.end < len(an.insns) {
-				enter(an.blockOf[bl.end], &st, bl.end)
+			// Where the branch says two registers are equal, one the
+			// analysis does not know takes the other's value.
+			// Where it says two registers are equal and they are known
+			// to differ, no execution takes it.
+			taken, fall := &st, &st
+			if a, b, onTaken, ok := an.equalOn(last); ok {
+				eq := st
+				feasible := refineEqual(&eq, a, b)
+				switch {
+				case onTaken && feasible:
+					taken = &eq
+				case onTaken:
+					taken = nil
+				case feasible:
+					fall = &eq
+				default:
+					fall = nil
+				}
+			}
+			if taken != nil {
+				to(d.target, taken)
+			}
+			if bl.end < len(an.insns) && fall != nil {
+				enter(an.blockOf[bl.end], fall, bl.end)
 			}
 		case flowIndirect:
 			for _, t := range an.tables[last] {

@@ -382,6 +382,11 @@ func (an *analysis) rules(st *state, alt *alternatives) (whyCFA, whyRA, whyFP st
 		}
 	}
 	slots(false)
+	for i := 0; i < st.ns; i++ {
+		if s := &st.s[i]; s.addr.kind == vCFA {
+			alt.addSlot(s.addr.off)
+		}
+	}
 	for _, r := range an.valRegs[:an.nVals] {
 		v := st.r[r]
 		same := sframe.Rule{Kind: sframe.RuleSame}
