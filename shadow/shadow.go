@@ -561,7 +561,8 @@ func (s *Stack) parkedAt(sp uint64) int {
 // indirect jump p that lands at r on the first instruction of another
 // function, with a return address (x86-64: the word at the stack pointer;
 // AArch64: the link register) outside the function that jumped and no
-// frame's (not a tail call).
+// frame's (not a tail call); 0 (none: a hand-made context's entry that
+// never returns) too.
 // The current call stack is parked and a new one starts with the frame of
 // the entered function, as if its return address had called it: its CFA
 // and return address are what the ABI makes them at a function's entry.
@@ -583,7 +584,7 @@ func (s *Stack) newContext(r *Record, p *Record) bool {
 	// Not a jump within a function, to its start, nor one whose return
 	// address is a frame's (a tail call, or a jump in the frame's
 	// activation).
-	if ra == 0 || same(r.PC, p.PC) || same(ra, p.PC) {
+	if same(r.PC, p.PC) || ra != 0 && same(ra, p.PC) {
 		return false
 	}
 	for i := range s.frames {
