@@ -35,3 +35,33 @@ func TestSaveRestoreParked(t *testing.T) {
 		t.Fatalf("restored again: parked %+v, want %+v", s.parked, wantParked)
 	}
 }
+
+// TestAnomaliesBounded: a stack keeps the first maxAnomalies anomalies in
+// full and counts the rest by kind, with each kind's first, making the
+// detail text only for those it keeps (a program may make millions: a
+// retpoline's every call, a coroutine's every switch); a checkpoint holds
+// the counts.
+func TestAnomaliesBounded(t *testing.T) {
+	s := New(arch.AMD64, nil)
+	made := 0
+	detail := func() string { made++; return "detail" }
+	for i := range 1000 {
+		s.insn = uint64(i)
+		s.anomaly("unexpected-return", 0x1000, detail)
+	}
+	saved := s.Save()
+	s.insn = 5000
+	s.anomaly("context-switch", 0x2000, detail)
+	s.anomaly("context-switch", 0x2000, detail)
+	want := []AnomalyKind{
+		{First: Anomaly{Insn: 0, PC: 0x1000, Kind: "unexpected-return", Detail: "detail"}, Count: 1000},
+		{First: Anomaly{Insn: 5000, PC: 0x2000, Kind: "context-switch", Detail: "detail"}, Count: 2},
+	}
+	if len(s.Anomalies()) != maxAnomalies || !reflect.DeepEqual(s.AnomalyKinds(), want) || made != maxAnomalies+1 {
+		t.Fatalf("%d kept, kinds %+v, %d details made; want %d, %+v, %d", len(s.Anomalies()), s.AnomalyKinds(), made, maxAnomalies, want, maxAnomalies+1)
+	}
+	s.Restore(saved)
+	if !reflect.DeepEqual(s.AnomalyKinds(), want[:1]) || len(s.Anomalies()) != maxAnomalies {
+		t.Fatalf("restored: kinds %+v, %d kept; want %+v, %d", s.AnomalyKinds(), len(s.Anomalies()), want[:1], maxAnomalies)
+	}
+}

@@ -222,11 +222,15 @@ type Stack struct {
 	// returns is a tail call. Without it, the link register decides.
 	SameFunction func(a, b uint64) bool
 
-	arch      *arch.Arch
-	readCode  func(addr uint64, buf []byte) error
-	frames    []Frame
-	signals   []SignalMark // deliveries not returned from, oldest first
+	arch     *arch.Arch
+	readCode func(addr uint64, buf []byte) error
+	frames   []Frame
+	signals  []SignalMark // deliveries not returned from, oldest first
+	// anomalies: the first maxAnomalies; kinds: each kind's first and
+	// count, in the order first seen (a program may make millions: a
+	// retpoline's every call, a coroutine's every switch).
 	anomalies []Anomaly
+	kinds     []AnomalyKind
 	// Flow classes per 4 KiB page of code (flowUnknown where not yet
 	// classified), with the pages used last at hand (direct-mapped by page
 	// number): a slice index instead of a map lookup for nearly every
@@ -338,6 +342,9 @@ func (s *Stack) Sync(r Record) {
 // settle applies the effect of the previous instruction, now that r shows
 // where it led, and drops abandoned frames.
 func (s *Stack) settle(r Record) {
+	retJumped := false // a return no frame expected
+	var expected uint64
+	hasExpected := false
 	n0, called := len(s.frames), s.havePrev && s.prevFlow == arch.FlowCall
 	jumped := false // control arrived by an indirect jump or a return to an unexpected place
 	prevSP := r.SP
@@ -385,7 +392,11 @@ func (s *Stack) settle(r Record) {
 					break
 				}
 			}
+			if n := len(s.frames); n > 0 {
+				expected, hasExpected = s.frames[n-1].ReturnAddr, true
+			}
 			jumped = !s.pop(&r)
+			retJumped = jumped
 		case arch.FlowJump:
 			if k := s.resumable(&r); k >= 0 && !s.returnsHere(&r) {
 				s.resume(k, &r)
@@ -397,11 +408,7 @@ func (s *Stack) settle(r Record) {
 		switch {
 		case !jumped:
 		case s.newContext(&r, p):
-			jumped, n0 = false, -1
-			// (Not the unexpected return pop took it for.)
-			if k := len(s.anomalies) - 2; k >= 0 && s.anomalies[k].Insn == s.insn && s.anomalies[k].Kind == "unexpected-return" {
-				s.anomalies = append(s.anomalies[:k], s.anomalies[k+1])
-			}
+			jumped, n0, retJumped = false, -1, false
 		case len(s.frames) == 0 && len(s.parked) > 0:
 			// Landing after a switch away (land) among the frames of a
 			// parked call stack, not where one of them returns: a
@@ -409,11 +416,15 @@ func (s *Stack) settle(r Record) {
 			// frames above the landing.
 			if k := s.parkedAt(r.SP); k >= 0 {
 				s.switchTo(k)
-				s.anomalies = append(s.anomalies, Anomaly{Insn: s.insn, PC: r.PC, Kind: "context-switch",
-					Detail: fmt.Sprintf("jumped to %#x with the stack pointer at %#x, among the frames of a call stack left before", r.PC, r.SP)})
+				s.anomaly("context-switch", r.PC, func() string {
+					return fmt.Sprintf("jumped to %#x with the stack pointer at %#x, among the frames of a call stack left before", r.PC, r.SP)
+				})
 				n0 = -1
 			}
 		}
+	}
+	if retJumped {
+		s.unexpectedReturn(&r, s.prev.PC, expected, hasExpected)
 	}
 	s.land(&r, n0, called, jumped, prevSP)
 }
@@ -492,8 +503,9 @@ func (s *Stack) resume(k int, r *Record) {
 		s.signals = s.signals[:n-1]
 	}
 	s.recount()
-	s.anomalies = append(s.anomalies, Anomaly{Insn: s.insn, PC: r.PC, Kind: "context-switch",
-		Detail: fmt.Sprintf("resumed at %#x with the stack pointer at %#x", r.PC, r.SP)})
+	s.anomaly("context-switch", r.PC, func() string {
+		return fmt.Sprintf("resumed at %#x with the stack pointer at %#x", r.PC, r.SP)
+	})
 }
 
 // switchTo parks the current call stack and makes parked stack k the
@@ -600,8 +612,9 @@ func (s *Stack) newContext(r *Record, p *Record) bool {
 	}
 	s.park()
 	s.frames = append(s.frames, Frame{CallSite: ra, ReturnAddr: ra, CFA: cfa, CallerFP: r.FP, Entry: r.PC, Insn: s.insn})
-	s.anomalies = append(s.anomalies, Anomaly{Insn: s.insn, PC: r.PC, Kind: "new-context",
-		Detail: fmt.Sprintf("entered %#x with the stack pointer at %#x, returning to %#x", r.PC, r.SP, ra)})
+	s.anomaly("new-context", r.PC, func() string {
+		return fmt.Sprintf("entered %#x with the stack pointer at %#x, returning to %#x", r.PC, r.SP, ra)
+	})
 	s.version++
 	return true
 }
@@ -911,8 +924,9 @@ func (s *Stack) pop(r *Record) bool {
 	for i := n - 1; i >= 0; i-- {
 		if s.frames[i].ReturnAddr == r.PC {
 			if i != n-1 {
-				s.anomalies = append(s.anomalies, Anomaly{Insn: s.insn, PC: r.PC, Kind: "return-skipped-frames",
-					Detail: fmt.Sprintf("return from %#x to %#x skipped %d frame(s)", s.prev.PC, r.PC, n-1-i)})
+				s.anomaly("return-skipped-frames", r.PC, func() string {
+					return fmt.Sprintf("return from %#x to %#x skipped %d frame(s)", s.prev.PC, r.PC, n-1-i)
+				})
 			}
 			s.frames = s.frames[:i]
 			// A handler returned to its trampoline.
@@ -924,15 +938,50 @@ func (s *Stack) pop(r *Record) bool {
 	}
 	// A return no frame expects is a jump (push and ret, a retpoline,
 	// libgcc entering a landing pad): the frames SP leaves are gone
-	// (land), the others stay.
-	detail := fmt.Sprintf("return from %#x to %#x", s.prev.PC, r.PC)
-	if n > 0 {
-		detail += fmt.Sprintf(", expected %#x", s.frames[n-1].ReturnAddr)
-	} else {
-		detail += " with no frame on the shadow stack"
-	}
-	s.anomalies = append(s.anomalies, Anomaly{Insn: s.insn, PC: r.PC, Kind: "unexpected-return", Detail: detail})
+	// (land), the others stay. settle counts it (unexpectedReturn) unless
+	// it enters a new context.
 	return false
+}
+
+// unexpectedReturn counts a return to r.PC that no frame expected, the
+// top frame's return address being expected (has: there was one).
+func (s *Stack) unexpectedReturn(r *Record, from, expected uint64, has bool) {
+	s.anomaly("unexpected-return", r.PC, func() string {
+		if has {
+			return fmt.Sprintf("return from %#x to %#x, expected %#x", from, r.PC, expected)
+		}
+		return fmt.Sprintf("return from %#x to %#x with no frame on the shadow stack", from, r.PC)
+	})
+}
+
+// maxAnomalies is how many anomalies a stack keeps in full (Anomalies);
+// beyond them it counts them by kind (AnomalyKinds).
+const maxAnomalies = 64
+
+// AnomalyKind is a kind of anomaly: its first and how many there were.
+type AnomalyKind struct {
+	First Anomaly
+	Count uint64
+}
+
+// anomaly counts an anomaly of kind at pc, whose detail is only made for
+// the ones kept.
+func (s *Stack) anomaly(kind string, pc uint64, detail func() string) {
+	k := 0
+	for k < len(s.kinds) && s.kinds[k].First.Kind != kind {
+		k++
+	}
+	keep := len(s.anomalies) < maxAnomalies
+	if k == len(s.kinds) || keep {
+		a := Anomaly{Insn: s.insn, PC: pc, Kind: kind, Detail: detail()}
+		if k == len(s.kinds) {
+			s.kinds = append(s.kinds, AnomalyKind{First: a})
+		}
+		if keep {
+			s.anomalies = append(s.anomalies, a)
+		}
+	}
+	s.kinds[k].Count++
 }
 
 const flowUnknown = arch.Flow(0xff)
@@ -1054,6 +1103,10 @@ func (s *Stack) Depth() int { return len(s.frames) }
 // Anomalies returns the departures from call/return nesting seen so far.
 func (s *Stack) Anomalies() []Anomaly { return s.anomalies }
 
+// AnomalyKinds returns each kind of anomaly the stack saw, with its first
+// and its count, in the order first seen. The slice is the stack's own.
+func (s *Stack) AnomalyKinds() []AnomalyKind { return s.kinds }
+
 // Unwound returns how many frames were dropped because the stack pointer
 // moved above them without a return (longjmp, exception unwinding).
 func (s *Stack) Unwound() uint64 { return s.unwound }
@@ -1066,6 +1119,7 @@ type State struct {
 	dropped   []Frame
 	droppedAt uint64
 	anomalies int
+	kinds     []AnomalyKind
 	prev      Record
 	prevFlow  arch.Flow
 	havePrev  bool
@@ -1077,7 +1131,7 @@ type State struct {
 // Save returns the stack's state.
 func (s *Stack) Save() State {
 	return State{frames: append([]Frame(nil), s.frames...), signals: append([]SignalMark(nil), s.signals...),
-		parked: copySegments(s.parked), dropped: append([]Frame(nil), s.dropped...), droppedAt: s.droppedAt, anomalies: len(s.anomalies),
+		parked: copySegments(s.parked), dropped: append([]Frame(nil), s.dropped...), droppedAt: s.droppedAt, anomalies: len(s.anomalies), kinds: append([]AnomalyKind(nil), s.kinds...),
 		prev: s.prev, prevFlow: s.prevFlow, havePrev: s.havePrev, insn: s.insn, unwound: s.unwound, followSP: s.followSP}
 }
 
@@ -1107,6 +1161,7 @@ func (s *Stack) Restore(st State) {
 	s.parked = copySegments(st.parked)
 	s.dropped, s.droppedAt = append(s.dropped[:0], st.dropped...), st.droppedAt
 	s.anomalies = s.anomalies[:min(len(s.anomalies), st.anomalies)]
+	s.kinds = append(s.kinds[:0], st.kinds...)
 	s.prev, s.prevFlow, s.havePrev = st.prev, st.prevFlow, st.havePrev
 	s.insn, s.unwound, s.followSP = st.insn, st.unwound, st.followSP
 	s.recount()

@@ -731,7 +731,8 @@ func (c *collector) anomalies() []ShadowAnomaly {
 	var out []ShadowAnomaly
 	at := map[string]int{}
 	c.s.EachShadow(func(tid int, st *shadow.Stack) {
-		for _, a := range st.Anomalies() {
+		for _, k := range st.AnomalyKinds() {
+			a := &k.First
 			i, ok := at[a.Kind]
 			if !ok {
 				sym := c.s.Syms.Format(a.PC)
@@ -740,7 +741,7 @@ func (c *collector) anomalies() []ShadowAnomaly {
 				out = append(out, ShadowAnomaly{Kind: a.Kind, TID: tid, Insn: a.Insn, PC: a.PC, Symbol: sym,
 					SymbolDemangled: symbols.Demangled(sym), Detail: a.Detail})
 			}
-			out[i].Count++
+			out[i].Count += k.Count
 		}
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].Kind < out[j].Kind })
