@@ -263,12 +263,16 @@ type Stack struct {
 	// site and target, forgotten where code changes (Invalidate, Restore)
 	// or SameFunction is set anew (SetSameFunction).
 	calls [256]callMemo
+	// entries: whether recent landing PCs are functions' first
+	// instructions (isEntry), direct-mapped, forgotten with calls.
+	entries [1024]entryMemo
 }
 
 // SetSameFunction sets SameFunction and forgets what it said.
 func (s *Stack) SetSameFunction(fn func(a, b uint64) bool) {
 	s.SameFunction = fn
 	s.calls = [256]callMemo{}
+	s.entries = [1024]entryMemo{}
 }
 
 // New returns an empty shadow stack for a program of architecture a whose
@@ -398,6 +402,10 @@ func (s *Stack) settle(r Record) {
 			jumped = !s.pop(&r)
 			retJumped = jumped
 		case arch.FlowJump:
+			if len(s.parked) == 0 {
+				jumped = true
+				break
+			}
 			if k := s.resumable(&r); k >= 0 && !s.returnsHere(&r) {
 				s.resume(k, &r)
 				n0 = -1
@@ -407,7 +415,7 @@ func (s *Stack) settle(r Record) {
 		}
 		switch {
 		case !jumped:
-		case s.newContext(&r, p):
+		case (len(s.frames) > 0 || len(s.parked) > 0) && s.SameFunction != nil && s.isEntry(r.PC) && s.newContext(&r, p):
 			jumped, n0, retJumped = false, -1, false
 		case len(s.frames) == 0 && len(s.parked) > 0:
 			// Landing after a switch away (land) among the frames of a
@@ -582,7 +590,7 @@ func (s *Stack) newContext(r *Record, p *Record) bool {
 	// With nothing on the stack, nor parked, it is the outermost function
 	// (ld.so jumping to the program's entry point): no frame.
 	same := s.SameFunction
-	if len(s.frames) == 0 && len(s.parked) == 0 || same == nil || !same(r.PC, r.PC) || same(r.PC-1, r.PC) {
+	if len(s.frames) == 0 && len(s.parked) == 0 || same == nil || !s.isEntry(r.PC) {
 		return false
 	}
 	cfa, ra := r.SP, s.arch.StripPAC(r.RA)
@@ -642,6 +650,30 @@ func (s *Stack) callKind(site, target, ra uint64) int {
 	k := s.classifyCall(site, target, ra)
 	*c = callMemo{site: site, target: target, kind: int8(k + 1)}
 	return k
+}
+
+// entryMemo says whether pc is a function's first instruction (entry+1:
+// 0 for none).
+type entryMemo struct {
+	pc    uint64
+	entry int8
+}
+
+// isEntry reports whether pc is the first instruction of a function
+// SameFunction knows (which must be set): an indirect jump lands on one
+// at a new context, and on others all the time (switch tables, an
+// interpreter's dispatch), so the answer is kept.
+func (s *Stack) isEntry(pc uint64) bool {
+	e := &s.entries[(pc^pc>>8)%uint64(len(s.entries))]
+	if e.entry != 0 && e.pc == pc {
+		return e.entry == 2
+	}
+	yes := s.SameFunction(pc, pc) && !s.SameFunction(pc-1, pc)
+	e.pc, e.entry = pc, 1
+	if yes {
+		e.entry = 2
+	}
+	return yes
 }
 
 // callMemo is a call's kind (callKind) at hand: kind-1, 0 for none.
@@ -1032,6 +1064,7 @@ func (s *Stack) Invalidate(addr, size uint64) {
 	// The functions code belongs to may have changed too (new code, new
 	// symbols): the calls' kinds are found again.
 	s.calls = [256]callMemo{}
+	s.entries = [1024]entryMemo{}
 	if len(s.pages) == 0 {
 		return
 	}
@@ -1156,6 +1189,7 @@ func (s *Stack) Restore(st State) {
 	clear(s.pages)
 	s.recent = [recentPages]recentPage{}
 	s.calls = [256]callMemo{}
+	s.entries = [1024]entryMemo{}
 	s.frames = append(s.frames[:0], st.frames...)
 	s.signals = append(s.signals[:0], st.signals...)
 	s.parked = copySegments(st.parked)
