@@ -84,8 +84,8 @@
 //     landing among the frames of a parked one that none of them explains
 //     is a longjmp into it.
 //
-// Parked call stacks on memory a new one runs on are forgotten (a context
-// that ended), and at most maxParked are kept. A program that never
+// A parked call stack that began where a new one begins is forgotten (a
+// context that ended, its stack reused), and at most maxParked are kept. A program that never
 // switches contexts never parks one: all of the above is then inert.
 //
 // A signal delivery is told to the stack ([Stack.Signal]) and pushes two
@@ -528,20 +528,11 @@ func (s *Stack) switchTo(k int) {
 }
 
 // park sets the current call stack aside (if it has frames), forgetting
-// parked ones on the same memory (contexts that ended: their stack was
-// reused), and leaves an empty one.
+// parked ones that began where it begins (an earlier context on the same
+// stack, which ended), and leaves an empty one.
 func (s *Stack) park() {
-	if n := len(s.frames); n > 0 {
-		lo, hi := s.frames[n-1].CFA, s.frames[0].CFA
-		kept := s.parked[:0]
-		for _, seg := range s.parked {
-			m := len(seg.frames)
-			if seg.frames[m-1].CFA <= hi && lo <= seg.frames[0].CFA {
-				continue
-			}
-			kept = append(kept, seg)
-		}
-		s.parked = kept
+	if len(s.frames) > 0 {
+		s.forgetStale(s.frames[0].CFA)
 		if len(s.parked) == maxParked {
 			s.parked = append(s.parked[:0], s.parked[1:]...)
 		}
@@ -549,6 +540,27 @@ func (s *Stack) park() {
 	}
 	s.frames, s.signals = nil, nil
 	s.special = 0
+}
+
+// staleSlack is how near the outermost CFAs of two call stacks must be
+// for them to be one stack's: a new context on it starts where the ended
+// one started (makecontext's frame at the same top), give or take its
+// exit path's few words (__start_context calling setcontext).
+const staleSlack = 256
+
+// forgetStale forgets the parked call stacks whose outermost frame's CFA
+// lies within staleSlack of top: contexts that ended on the stack a new
+// one begins on. (Not any whose frames span it: a coroutine's stack may be
+// an array in a frame of another call stack, parked or not.)
+func (s *Stack) forgetStale(top uint64) {
+	kept := s.parked[:0]
+	for _, seg := range s.parked {
+		if c := seg.frames[0].CFA; c <= top+staleSlack && top <= c+staleSlack {
+			continue
+		}
+		kept = append(kept, seg)
+	}
+	s.parked = kept
 }
 
 // undrop puts back the frames the stack pointer rule dropped last, when
@@ -613,11 +625,9 @@ func (s *Stack) newContext(r *Record, p *Record) bool {
 		}
 	}
 	s.undrop(cfa)
-	// A context that ended left its call stack parked on the memory the
-	// new one runs on.
-	for k := s.parkedAt(cfa - 8); k >= 0; k = s.parkedAt(cfa - 8) {
-		s.parked = append(s.parked[:k], s.parked[k+1:]...)
-	}
+	// A context that ended on the stack the new one starts on left its
+	// call stack parked.
+	s.forgetStale(cfa)
 	s.park()
 	s.frames = append(s.frames, Frame{CallSite: ra, ReturnAddr: ra, CFA: cfa, CallerFP: r.FP, Entry: r.PC, Insn: s.insn})
 	s.anomaly("new-context", r.PC, func() string {

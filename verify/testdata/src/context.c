@@ -2,12 +2,12 @@
  * setcontext through uc_link): 50 contexts in groups of 4 on 4 stacks in
  * .bss, reused by the next group once a group's contexts ended; each
  * recurses and switches at the bottom, to the next context of its group
- * directly or back to main; and, in run_in_frame, a context whose stack is
- * an array in its caller's own frame (above the stack pointer the switch
- * leaves). The shadow stack must follow every switch: park the call stack
+ * directly or back to main; in run_in_frame, a context whose stack is an
+ * array in its caller's own frame (above the stack pointer the switch
+ * leaves); in run_two_in_frame, two such contexts taking turns. The shadow stack must follow every switch: park the call stack
  * left, start one for a new context, resume the right one. Built static
  * with the host's Debian 12 gcc 12 and binutils 2.40 (SFrame V1), see
- * ../Makefile. Prints 57441, natively and under qemu-aarch64. */
+ * ../Makefile. Prints 57441 111, natively and under qemu-aarch64. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <ucontext.h>
@@ -55,6 +55,42 @@ __attribute__((noinline)) static void run_in_frame(void) {
 		swapcontext(&here, &co);
 }
 
+static ucontext_t here2, two[2];
+static int done2[2];
+static long acc2;
+
+__attribute__((noinline)) static long walk2(int d, int k) {
+	if (d == 0) {
+		swapcontext(&two[k], &here2);
+		return leaf(k);
+	}
+	return walk2(d - 1, k) + leaf(d);
+}
+
+static void body2(int k) {
+	for (int i = 0; i < 3; i++)
+		acc2 += walk2(2 + k, k);
+	done2[k] = 1;
+}
+
+__attribute__((noinline)) static void run_two_in_frame(void) {
+	/* two contexts whose stacks are arrays in this frame, taking turns:
+	   parking this frame's call stack must not forget theirs */
+	char s0[16384], s1[16384];
+	char *st[2] = {s0, s1};
+	for (int k = 0; k < 2; k++) {
+		getcontext(&two[k]);
+		two[k].uc_stack.ss_sp = st[k];
+		two[k].uc_stack.ss_size = sizeof s0;
+		two[k].uc_link = &here2;
+		makecontext(&two[k], (void (*)(void))body2, 1, k);
+	}
+	while (!done2[0] || !done2[1])
+		for (int k = 0; k < 2; k++)
+			if (!done2[k])
+				swapcontext(&here2, &two[k]);
+}
+
 int main(void) {
 	static char stacks[4][65536];
 	for (int round = 0; round < 3; round++) {
@@ -83,9 +119,10 @@ int main(void) {
 		}
 	}
 	run_in_frame();
+	run_two_in_frame();
 	long s = 0;
 	for (int k = 0; k < N; k++)
 		s += acc[k];
-	printf("%ld\n", s);
+	printf("%ld %ld\n", s, acc2);
 	return 0;
 }
