@@ -13,7 +13,9 @@ import (
 // stack-clash probe loop ends so (`sub $0x1000,%rsp; orq $0,(%rsp); cmp
 // %r11,%rsp; jne`): after it, SP is the bound register's value.
 func (an *analysis) equalOn(k int) (a, b int8, taken, ok bool) {
-	if k == 0 || an.insns[k-1].flow != flowNext {
+	// (The comparison right before the branch, which no other path
+	// enters: it starts no block.)
+	if k == 0 || an.insns[k-1].flow != flowNext || an.blockOf[k] >= 0 {
 		return 0, 0, false, false
 	}
 	if an.m.arch == arch.ARM64 {
