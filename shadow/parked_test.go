@@ -65,3 +65,30 @@ func TestAnomaliesBounded(t *testing.T) {
 		t.Fatalf("restored: kinds %+v, %d kept; want %+v, %d", s.AnomalyKinds(), len(s.Anomalies()), want[:1], maxAnomalies)
 	}
 }
+
+// TestParkedBounded: at most maxParked call stacks stay parked, and at
+// most maxParkedFrames frames in them, the oldest forgotten first.
+func TestParkedBounded(t *testing.T) {
+	s := New(arch.AMD64, nil)
+	for i := range maxParked + 10 {
+		s.frames = []Frame{{CFA: uint64(i+1) << 20}}
+		s.park()
+	}
+	if len(s.parked) != maxParked || s.parked[0].frames[0].CFA != 11<<20 {
+		t.Fatalf("%d parked, the oldest at %#x; want %d, from %#x", len(s.parked), s.parked[0].frames[0].CFA, maxParked, 11<<20)
+	}
+	s.parked, s.parkedFrames = nil, 0
+	deep := make([]Frame, maxParkedFrames/3)
+	for i := range 5 {
+		s.frames = append([]Frame(nil), deep...)
+		s.frames[0].CFA = uint64(i+1) << 32
+		s.park()
+	}
+	n := 0
+	for _, seg := range s.parked {
+		n += len(seg.frames)
+	}
+	if n > maxParkedFrames || len(s.parked) != 3 || s.parked[0].frames[0].CFA != 3<<32 {
+		t.Fatalf("%d frames in %d parked stacks, the oldest at %#x; want at most %d in 3, from %#x", n, len(s.parked), s.parked[0].frames[0].CFA, maxParkedFrames, uint64(3)<<32)
+	}
+}

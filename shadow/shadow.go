@@ -85,8 +85,10 @@
 //     is a longjmp into it.
 //
 // A parked call stack that began where a new one begins is forgotten (a
-// context that ended, its stack reused), and at most maxParked are kept. A program that never
-// switches contexts never parks one: all of the above is then inert.
+// context that ended, its stack reused), and at most maxParked call
+// stacks of maxParkedFrames frames in all are kept, the oldest forgotten
+// first. A program that never switches contexts never parks one: all of
+// the above is then inert.
 //
 // A signal delivery is told to the stack ([Stack.Signal]) and pushes two
 // frames, both marked with the signal:
@@ -241,6 +243,8 @@ type Stack struct {
 	// switches: swapcontext, coroutine and green-thread libraries), to
 	// resume; see the package documentation.
 	parked []segment
+	// parkedFrames: the frames of the parked call stacks together.
+	parkedFrames int
 	// dropped: the frames the stack pointer rule dropped last, at
 	// instruction droppedAt.
 	dropped   []Frame
@@ -449,6 +453,10 @@ type segment struct {
 // recognized, as if the switch had not been seen).
 const maxParked = 4096
 
+// maxParkedFrames bounds the frames of the parked call stacks together (a
+// guest's coroutines may hold deep stacks in memory no stack limit caps).
+const maxParkedFrames = 1 << 20
+
 // maxSwitchInsns bounds the instructions from a context switch's load of
 // the stack pointer to the return or jump that ends it.
 const maxSwitchInsns = 64
@@ -521,6 +529,7 @@ func (s *Stack) resume(k int, r *Record) {
 func (s *Stack) switchTo(k int) {
 	seg := s.parked[k]
 	s.parked = append(s.parked[:k], s.parked[k+1:]...)
+	s.parkedFrames -= len(seg.frames)
 	s.park()
 	s.frames, s.signals = seg.frames, seg.signals
 	s.recount()
@@ -533,10 +542,12 @@ func (s *Stack) switchTo(k int) {
 func (s *Stack) park() {
 	if len(s.frames) > 0 {
 		s.forgetStale(s.frames[0].CFA)
-		if len(s.parked) == maxParked {
+		for len(s.parked) > 0 && (len(s.parked) >= maxParked || s.parkedFrames+len(s.frames) > maxParkedFrames) {
+			s.parkedFrames -= len(s.parked[0].frames)
 			s.parked = append(s.parked[:0], s.parked[1:]...)
 		}
 		s.parked = append(s.parked, segment{frames: s.frames, signals: s.signals})
+		s.parkedFrames += len(s.frames)
 	}
 	s.frames, s.signals = nil, nil
 	s.special = 0
@@ -556,6 +567,7 @@ func (s *Stack) forgetStale(top uint64) {
 	kept := s.parked[:0]
 	for _, seg := range s.parked {
 		if c := seg.frames[0].CFA; c <= top+staleSlack && top <= c+staleSlack {
+			s.parkedFrames -= len(seg.frames)
 			continue
 		}
 		kept = append(kept, seg)
@@ -1203,6 +1215,10 @@ func (s *Stack) Restore(st State) {
 	s.frames = append(s.frames[:0], st.frames...)
 	s.signals = append(s.signals[:0], st.signals...)
 	s.parked = copySegments(st.parked)
+	s.parkedFrames = 0
+	for _, seg := range s.parked {
+		s.parkedFrames += len(seg.frames)
+	}
 	s.dropped, s.droppedAt = append(s.dropped[:0], st.dropped...), st.droppedAt
 	s.anomalies = s.anomalies[:min(len(s.anomalies), st.anomalies)]
 	s.kinds = append(s.kinds[:0], st.kinds...)
