@@ -243,8 +243,17 @@ type Stack struct {
 	// switches: swapcontext, coroutine and green-thread libraries), to
 	// resume; see the package documentation.
 	parked []segment
-	// parkedFrames: the frames of the parked call stacks together.
+	// parkedFrames: the frames of the parked call stacks together;
+	// resumeKeys counts by stack pointer the parked frames a landing
+	// there may resume (resumeDepth at the top of each call stack, at
+	// their CFA and a word below); tops counts the parked call stacks by
+	// their outermost CFA's 512-byte bucket. (So that a program with
+	// thousands of contexts pays no pass over them at every indirect jump
+	// or switch.)
 	parkedFrames int
+	resumeKeys   map[uint64]int32
+	tops         map[uint64]int32
+	resumeScans  uint64 // passes over the parked call stacks (a test's count)
 	// dropped: the frames the stack pointer rule dropped last, at
 	// instruction droppedAt.
 	dropped   []Frame
@@ -474,12 +483,57 @@ func (s *Stack) returnsHere(r *Record) bool {
 // the switch's own calls, as AArch64 swapcontext's of setcontext), -1 if
 // none.
 func (s *Stack) resumable(r *Record) int {
+	if s.resumeKeys[r.SP] == 0 {
+		return -1
+	}
+	s.resumeScans++
 	for k := len(s.parked) - 1; k >= 0; k-- {
-		if i, _ := s.resumesAt(s.parked[k].frames, r); i >= 0 {
+		if i, _ := s.resumesAt(topFrames(s.parked[k].frames), r); i >= 0 {
 			return k
 		}
 	}
 	return -1
+}
+
+// resumeDepth is how deep in a parked call stack a resume may land: the
+// frame that called the switch is at its top, or under the switch's own
+// calls (AArch64 swapcontext calls setcontext).
+const resumeDepth = 4
+
+// topFrames returns the top resumeDepth of frames.
+func topFrames(frames []Frame) []Frame { return frames[max(0, len(frames)-resumeDepth):] }
+
+// addParked parks seg, keeping the counts.
+func (s *Stack) addParked(seg segment) {
+	if s.resumeKeys == nil {
+		s.resumeKeys, s.tops = map[uint64]int32{}, map[uint64]int32{}
+	}
+	s.parked = append(s.parked, seg)
+	s.parkedFrames += len(seg.frames)
+	s.countParked(&seg, 1)
+}
+
+// removeParked unparks call stack k, keeping the counts.
+func (s *Stack) removeParked(k int) segment {
+	seg := s.parked[k]
+	s.parked = append(s.parked[:k], s.parked[k+1:]...)
+	s.parkedFrames -= len(seg.frames)
+	s.countParked(&seg, -1)
+	return seg
+}
+
+// countParked adds d to the counts of seg's keys.
+func (s *Stack) countParked(seg *segment, d int32) {
+	bump := func(m map[uint64]int32, k uint64) {
+		if m[k] += d; m[k] == 0 {
+			delete(m, k)
+		}
+	}
+	for _, f := range topFrames(seg.frames) {
+		bump(s.resumeKeys, f.CFA)
+		bump(s.resumeKeys, f.CFA-8)
+	}
+	bump(s.tops, seg.frames[0].CFA>>9)
 }
 
 // resumesAt returns the index of the topmost of frames that landing at r
@@ -508,7 +562,9 @@ func (s *Stack) resumesAt(frames []Frame, r *Record) (i int, keep bool) {
 // resume switches to parked call stack k, one of whose frames' call
 // returns at r, and pops that frame and those above it.
 func (s *Stack) resume(k int, r *Record) {
-	i, keep := s.resumesAt(s.parked[k].frames, r)
+	fr := s.parked[k].frames
+	i, keep := s.resumesAt(topFrames(fr), r)
+	i += len(fr) - len(topFrames(fr))
 	s.undrop(r.SP)
 	s.switchTo(k)
 	if keep {
@@ -527,9 +583,7 @@ func (s *Stack) resume(k int, r *Record) {
 // switchTo parks the current call stack and makes parked stack k the
 // current one.
 func (s *Stack) switchTo(k int) {
-	seg := s.parked[k]
-	s.parked = append(s.parked[:k], s.parked[k+1:]...)
-	s.parkedFrames -= len(seg.frames)
+	seg := s.removeParked(k)
 	s.park()
 	s.frames, s.signals = seg.frames, seg.signals
 	s.recount()
@@ -543,11 +597,9 @@ func (s *Stack) park() {
 	if len(s.frames) > 0 {
 		s.forgetStale(s.frames[0].CFA)
 		for len(s.parked) > 0 && (len(s.parked) >= maxParked || s.parkedFrames+len(s.frames) > maxParkedFrames) {
-			s.parkedFrames -= len(s.parked[0].frames)
-			s.parked = append(s.parked[:0], s.parked[1:]...)
+			s.removeParked(0)
 		}
-		s.parked = append(s.parked, segment{frames: s.frames, signals: s.signals})
-		s.parkedFrames += len(s.frames)
+		s.addParked(segment{frames: s.frames, signals: s.signals})
 	}
 	s.frames, s.signals = nil, nil
 	s.special = 0
@@ -564,15 +616,14 @@ const staleSlack = 256
 // one begins on. (Not any whose frames span it: a coroutine's stack may be
 // an array in a frame of another call stack, parked or not.)
 func (s *Stack) forgetStale(top uint64) {
-	kept := s.parked[:0]
-	for _, seg := range s.parked {
-		if c := seg.frames[0].CFA; c <= top+staleSlack && top <= c+staleSlack {
-			s.parkedFrames -= len(seg.frames)
-			continue
-		}
-		kept = append(kept, seg)
+	if s.tops[top>>9] == 0 && s.tops[(top>>9)-1] == 0 && s.tops[(top>>9)+1] == 0 {
+		return // (staleSlack is below the buckets' 512 bytes)
 	}
-	s.parked = kept
+	for k := len(s.parked) - 1; k >= 0; k-- {
+		if c := s.parked[k].frames[0].CFA; c <= top+staleSlack && top <= c+staleSlack {
+			s.removeParked(k)
+		}
+	}
 }
 
 // undrop puts back the frames the stack pointer rule dropped last, when
@@ -1214,10 +1265,9 @@ func (s *Stack) Restore(st State) {
 	s.entries = [1024]entryMemo{}
 	s.frames = append(s.frames[:0], st.frames...)
 	s.signals = append(s.signals[:0], st.signals...)
-	s.parked = copySegments(st.parked)
-	s.parkedFrames = 0
-	for _, seg := range s.parked {
-		s.parkedFrames += len(seg.frames)
+	s.parked, s.parkedFrames, s.resumeKeys, s.tops = nil, 0, nil, nil
+	for _, seg := range copySegments(st.parked) {
+		s.addParked(seg)
 	}
 	s.dropped, s.droppedAt = append(s.dropped[:0], st.dropped...), st.droppedAt
 	s.anomalies = s.anomalies[:min(len(s.anomalies), st.anomalies)]
