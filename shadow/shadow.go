@@ -258,13 +258,16 @@ type Stack struct {
 	// instruction droppedAt.
 	dropped   []Frame
 	droppedAt uint64
-	prev      Record
-	prevFlow  arch.Flow
-	havePrev  bool
-	insn      uint64
-	unwound   uint64 // frames dropped by the SP rule
-	version   uint64 // changes whenever frames does
-	code      [16]byte
+	// leftAt: the instruction at which the stack pointer last left every
+	// frame of a call stack, which was parked (0: none).
+	leftAt   uint64
+	prev     Record
+	prevFlow arch.Flow
+	havePrev bool
+	insn     uint64
+	unwound  uint64 // frames dropped by the SP rule
+	version  uint64 // changes whenever frames does
+	code     [16]byte
 	// followSP is the stack pointer of the last instruction Observe or
 	// Follow saw (Follow's previous instruction: SP only changes at the
 	// instructions Follow is given).
@@ -427,13 +430,16 @@ func (s *Stack) settle(r Record) {
 			jumped = true
 		}
 		switch {
-		case !jumped:
-		case (len(s.frames) > 0 || len(s.parked) > 0) && s.SameFunction != nil && s.isEntry(r.PC) && s.newContext(&r, p):
+		case jumped && (len(s.frames) > 0 || len(s.parked) > 0) && s.SameFunction != nil && s.isEntry(r.PC) && s.newContext(&r, p):
 			jumped, n0, retJumped = false, -1, false
-		case len(s.frames) == 0 && len(s.parked) > 0:
+		case len(s.frames) == 0 && len(s.parked) > 0 && (jumped || s.leftAt != 0 && s.insn-s.leftAt <= maxSwitchInsns &&
+			r.PC != p.PC+uint64(p.Size) && s.SameFunction != nil && !s.SameFunction(r.PC, p.PC)):
 			// Landing after a switch away (land) among the frames of a
 			// parked call stack, not where one of them returns: a
-			// longjmp into it. The stack pointer rule (land) drops the
+			// longjmp into it (x86-64's ends with jmp *reg, which the
+			// stack does not classify: a jump into another function a
+			// few instructions after the switch away counts, not the
+			// switch's own branches). The stack pointer rule (land) drops the
 			// frames above the landing.
 			if k := s.parkedAt(r.SP); k >= 0 {
 				s.switchTo(k)
@@ -780,7 +786,7 @@ func (s *Stack) land(r *Record, n0 int, called, jumped bool, prevSP uint64) {
 	// which one runs next.
 	if len(s.parked) > 0 && len(s.frames) > 0 && r.SP > s.frames[0].CFA {
 		s.park()
-		n0 = -1
+		s.leftAt, n0 = s.insn, -1
 	}
 	// Frames the stack pointer has left are gone (longjmp, exception
 	// unwinding).
@@ -1224,6 +1230,7 @@ type State struct {
 	parked    []segment
 	dropped   []Frame
 	droppedAt uint64
+	leftAt    uint64
 	anomalies int
 	kinds     []AnomalyKind
 	prev      Record
@@ -1237,7 +1244,7 @@ type State struct {
 // Save returns the stack's state.
 func (s *Stack) Save() State {
 	return State{frames: append([]Frame(nil), s.frames...), signals: append([]SignalMark(nil), s.signals...),
-		parked: copySegments(s.parked), dropped: append([]Frame(nil), s.dropped...), droppedAt: s.droppedAt, anomalies: len(s.anomalies), kinds: append([]AnomalyKind(nil), s.kinds...),
+		parked: copySegments(s.parked), dropped: append([]Frame(nil), s.dropped...), droppedAt: s.droppedAt, leftAt: s.leftAt, anomalies: len(s.anomalies), kinds: append([]AnomalyKind(nil), s.kinds...),
 		prev: s.prev, prevFlow: s.prevFlow, havePrev: s.havePrev, insn: s.insn, unwound: s.unwound, followSP: s.followSP}
 }
 
@@ -1269,7 +1276,7 @@ func (s *Stack) Restore(st State) {
 	for _, seg := range copySegments(st.parked) {
 		s.addParked(seg)
 	}
-	s.dropped, s.droppedAt = append(s.dropped[:0], st.dropped...), st.droppedAt
+	s.dropped, s.droppedAt, s.leftAt = append(s.dropped[:0], st.dropped...), st.droppedAt, st.leftAt
 	s.anomalies = s.anomalies[:min(len(s.anomalies), st.anomalies)]
 	s.kinds = append(s.kinds[:0], st.kinds...)
 	s.prev, s.prevFlow, s.havePrev = st.prev, st.prevFlow, st.havePrev

@@ -4,10 +4,13 @@
  * recurses and switches at the bottom, to the next context of its group
  * directly or back to main; in run_in_frame, a context whose stack is an
  * array in its caller's own frame (above the stack pointer the switch
- * leaves); in run_two_in_frame, two such contexts taking turns. The shadow stack must follow every switch: park the call stack
+ * leaves); in run_two_in_frame, two such contexts taking turns; in
+ * run_jumps, a context that longjmps within itself, then out of itself
+ * into its caller's stack. The shadow stack must follow every switch: park the call stack
  * left, start one for a new context, resume the right one. Built static
  * with the host's Debian 12 gcc 12 and binutils 2.40 (SFrame V1), see
- * ../Makefile. Prints 57441 111, natively and under qemu-aarch64. */
+ * ../Makefile. Prints 57441 111 242, natively and under qemu-aarch64. */
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <ucontext.h>
@@ -91,6 +94,47 @@ __attribute__((noinline)) static void run_two_in_frame(void) {
 				swapcontext(&here2, &two[k]);
 }
 
+static ucontext_t jmain, jco;
+static jmp_buf jback, jinner;
+static long acc3;
+
+__attribute__((noinline)) static void jdeep(int d, int how) {
+	if (d == 0) {
+		if (how == 1)
+			longjmp(jback, 7); /* out of the context, to run_jumps */
+		if (how == 2)
+			longjmp(jinner, 5); /* within the context */
+		swapcontext(&jco, &jmain);
+		return;
+	}
+	acc3 += leaf(d);
+	jdeep(d - 1, how);
+	acc3 += leaf(d + 1);
+}
+
+static void jbody(void) {
+	if (setjmp(jinner) == 0)
+		jdeep(4, 2);
+	acc3 += 100;
+	jdeep(3, 0);
+	jdeep(5, 1);
+}
+
+__attribute__((noinline)) static int run_jumps(void) {
+	static char stack[65536];
+	getcontext(&jco);
+	jco.uc_stack.ss_sp = stack;
+	jco.uc_stack.ss_size = sizeof stack;
+	jco.uc_link = &jmain;
+	makecontext(&jco, jbody, 0);
+	int v = setjmp(jback);
+	if (v == 0)
+		swapcontext(&jmain, &jco); /* back when jdeep(3, 0) switches */
+	if (v == 0)
+		swapcontext(&jmain, &jco); /* jdeep(5, 1) longjmps to jback */
+	return v;
+}
+
 int main(void) {
 	static char stacks[4][65536];
 	for (int round = 0; round < 3; round++) {
@@ -120,9 +164,10 @@ int main(void) {
 	}
 	run_in_frame();
 	run_two_in_frame();
+	acc3 += run_jumps();
 	long s = 0;
 	for (int k = 0; k < N; k++)
 		s += acc[k];
-	printf("%ld %ld\n", s, acc2);
+	printf("%ld %ld %ld\n", s, acc2, acc3);
 	return 0;
 }
