@@ -19,7 +19,9 @@ import (
 //   - emulated: the guest sees what Linux would do, within the sandbox;
 //   - ENOSYS: not emulated, but glibc copes with ENOSYS: rseq, statx,
 //     statfs, fstatfs (gnulib too),
-//     membarrier (notImplemented, with the reasons); and, as from Linux,
+//     membarrier; and features a kernel may lack, which their callers
+//     probe for: inotify, io_uring, openat2, pidfd_open, futex_waitv,
+//     Landlock, memfd_secret (notImplemented, with the reasons); and, as from Linux,
 //     for a number no system call has (of the number's low 32 bits, which
 //     are all Linux looks at; x86-64's x32 calls included);
 //   - denied: network calls (socket, connect, sendto... deniedCalls in
@@ -242,6 +244,16 @@ var notImplemented = map[string]string{
 	"membarrier": "threads share one emulated CPU: nothing to order; glibc copes with ENOSYS",
 	"statfs":     "the guest's files have no host file system to describe; gnulib's fts (grep -r, find, du) then assumes nothing of it (no leaf optimization from link counts)",
 	"fstatfs":    "as statfs",
+	// Features a Linux kernel may lack, which their callers probe for
+	// and go on without: the guest then runs as on such a kernel.
+	"inotify_init":            "a kernel without CONFIG_INOTIFY_USER: file watchers (tail -f, less +F) poll instead; only the guest itself changes its files here",
+	"inotify_init1":           "as inotify_init",
+	"io_uring_setup":          "a kernel without io_uring (CONFIG_IO_URING=n, or disabled by sysctl as on hardened systems): liburing's users fall back to plain reads and writes",
+	"openat2":                 "Linux before 5.6: its callers (systemd, libpathrs) fall back to openat",
+	"pidfd_open":              "Linux before 5.3: there are no child processes here anyway, and its callers (Python's asyncio, Go's os) fall back",
+	"futex_waitv":             "Linux before 5.16: its callers (Wine) fall back to futex",
+	"landlock_create_ruleset": "a kernel without Landlock: sandboxing programs go on unrestricted, as they must there",
+	"memfd_secret":            "a kernel without secretmem (off unless enabled at boot): callers fall back to memfd_create",
 }
 
 type handler func(p *Process, a *[6]uint64) uint64

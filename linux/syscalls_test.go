@@ -40,7 +40,7 @@ var amd64Only = map[string]bool{
 	"creat": true, "mkdir": true, "rmdir": true, "unlink": true, "symlink": true, "link": true,
 	"rename": true, "chmod": true, "chown": true, "lchown": true,
 	"pipe": true, "select": true, "signalfd": true, "poll": true, "alarm": true, "pause": true,
-	"epoll_create": true, "epoll_wait": true, "eventfd": true,
+	"epoll_create": true, "epoll_wait": true, "eventfd": true, "inotify_init": true,
 }
 
 // TestHandlersHaveNumbers checks that every call the dispatcher handles has
@@ -73,10 +73,13 @@ func TestHandlersHaveNumbers(t *testing.T) {
 // TestENOSYS: the calls glibc and gnulib cope without are answered with
 // ENOSYS instead of stopping the run: statfs and fstatfs (gnulib's fts,
 // in grep -r, find and du, calls fstatfs on each directory), statx, rseq,
-// membarrier.
+// membarrier; and features a kernel may lack, which their callers probe
+// for: inotify, io_uring, openat2, pidfd_open, futex_waitv, Landlock,
+// memfd_secret.
 func TestENOSYS(t *testing.T) {
 	g := newGuest(t, arch.AMD64, Config{})
-	for _, name := range []string{"statfs", "fstatfs", "statx", "rseq", "membarrier"} {
+	for _, name := range []string{"statfs", "fstatfs", "statx", "rseq", "membarrier",
+		"inotify_init", "inotify_init1", "io_uring_setup", "openat2", "pidfd_open", "futex_waitv", "landlock_create_ruleset", "memfd_secret"} {
 		if handlers[name] == nil {
 			t.Errorf("%s: no handler: the run would stop", name)
 			continue
