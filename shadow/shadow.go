@@ -403,14 +403,13 @@ func (s *Stack) settle(r Record) {
 				})
 			}
 		case arch.FlowRet:
-			if len(s.parked) > 0 && !s.returnsHere(&r) {
-				if k := s.resumable(&r); k >= 0 {
-					// A context switch back to a call stack parked
-					// at its top frame's call (swapcontext).
-					s.resume(k, &r)
-					n0 = -1
-					break
-				}
+			// A context switch back to a call stack parked at its top
+			// frame's call (swapcontext), unless the current one
+			// explains the return (the cheap test first).
+			if k := s.resumable(&r); k >= 0 && !s.returnsHere(&r) {
+				s.resume(k, &r)
+				n0 = -1
+				break
 			}
 			if n := len(s.frames); n > 0 {
 				expected, hasExpected = s.frames[n-1].ReturnAddr, true
@@ -667,13 +666,13 @@ func (s *Stack) parkedAt(sp uint64) int {
 // The current call stack is parked and a new one starts with the frame of
 // the entered function, as if its return address had called it: its CFA
 // and return address are what the ABI makes them at a function's entry.
+//
+// settle calls it only where SameFunction is set, r.PC is a function's
+// first instruction (isEntry) and there are frames or parked call stacks:
+// with nothing on the stack, nor parked, the entered function is the
+// outermost one (ld.so jumping to the program's entry point), no frame.
 func (s *Stack) newContext(r *Record, p *Record) bool {
-	// With nothing on the stack, nor parked, it is the outermost function
-	// (ld.so jumping to the program's entry point): no frame.
 	same := s.SameFunction
-	if len(s.frames) == 0 && len(s.parked) == 0 || same == nil || !s.isEntry(r.PC) {
-		return false
-	}
 	cfa, ra := r.SP, s.arch.StripPAC(r.RA)
 	if !s.arch.HasLinkRegister() {
 		var b [8]byte

@@ -48,10 +48,7 @@ func TestContextSwitches(t *testing.T) {
 					t.Errorf("  %s at %s (frame %d at %s): want %#x got %#x %s", p.Kind, p.Symbol, p.Depth, p.FrameSymbol, p.Want, p.Got, p.Error)
 				}
 			}
-			kinds := map[string]uint64{}
-			for _, an := range rep.Anomalies {
-				kinds[an.Kind] = an.Count
-			}
+			kinds := anomalyCounts(rep)
 			// 50 contexts 3 times, the one in run_in_frame, the two in
 			// run_two_in_frame and the one in run_jumps; every switch
 			// back to a context or to main is a resume.
@@ -81,13 +78,19 @@ func TestHandWrittenSwitch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			kinds := map[string]uint64{}
-			for _, an := range rep.Anomalies {
-				kinds[an.Kind] = an.Count
-			}
+			kinds := anomalyCounts(rep)
 			if !rep.OK() || rep.ExitStatus != 104 || kinds["new-context"] != 1 || kinds["context-switch"] != 9 || len(kinds) != 2 {
 				t.Errorf("%s, exit status %d, counts %v, shadow stack %v; want OK, 104, one new context, 9 switches", rep.Verdict(), rep.ExitStatus, rep.Counts, kinds)
 			}
 		})
 	}
+}
+
+// anomalyCounts returns the report's shadow-stack anomalies by kind.
+func anomalyCounts(rep *Report) map[string]uint64 {
+	kinds := map[string]uint64{}
+	for _, an := range rep.Anomalies {
+		kinds[an.Kind] = an.Count
+	}
+	return kinds
 }
