@@ -19,11 +19,13 @@ const (
 	eFAULT       = 14
 	eEXIST       = 17
 	eXDEV        = 18
+	eNODEV       = 19
 	eNOTDIR      = 20
 	eISDIR       = 21
 	eINVAL       = 22
 	eMFILE       = 24
 	eNOTTY       = 25
+	eFBIG        = 27
 	eNOSPC       = 28
 	ePIPE        = 32
 	eSPIPE       = 29

@@ -3,7 +3,9 @@
 package linux
 
 import (
+	"bytes"
 	"encoding/binary"
+	"strings"
 	"testing"
 
 	"github.com/sframesim/sframesim/arch"
@@ -188,6 +190,119 @@ func TestMemfd(t *testing.T) {
 			}
 			expect(t, "flags", g.call("memfd_create", g.path(0, "x"), 4), -eINVAL)
 			expect(t, "unmapped name", g.call("memfd_create", 8, 0), -eFAULT)
+		})
+	}
+}
+
+// TestCapabilitiesAndPersonality: the guest has no capabilities and may
+// only keep it so; personality is kept per thread, shows in uname where
+// Linux shows it, and stops the run where it would change what is not
+// emulated; the robust-futex list head is reported back; mlock2.
+func TestCapabilitiesAndPersonality(t *testing.T) {
+	for _, a := range testArches {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{})
+			le := binary.LittleEndian
+			hdr, data := g.buf, g.buf+64
+			header := func(version uint32, pid int32) {
+				var b [8]byte
+				le.PutUint32(b[:], version)
+				le.PutUint32(b[4:], uint32(pid))
+				if err := g.p.Engine.WriteMem(hdr, b[:]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			fill := func(v byte) {
+				if err := g.p.Engine.WriteMem(data, bytes.Repeat([]byte{v}, 24)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// capget: every set empty, 1 or 2 structs as the version says.
+			header(capVersion3, 0)
+			fill(0xff)
+			expect(t, "capget v3", g.call("capget", hdr, data), 0)
+			if b := readGuestBytes(t, g.p, data, 24); !bytes.Equal(b, make([]byte, 24)) {
+				t.Errorf("capget v3 data % x, want zeros", b)
+			}
+			header(capVersion1, guestPID)
+			fill(0xff)
+			expect(t, "capget v1 of the process", g.call("capget", hdr, data), 0)
+			if b := readGuestBytes(t, g.p, data, 24); !bytes.Equal(b[:12], make([]byte, 12)) || b[12] != 0xff {
+				t.Errorf("capget v1 data % x, want 12 zeros and the rest untouched", b)
+			}
+			header(0x12345678, 0)
+			expect(t, "capget, unknown version, no data: a probe", g.call("capget", hdr, 0), 0)
+			if v := le.Uint32(readGuestBytes(t, g.p, hdr, 4)); v != capVersion3 {
+				t.Errorf("probed version %#x, want %#x", v, capVersion3)
+			}
+			header(0x12345678, 0)
+			expect(t, "capget, unknown version", g.call("capget", hdr, data), -eINVAL)
+			header(capVersion3, -1)
+			expect(t, "capget, negative pid", g.call("capget", hdr, data), -eINVAL)
+			header(capVersion3, 4343)
+			expect(t, "capget, no such process", g.call("capget", hdr, data), -eSRCH)
+			header(capVersion3, 0)
+			expect(t, "capget, bad data", g.call("capget", hdr, 8), -eFAULT)
+			expect(t, "capget, bad header", g.call("capget", 8, data), -eFAULT)
+			// capset: none stays none; adding any is EPERM.
+			fill(0)
+			expect(t, "capset to none", g.call("capset", hdr, data), 0)
+			if err := g.p.Engine.WriteMem(data+16, []byte{1}); err != nil { // permitted of the second word
+				t.Fatal(err)
+			}
+			expect(t, "capset adding one", g.call("capset", hdr, data), -ePERM)
+			header(capVersion3, 4343)
+			expect(t, "capset of another process", g.call("capset", hdr, data), -ePERM)
+
+			// personality: the old one back; query; per thread in uname.
+			machine := func() (string, string) {
+				expect(t, "uname", g.call("uname", g.buf), 0)
+				b := readGuestBytes(t, g.p, g.buf, 6*65)
+				str := func(i int) string { return string(bytes.TrimRight(b[65*i:65*i+65], "\x00")) }
+				return str(4), str(2)
+			}
+			m, r := machine()
+			if r != kernelRelease {
+				t.Errorf("release %q, want %q", r, kernelRelease)
+			}
+			expect(t, "personality query", g.call("personality", personalityQuery), 0)
+			expect(t, "personality ADDR_NO_RANDOMIZE|UNAME26", g.call("personality", 0x0040000|uname26), 0)
+			expect(t, "personality query", g.call("personality", 1<<32-1), 0x0040000|uname26)
+			if m2, r2 := machine(); r2 != "2.6.61-sframesim" || m2 != m {
+				t.Errorf("UNAME26: machine %q release %q, want %q 2.6.61-sframesim", m2, r2, m)
+			}
+			want32 := int64(0x0040000 | uname26)
+			if a == arch.ARM64 {
+				want32 = -eINVAL
+			}
+			expect(t, "personality PER_LINUX32", g.call("personality", perLinux32), want32)
+			if m2, _ := machine(); a == arch.AMD64 && m2 != "i686" {
+				t.Errorf("PER_LINUX32 machine %q, want i686", m2)
+			}
+			had := int64(g.p.thr.cur.persona)
+			expect(t, "personality back to PER_LINUX", g.call("personality", 0), had)
+			if m2, r2 := machine(); m2 != m || r2 != kernelRelease {
+				t.Errorf("back to PER_LINUX: %q %q", m2, r2)
+			}
+
+			// get_robust_list: what set_robust_list registered.
+			expect(t, "set_robust_list", g.call("set_robust_list", g.buf+4096, 24), 0)
+			expect(t, "get_robust_list", g.call("get_robust_list", 0, g.buf, g.buf+8), 0)
+			if b := readGuestBytes(t, g.p, g.buf, 16); le.Uint64(b) != g.buf+4096 || le.Uint64(b[8:]) != 24 {
+				t.Errorf("get_robust_list: head %#x len %d", le.Uint64(b), le.Uint64(b[8:]))
+			}
+			expect(t, "get_robust_list of the process", g.call("get_robust_list", guestPID, g.buf, g.buf+8), 0)
+			expect(t, "get_robust_list, no such thread", g.call("get_robust_list", 4343, g.buf, g.buf+8), -eSRCH)
+			expect(t, "get_robust_list, bad pointer", g.call("get_robust_list", 0, 8, g.buf+8), -eFAULT)
+
+			expect(t, "mlock2", g.call("mlock2", g.buf, 4096, 1), 0)
+			expect(t, "mlock2, unknown flag", g.call("mlock2", g.buf, 4096, 2), -eINVAL)
+
+			// Last: READ_IMPLIES_EXEC is not emulated, so the run stops.
+			g.call("personality", readImpliesExec)
+			if x := g.p.exit; x == nil || x.Reason != StopUnsupported || !strings.Contains(x.Detail, "personality(0x400000)") {
+				t.Errorf("READ_IMPLIES_EXEC: exit %+v, want the run stopped as unsupported", x)
+			}
 		})
 	}
 }

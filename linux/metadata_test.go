@@ -5,7 +5,10 @@ package linux
 import (
 	"encoding/binary"
 	"os"
+	"strings"
 	"testing"
+
+	"github.com/sframesim/sframesim/arch"
 )
 
 // statTime returns the access and modification times of path
@@ -133,6 +136,107 @@ func TestChownFadviseGroupsSysinfo(t *testing.T) {
 				t.Errorf("sysinfo: uptime %d, totalram %d, freeram %d, procs %d, mem_unit %d", up, total, free, le.Uint16(b[80:]), le.Uint32(b[104:]))
 			}
 			expect(t, "sysinfo, bad address", g.call("sysinfo", 8), -eFAULT)
+		})
+	}
+}
+
+// TestOlderUtimes: utime, utimes and futimesat (x86-64 only) set the
+// times utimensat does, in seconds and microseconds.
+func TestOlderUtimes(t *testing.T) {
+	g := newGuest(t, arch.AMD64, Config{})
+	fd := g.open("/tmp/f", oCREAT|gRDWR, 0o644)
+	if fd < 0 {
+		t.Fatalf("open = %d", fd)
+	}
+	le := binary.LittleEndian
+	put := func(v ...uint64) uint64 {
+		var b []byte
+		for _, x := range v {
+			b = le.AppendUint64(b, x)
+		}
+		if err := g.p.Engine.WriteMem(g.buf+8192, b); err != nil {
+			t.Fatal(err)
+		}
+		return g.buf + 8192
+	}
+	expect(t, "utime", g.call("utime", g.path(2, "/tmp/f"), put(1_600_000_000, 1_600_000_001)), 0)
+	if got, want := g.statTime("/tmp/f"), [2]timespec{{1_600_000_000, 0}, {1_600_000_001, 0}}; got != want {
+		t.Errorf("after utime: %v, want %v", got, want)
+	}
+	expect(t, "utimes", g.call("utimes", g.path(2, "/tmp/f"), put(1_700_000_000, 5, 1_700_000_001, 999_999)), 0)
+	if got, want := g.statTime("/tmp/f"), [2]timespec{{1_700_000_000, 5000}, {1_700_000_001, 999_999_000}}; got != want {
+		t.Errorf("after utimes: %v, want %v", got, want)
+	}
+	expect(t, "futimesat of the descriptor", g.call("futimesat", uint64(fd), 0, put(7, 0, 8, 0)), 0)
+	if got, want := g.statTime("/tmp/f"), [2]timespec{{7, 0}, {8, 0}}; got != want {
+		t.Errorf("after futimesat: %v, want %v", got, want)
+	}
+	expect(t, "futimesat at a directory", g.call("futimesat", uint64(g.open("/tmp", 0, 0)), g.path(2, "f"), put(9, 0, 10, 0)), 0)
+	if got, want := g.statTime("/tmp/f"), [2]timespec{{9, 0}, {10, 0}}; got != want {
+		t.Errorf("after futimesat: %v, want %v", got, want)
+	}
+	expect(t, "utime now", g.call("utime", g.path(2, "/tmp/f"), 0), 0)
+	if got := g.statTime("/tmp/f"); got[0].sec < epoch || got[1].sec < epoch {
+		t.Errorf("utime(NULL) gave %v, want now (after %d)", got, epoch)
+	}
+	expect(t, "utimes, microseconds out of range", g.call("utimes", g.path(2, "/tmp/f"), put(1, 1_000_000, 1, 0)), -eINVAL)
+	expect(t, "utimes, negative microseconds", g.call("utimes", g.path(2, "/tmp/f"), put(1, 0, 1, 1<<64-1)), -eINVAL)
+	expect(t, "utime, no such file", g.call("utime", g.path(2, "/tmp/none"), 0), -eNOENT)
+	expect(t, "utime, NULL path", g.call("utime", 0, 0), -eFAULT)
+	expect(t, "utimes, bad times", g.call("utimes", g.path(2, "/tmp/f"), 8), -eFAULT)
+	expect(t, "futimesat, bad descriptor", g.call("futimesat", 77, 0, 0), -eBADF)
+}
+
+// TestFallocate: fallocate grows a file of the overlay with zeros, keeps
+// its size with FALLOC_FL_KEEP_SIZE, zeroes a range or punches a hole,
+// and fails as Linux elsewhere.
+func TestFallocate(t *testing.T) {
+	host := readOnlyHostFile(t)
+	for _, a := range testArches {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{ReadAllow: []string{host}, MaxMem: 64 << 20})
+			fd := g.open("/tmp/f", oCREAT|gRDWR, 0o644)
+			if fd < 0 {
+				t.Fatalf("open = %d", fd)
+			}
+			size := func() uint64 {
+				_, n, _ := g.stat("/tmp/f", true)
+				return n
+			}
+			expect(t, "write", g.write(fd, "abcdefgh"), 8)
+			expect(t, "fallocate", g.call("fallocate", uint64(fd), 0, 4, 12), 0)
+			if n := size(); n != 16 {
+				t.Errorf("size after fallocate(4, 12) = %d, want 16", n)
+			}
+			if got := g.pread(fd, 0, 32); got != "abcdefgh\x00\x00\x00\x00\x00\x00\x00\x00" {
+				t.Errorf("contents %q", got)
+			}
+			expect(t, "inside the file", g.call("fallocate", uint64(fd), 0, 0, 4), 0)
+			expect(t, "KEEP_SIZE", g.call("fallocate", uint64(fd), fallocKeepSize, 0, 1<<20), 0)
+			if n := size(); n != 16 {
+				t.Errorf("size after KEEP_SIZE = %d, want 16", n)
+			}
+			expect(t, "PUNCH_HOLE|KEEP_SIZE", g.call("fallocate", uint64(fd), fallocPunchHole|fallocKeepSize, 1, 2), 0)
+			expect(t, "ZERO_RANGE past the end", g.call("fallocate", uint64(fd), fallocZeroRange, 6, 14), 0)
+			if got := g.pread(fd, 0, 32); got != "a\x00\x00defgh"[:6]+strings.Repeat("\x00", 14) {
+				t.Errorf("contents after the hole and the zeroed range: %q", got)
+			}
+			expect(t, "PUNCH_HOLE without KEEP_SIZE", g.call("fallocate", uint64(fd), fallocPunchHole, 0, 1), -eOPNOTSUPP)
+			expect(t, "COLLAPSE_RANGE", g.call("fallocate", uint64(fd), 0x08, 0, 4096), -eOPNOTSUPP)
+			expect(t, "zero length", g.call("fallocate", uint64(fd), 0, 0, 0), -eINVAL)
+			expect(t, "negative offset", g.call("fallocate", uint64(fd), 0, 1<<63, 1), -eINVAL)
+			expect(t, "past the largest size", g.call("fallocate", uint64(fd), 0, 1<<62, 1<<62), -eFBIG)
+			expect(t, "past the memory cap", g.call("fallocate", uint64(fd), 0, 0, 1<<30), -eNOSPC)
+			expect(t, "bad descriptor", g.call("fallocate", 77, 0, 0, 1), -eBADF)
+			ro := g.open(host, gRDONLY, 0)
+			expect(t, "read-only descriptor", g.call("fallocate", uint64(ro), 0, 0, 1), -eBADF)
+			expect(t, "directory", g.call("fallocate", uint64(g.open("/tmp", 0, 0)), 0, 0, 1), -eISDIR)
+			expect(t, "pipe", g.call("pipe2", g.buf, 0), 0)
+			w := binary.LittleEndian.Uint32(readGuestBytes(t, g.p, g.buf+4, 4))
+			expect(t, "pipe", g.call("fallocate", uint64(w), 0, 0, 1), -eSPIPE)
+			if n := size(); n != 20 {
+				t.Errorf("size at the end = %d, want 20", n)
+			}
 		})
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -1828,4 +1829,131 @@ func (p *Process) sysGetdents64(a *[6]uint64) uint64 {
 func (p *Process) dirEntry(path string) ovEntry {
 	ent, _ := p.lookup(path, false)
 	return ent
+}
+
+// sysUtime, sysUtimes and sysFutimesat are utimensat's older forms
+// (x86-64 has them): utime(path, struct utimbuf *) in whole seconds,
+// utimes(path, struct timeval[2]) and futimesat(dirfd, path, struct
+// timeval[2]), whose NULL path is the file dirfd refers to. NULL times
+// mean now.
+func (p *Process) sysUtime(a *[6]uint64) uint64 {
+	var t *[2]timespec
+	if a[1] != 0 {
+		b, ok := p.readGuest(a[1], 16)
+		if !ok {
+			return sysErr(eFAULT)
+		}
+		t = &[2]timespec{{sec: int64(binary.LittleEndian.Uint64(b))}, {sec: int64(binary.LittleEndian.Uint64(b[8:]))}}
+	}
+	return p.utimesAt(atFDCWD, a[0], t)
+}
+
+func (p *Process) sysUtimes(a *[6]uint64) uint64 {
+	t, e := p.timevals(a[1])
+	if e != 0 {
+		return sysErr(e)
+	}
+	return p.utimesAt(atFDCWD, a[0], t)
+}
+
+func (p *Process) sysFutimesat(a *[6]uint64) uint64 {
+	t, e := p.timevals(a[2])
+	if e != 0 {
+		return sysErr(e)
+	}
+	return p.utimesAt(int32(a[0]), a[1], t)
+}
+
+// timevals reads the two struct timeval at addr as times for utimes (nil
+// for a NULL addr): microseconds out of range are EINVAL.
+func (p *Process) timevals(addr uint64) (*[2]timespec, int) {
+	if addr == 0 {
+		return nil, 0
+	}
+	b, ok := p.readGuest(addr, 32)
+	if !ok {
+		return nil, eFAULT
+	}
+	var t [2]timespec
+	for i := range t {
+		sec, usec := int64(binary.LittleEndian.Uint64(b[16*i:])), int64(binary.LittleEndian.Uint64(b[16*i+8:]))
+		if usec < 0 || usec >= 1e6 {
+			return nil, eINVAL
+		}
+		t[i] = timespec{sec, usec * 1000}
+	}
+	return &t, 0
+}
+
+// utimesAt sets the times of the file path names relative to dirfd, or of
+// dirfd's file for a NULL path, following symbolic links.
+func (p *Process) utimesAt(dirfd int32, path uint64, t *[2]timespec) uint64 {
+	if path == 0 {
+		if dirfd == atFDCWD {
+			return sysErr(eFAULT)
+		}
+		return p.futimens(dirfd, t)
+	}
+	abs, e := p.guestPath(dirfd, path)
+	if e != 0 {
+		return sysErr(e)
+	}
+	return p.utimes(nil, abs, true, t)
+}
+
+// fallocate modes (include/uapi/linux/falloc.h).
+const (
+	fallocKeepSize  = 0x01
+	fallocPunchHole = 0x02
+	fallocZeroRange = 0x10
+)
+
+// sysFallocate is fallocate(fd, mode, offset, len) on a file of the
+// overlay: mode 0 makes the file at least offset+len long (the new bytes
+// zero), FALLOC_FL_KEEP_SIZE reserves nothing more than Linux guarantees
+// (nothing is ever out of space but for the memory cap: ENOSPC);
+// FALLOC_FL_ZERO_RANGE and FALLOC_FL_PUNCH_HOLE (with KEEP_SIZE, as Linux
+// requires) zero the range. The other modes (collapse, insert, unshare a
+// range) are EOPNOTSUPP, as on file systems without them.
+func (p *Process) sysFallocate(a *[6]uint64) uint64 {
+	f := p.fds[int(int32(a[0]))]
+	mode, off, n := a[1], int64(a[2]), int64(a[3])
+	// In the order of Linux's checks (vfs_fallocate).
+	switch {
+	case f == nil:
+		return sysErr(eBADF)
+	case off < 0 || n <= 0:
+		return sysErr(eINVAL)
+	case mode&fallocPunchHole != 0 && (mode&fallocKeepSize == 0 || mode&fallocZeroRange != 0):
+		return sysErr(eOPNOTSUPP)
+	case f.kind != fileDir && f.flags&oACCMODE == 0:
+		return sysErr(eBADF)
+	case f.kind == fileDir:
+		return sysErr(eISDIR)
+	case f.kind == filePipe, f.kind == fileStdin, f.kind == fileStdout, f.kind == fileStderr:
+		return sysErr(eSPIPE) // the standard streams are streams here (lseek: ESPIPE)
+	case f.kind != fileRegular || f.node == nil:
+		return sysErr(eNODEV) // an anonymous inode: signalfd, epoll, eventfd
+	case off > math.MaxInt64-n:
+		return sysErr(eFBIG)
+	case mode&^(fallocKeepSize|fallocPunchHole|fallocZeroRange) != 0:
+		return sysErr(eOPNOTSUPP)
+	}
+	nd, end := f.node, off+n
+	size := nd.data.Len()
+	if mode&(fallocPunchHole|fallocZeroRange) != 0 && off < size {
+		zero := min(end, size) - off
+		if _, e := p.fillNode(nd, uint64(zero), off, func(piece []byte, _ uint64) bool {
+			clear(piece)
+			return true
+		}); e != 0 {
+			return sysErr(e)
+		}
+	}
+	if mode&fallocKeepSize == 0 && end > size {
+		if e := p.resize(nd, end); e != 0 {
+			return sysErr(e)
+		}
+	}
+	return 0
 }

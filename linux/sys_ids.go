@@ -2,7 +2,10 @@
 
 package linux
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // Ids, children, priorities and scheduling, as Linux answers them for
 // the guest: a process of an unprivileged user (uid and gid 1000, no
@@ -338,4 +341,131 @@ func (p *Process) sysMlockall(a *[6]uint64) uint64 {
 		return sysErr(eNOMEM)
 	}
 	return 0
+}
+
+// sysMlock2 is mlock with flags: MLOCK_ONFAULT, or none.
+func (p *Process) sysMlock2(a *[6]uint64) uint64 {
+	const mlockOnfault = 1
+	if a[2]&^mlockOnfault != 0 {
+		return sysErr(eINVAL)
+	}
+	return p.sysMlock(a)
+}
+
+// Capability sets (include/uapi/linux/capability.h): the guest's user has
+// none, in any set.
+const (
+	capVersion1 = 0x19980330 // one 32-bit set of each kind
+	capVersion2 = 0x20071026 // two, as version 3 (deprecated)
+	capVersion3 = 0x20080522
+)
+
+// capHeader checks a cap_user_header_t {version, pid} at hdr as Linux
+// does: an unknown version is replaced with the one it prefers
+// (EINVAL); it returns how many 12-byte cap_user_data_t the version has
+// and the pid.
+func (p *Process) capHeader(hdr uint64) (words int, pid int32, errno int) {
+	b, ok := p.readGuest(hdr, 8)
+	if !ok {
+		return 0, 0, eFAULT
+	}
+	switch binary.LittleEndian.Uint32(b) {
+	case capVersion1:
+		words = 1
+	case capVersion2, capVersion3:
+		words = 2
+	default:
+		var v [4]byte
+		binary.LittleEndian.PutUint32(v[:], capVersion3)
+		if !p.writeGuest(hdr, v[:]) {
+			return 0, 0, eFAULT
+		}
+		return 0, 0, eINVAL
+	}
+	return words, int32(binary.LittleEndian.Uint32(b[4:])), 0
+}
+
+// sysCapget reports the capabilities of the process or one of its
+// threads: none. With no data pointer it only checks the header (a
+// program asks so which version the kernel prefers).
+func (p *Process) sysCapget(a *[6]uint64) uint64 {
+	words, pid, e := p.capHeader(a[0])
+	switch {
+	case a[1] == 0 && (e == 0 || e == eINVAL):
+		return 0
+	case e != 0:
+		return sysErr(e)
+	case pid < 0:
+		return sysErr(eINVAL)
+	case p.threadsOf(uint64(pid)) == nil:
+		return sysErr(eSRCH)
+	case !p.writeGuest(a[1], make([]byte, 12*words)):
+		return sysErr(eFAULT)
+	}
+	return 0
+}
+
+// sysCapset sets the calling thread's capabilities: only to none, what
+// it has (a process without CAP_SETPCAP cannot add to any set).
+func (p *Process) sysCapset(a *[6]uint64) uint64 {
+	words, pid, e := p.capHeader(a[0])
+	if e != 0 {
+		return sysErr(e)
+	}
+	if pid != 0 && int(pid) != p.thr.cur.tid {
+		return sysErr(ePERM) // another task's: not since Linux 2.6.24
+	}
+	b, ok := p.readGuest(a[1], uint64(12*words))
+	if !ok {
+		return sysErr(eFAULT)
+	}
+	for _, c := range b {
+		if c != 0 {
+			return sysErr(ePERM)
+		}
+	}
+	return 0
+}
+
+// Personalities (include/uapi/linux/personality.h). personalityInert are
+// the flags Linux applies only when it executes a program (the memory
+// layout) or never reads: here, where nothing is executed, they change
+// nothing.
+const (
+	personalityQuery = 0xffffffff
+	perLinux32       = 0x0008
+	perMask          = 0x00ff
+	uname26          = 0x0020000
+	readImpliesExec  = 0x0400000
+	stickyTimeouts   = 0x4000000
+	personalityInert = 0x0040000 | // ADDR_NO_RANDOMIZE: the layout is fixed anyway
+		0x0080000 | // FDPIC_FUNCPTRS
+		0x0100000 | // MMAP_PAGE_ZERO
+		0x0200000 | // ADDR_COMPAT_LAYOUT
+		0x0800000 | // ADDR_LIMIT_32BIT
+		0x1000000 | // SHORT_INODE
+		0x2000000 | // WHOLE_SECONDS
+		0x8000000 // ADDR_LIMIT_3GB
+)
+
+// sysPersonality sets the calling thread's personality and returns the
+// one it had (0xffffffff only asks). What changes the behaviour of the
+// running program is emulated: UNAME26 and, on x86-64, PER_LINUX32 in
+// uname. READ_IMPLIES_EXEC and STICKY_TIMEOUTS are not: the run stops
+// there rather than going on unlike Linux.
+func (p *Process) sysPersonality(a *[6]uint64) uint64 {
+	t := p.thr.cur
+	old, v := t.persona, uint32(a[0])
+	if v == personalityQuery {
+		return uint64(old)
+	}
+	if v&perMask == perLinux32 && p.abi.machine == "aarch64" {
+		return sysErr(eINVAL) // a CPU without AArch32 at EL0, as arm64's own check
+	}
+	if bad := v &^ (perMask | uname26 | personalityInert); bad != 0 {
+		p.sysStop(StopUnsupported, 0, fmt.Sprintf("unsupported system call personality(%#x): the flags %#x (READ_IMPLIES_EXEC %#x, STICKY_TIMEOUTS %#x) are not emulated", v, bad, readImpliesExec, stickyTimeouts))
+		return sysErr(eINVAL)
+	}
+	t.persona = v
+	return uint64(old)
 }

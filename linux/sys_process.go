@@ -22,6 +22,26 @@ func (p *Process) sysSetRobustList(a *[6]uint64) uint64 {
 	if a[1] != 24 {
 		return sysErr(eINVAL)
 	}
+	p.thr.cur.robust = a[0]
+	return 0
+}
+
+// sysGetRobustList reports the robust-futex list head a thread of the
+// process registered (0: none) and the size of a head.
+func (p *Process) sysGetRobustList(a *[6]uint64) uint64 {
+	ts := p.threadsOf(uint64(uint32(a[0])))
+	if int32(a[0]) < 0 || ts == nil {
+		return sysErr(eSRCH)
+	}
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], ts[0].robust)
+	if !p.writeGuest(a[1], b[:]) {
+		return sysErr(eFAULT)
+	}
+	binary.LittleEndian.PutUint64(b[:], 24)
+	if !p.writeGuest(a[2], b[:]) {
+		return sysErr(eFAULT)
+	}
 	return 0
 }
 
@@ -101,9 +121,23 @@ func (p *Process) sysGetgroups(a *[6]uint64) uint64 {
 	return 0
 }
 
+// The kernel release uname reports, and the one a thread of personality
+// UNAME26 sees (Linux's override_release: 2.6.(60 + minor)).
+const (
+	kernelRelease   = "6.1.0-sframesim"
+	kernelRelease26 = "2.6.61-sframesim"
+)
+
 func (p *Process) sysUname(a *[6]uint64) uint64 {
 	var b [6 * 65]byte
-	for i, s := range []string{"Linux", "sframesim", "6.1.0-sframesim", "#1 SMP PREEMPT_DYNAMIC", p.abi.machine, "(none)"} {
+	release, machine := kernelRelease, p.abi.machine
+	if p.thr.cur.persona&uname26 != 0 {
+		release = kernelRelease26
+	}
+	if p.thr.cur.persona&perMask == perLinux32 && machine == "x86_64" {
+		machine = "i686" // override_architecture
+	}
+	for i, s := range []string{"Linux", "sframesim", release, "#1 SMP PREEMPT_DYNAMIC", machine, "(none)"} {
 		copy(b[65*i:65*i+64], s)
 	}
 	if !p.writeGuest(a[0], b[:]) {

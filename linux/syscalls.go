@@ -91,6 +91,10 @@ import (
 //	                         overlay's files (the others' stay the fake
 //	                         clock's start, as every ctime); now is the fake
 //	                         clock's; the view's files are read-only (EROFS)
+//	utime utimes futimesat   the same, in seconds and microseconds (x86-64)
+//	fallocate                files of the overlay: grows them with zeros
+//	                         (the memory cap: ENOSPC), KEEP_SIZE, ZERO_RANGE,
+//	                         PUNCH_HOLE; other modes EOPNOTSUPP
 //	chown lchown fchown fchownat  to the guest's own ids only (EPERM
 //	                         otherwise), which they have already
 //	fadvise64                accepted (ESPIPE on pipes), nothing to do
@@ -139,8 +143,9 @@ import (
 //	                         other flags (fork, vfork, new namespaces) stop the
 //	                         run; threads share one emulated CPU (sched.go)
 //	arch_prctl               x86-64 ARCH_SET_FS/GET_FS/SET_GS/GET_GS; others EINVAL
-//	set_tid_address set_robust_list  recorded (the clear-tid word is zeroed and
-//	                         woken at the thread's exit; robust lists unused)
+//	set_tid_address set_robust_list get_robust_list  recorded (the clear-tid
+//	                         word is zeroed and woken at the thread's exit;
+//	                         robust lists reported back, not walked)
 //	gettid                   the thread's id: 4242 for the main thread, then
 //	                         4243, ... in the order of creation
 //	getpid getppid getpgid getpgrp getsid getuid geteuid getgid getegid
@@ -149,7 +154,14 @@ import (
 //	                         (4 GiB without one), what is not mapped as free
 //	prlimit64 getrlimit setrlimit  RLIMIT_STACK 8 MiB, NOFILE 1024 (soft and hard), others unlimited; new limits ignored
 //	getrandom                fixed-seed ChaCha8 bytes (reproducible)
-//	uname                    Linux 6.1.0, node "sframesim"
+//	uname                    Linux 6.1.0, node "sframesim" (personality
+//	                         UNAME26: 2.6.61; PER_LINUX32 on x86-64: i686)
+//	personality              per thread; the flags that act only when a
+//	                         program is executed are kept; UNAME26 and
+//	                         PER_LINUX32 as in uname (AArch64: EINVAL, no
+//	                         AArch32); READ_IMPLIES_EXEC and STICKY_TIMEOUTS
+//	                         stop the run
+//	capget capset            no capabilities in any set; capset only to none
 //	times getrusage          CPU time from the instruction count (all user
 //	                         time), no children; getrusage's ru_maxrss the
 //	                         memory held now; other counters 0
@@ -204,7 +216,7 @@ import (
 //	sched_get_priority_max sched_get_priority_min sched_setaffinity
 //	                         SCHED_OTHER, BATCH and IDLE; real-time policies EPERM
 //	                         (RLIMIT_RTPRIO 0); a mask must hold CPU 0
-//	mlock munlock mlockall munlockall  mapped ranges within RLIMIT_MEMLOCK (8 MiB)
+//	mlock mlock2 munlock mlockall munlockall  mapped ranges within RLIMIT_MEMLOCK (8 MiB)
 //	                         succeed (nothing is ever swapped out)
 //	close_range flock preadv preadv2 pwritev2 readahead sync_file_range
 //	                         closing ranges, locks granted at once, positional
@@ -307,7 +319,9 @@ func init() {
 		"sched_getparam": (*Process).sysSchedGetparam, "sched_setparam": (*Process).sysSchedSetparam,
 		"sched_get_priority_max": (*Process).sysSchedGetPriorityMax, "sched_get_priority_min": (*Process).sysSchedGetPriorityMin,
 		"sched_setaffinity": (*Process).sysSchedSetaffinity,
-		"mlock":             (*Process).sysMlock, "munlock": (*Process).sysMunlock, "mlockall": (*Process).sysMlockall, "munlockall": constResult(0),
+		"mlock2":            (*Process).sysMlock2, "get_robust_list": (*Process).sysGetRobustList,
+		"capget": (*Process).sysCapget, "capset": (*Process).sysCapset, "personality": (*Process).sysPersonality,
+		"mlock": (*Process).sysMlock, "munlock": (*Process).sysMunlock, "mlockall": (*Process).sysMlockall, "munlockall": constResult(0),
 		// Descriptor operations (sys_fdops.go).
 		"close_range": (*Process).sysCloseRange, "flock": (*Process).sysFlock,
 		"preadv": (*Process).sysPreadv, "preadv2": (*Process).sysPreadv2, "pwritev2": (*Process).sysPwritev2,
@@ -331,7 +345,8 @@ func init() {
 		"rename": (*Process).sysRename, "renameat": (*Process).sysRenameat, "renameat2": (*Process).sysRenameat2,
 		"chmod": (*Process).sysChmod, "fchmod": (*Process).sysFchmod, "fchmodat": (*Process).sysFchmodat, "fchmodat2": (*Process).sysFchmodat2,
 		"umask":     (*Process).sysUmask,
-		"utimensat": (*Process).sysUtimensat,
+		"utimensat": (*Process).sysUtimensat, "utime": (*Process).sysUtime, "utimes": (*Process).sysUtimes, "futimesat": (*Process).sysFutimesat,
+		"fallocate": (*Process).sysFallocate,
 		"chown":     (*Process).sysChown, "lchown": (*Process).sysLchown, "fchown": (*Process).sysFchown, "fchownat": (*Process).sysFchownat,
 		"fadvise64":       (*Process).sysFadvise64,
 		"copy_file_range": (*Process).sysCopyFileRange, "sendfile": (*Process).sysSendfile,

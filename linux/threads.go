@@ -44,6 +44,8 @@ type thread struct {
 	prctl    prctlState      // its names and flags (sys_prctl.go)
 	nice     int             // setpriority (sys_ids.go)
 	policy   int             // sched_setscheduler: SCHED_OTHER, BATCH or IDLE
+	persona  uint32          // personality (sys_ids.go)
+	robust   uint64          // set_robust_list's head (not inherited)
 	ran      uint64          // instructions since it was scheduled in
 
 	// While blocked: the futex word waited on (0: a sleep), the bitset,
@@ -263,7 +265,7 @@ func (p *Process) clone(name string, flags, sp, ptid, ctid, tls, exitSig uint64)
 	// CLONE_VM without CLONE_VFORK clears it).
 	t := &thread{tid: p.thr.nextTID, deadline: -1, newSP: sp, fresh: true}
 	t.sig.mask = p.thr.cur.sig.mask
-	t.prctl, t.nice, t.policy = p.thr.cur.prctl, p.thr.cur.nice, p.thr.cur.policy
+	t.prctl, t.nice, t.policy, t.persona = p.thr.cur.prctl, p.thr.cur.nice, p.thr.cur.policy, p.thr.cur.persona
 	t.prctl.pdeathsig = 0 // as copy_process clears it
 	if flags&cloneSettls != 0 {
 		t.newTLS, t.setTLS = tls, true
