@@ -42,6 +42,7 @@ static void flush(sfs_state *st, int live) {
 	st->npcs = 0;
 	st->next = 0;
 	st->run_lo = st->run_hi = 0;
+	st->run_idx = -1;
 }
 
 // find_region is below.
@@ -50,13 +51,19 @@ static sfs_region *find_region(sfs_state *st, uint64_t addr);
 // merge_interval sets run_lo/run_hi and run_cls to the merge interval
 // holding pc and its class, or to an empty one of class 0.
 static void merge_interval(sfs_state *st, uint64_t pc) {
+	// Falling through from the last interval into the next (pc starts
+	// it) is most changes of interval in an interpreter's big functions,
+	// whose FRE rows change every few instructions: no lookup.
+	int i = st->run_idx + 1;
+	int next = pc == st->run_hi && i > 0 && i < st->nbounds && st->bounds[i] == pc;
 	st->run_lo = st->run_hi = 0;
 	st->run_cls = 0;
 	st->run_idx = -1;
+	if (next)
+		goto found;
 	struct sfs_icache *c = NULL;
-	int i;
 	if (st->icache) {
-		c = &st->icache[(uint32_t)((pc * 0x9e3779b97f4a7c15ull) >> 52) & (SFS_ICACHE - 1)];
+		c = &st->icache[(uint32_t)((pc * 0x9e3779b97f4a7c15ull) >> (64 - SFS_ICACHE_BITS)) & (SFS_ICACHE - 1)];
 		if (c->addr == pc && c->i >= 0) {
 			i = c->i;
 			goto found;
@@ -112,11 +119,31 @@ static int read_word(sfs_state *st, uint64_t addr, uint64_t *v) {
 	return 1;
 }
 
+// key_word reads the word at addr for frame_key into *v: the value the
+// run's key was computed from when addr is one of the words it read
+// (st->kw, st->kwv) and no store hit them since (kdirty), instead of
+// looking for the memory (a push or pop in a prologue or epilogue moves SP
+// and the CFA rule, but most often leaves the words the key reads).
+static inline int key_word(sfs_state *st, uint64_t addr, uint64_t *v) {
+	if (!st->kdirty && addr != 0) {
+		if (addr == st->kw[0]) {
+			*v = st->kwv[0];
+			return 1;
+		}
+		if (addr == st->kw[1]) {
+			*v = st->kwv[1];
+			return 1;
+		}
+	}
+	return read_word(st, addr, v);
+}
+
 // frame_key computes frame 0's return address, CFA and caller FP (key)
 // with interval i's recipe from the registers v (sp, fp, ra) and memory,
-// and the words it read (kw, 0: none); 0 where the recipe gives no frame
-// (none, the CFA below SP or at it when strict, a word unreadable).
-static int frame_key(sfs_state *st, int32_t i, const uint64_t *v, uint64_t *key, uint64_t *kw) {
+// and the words it read (kw, 0: none) and their values (kwv); 0 where the
+// recipe gives no frame (none, the CFA below SP or at it when strict, a
+// word unreadable).
+static int frame_key(sfs_state *st, int32_t i, const uint64_t *v, uint64_t *key, uint64_t *kw, uint64_t *kwv) {
 	if (i < 0 || !st->recipes)
 		return 0;
 	const sfs_recipe *rc = &st->recipes[i];
@@ -125,18 +152,21 @@ static int frame_key(sfs_state *st, int32_t i, const uint64_t *v, uint64_t *key,
 	uint64_t cfa = (rc->cfa_fp ? v[1] : v[0]) + (uint64_t)(int64_t)rc->cfa_off;
 	if (cfa < v[0] || (st->strict && cfa == v[0]))
 		return 0;
-	uint64_t ra = v[2], fp = v[1];
-	kw[0] = kw[1] = 0;
+	uint64_t ra = v[2], fp = v[1], w[2] = {0, 0};
 	if (!rc->ra_lr) {
-		kw[0] = cfa + (uint64_t)(int64_t)rc->ra_off;
-		if (!read_word(st, kw[0], &ra))
+		w[0] = cfa + (uint64_t)(int64_t)rc->ra_off;
+		if (!key_word(st, w[0], &ra))
 			return 0;
 	}
 	if (!rc->fp_same) {
-		kw[1] = cfa + (uint64_t)(int64_t)rc->fp_off;
-		if (!read_word(st, kw[1], &fp))
+		w[1] = cfa + (uint64_t)(int64_t)rc->fp_off;
+		if (!key_word(st, w[1], &fp))
 			return 0;
 	}
+	kw[0] = w[0];
+	kw[1] = w[1];
+	kwv[0] = ra;
+	kwv[1] = fp;
 	key[0] = ra & rc->ra_mask;
 	key[1] = cfa;
 	key[2] = fp;
@@ -192,8 +222,8 @@ static int try_extend(sfs_state *st, sfs_rec *p, uint64_t addr, uint32_t size, c
 		merge_interval(st, addr);
 	if (st->run_idx < 0 || st->fcls[st->run_idx] != st->rec_fcls)
 		return 0;
-	uint64_t key[3], kw[2], w[3] = {v[0], v[1], st->nregs > 3 ? v[2] : 0};
-	if (!frame_key(st, st->run_idx, w, key, kw) || key[0] != p->key[0] || key[1] != p->key[1] || key[2] != p->key[2])
+	uint64_t key[3], kw[2], kwv[2], w[3] = {v[0], v[1], st->nregs > 3 ? v[2] : 0};
+	if (!frame_key(st, st->run_idx, w, key, kw, kwv) || key[0] != p->key[0] || key[1] != p->key[1] || key[2] != p->key[2])
 		return 0;
 	st->msp = w[0];
 	st->mfp = w[1];
@@ -203,6 +233,8 @@ static int try_extend(sfs_state *st, sfs_rec *p, uint64_t addr, uint32_t size, c
 	st->rec_cls = st->run_cls;
 	st->kw[0] = kw[0];
 	st->kw[1] = kw[1];
+	st->kwv[0] = kwv[0];
+	st->kwv[1] = kwv[1];
 	st->kdirty = 0;
 	add_member(st, p, addr, size, 1);
 	return 1;
@@ -478,7 +510,7 @@ static __attribute__((noinline)) void hook_code_slow(uc_engine *uc, uint64_t add
 			st->kw[0] = st->kw[1] = 0;
 			if (st->extend && st->run_idx >= 0 && (st->rec_fcls = st->fcls[st->run_idx]) != 0) {
 				uint64_t w[3] = {r->sp, r->fp, r->ra};
-				r->keyed = frame_key(st, st->run_idx, w, r->key, st->kw);
+				r->keyed = frame_key(st, st->run_idx, w, r->key, st->kw, st->kwv);
 			}
 		}
 		if (++st->nbuf == st->cap || (st->nlive > 0 && in_live(st, addr)))

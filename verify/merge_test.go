@@ -159,6 +159,39 @@ func TestStoresUnderTheUnwind(t *testing.T) {
 	}
 }
 
+// TestStoreThenMove: a store into frame 0's return-address slot, then SP
+// moved into other SFrame rows (a push, a sub) before the slot is put
+// back (testdata/src/keystore.S): the runs the engine extends across the
+// moves read the slot again (emu's frame key reuses a word it read only
+// while no store hit it), and the RA is wrong at exactly the 4
+// instructions of each of the 3 calls, batched as instruction by
+// instruction.
+func TestStoreThenMove(t *testing.T) {
+	for _, a := range []string{"x86_64", "aarch64"} {
+		t.Run(a, func(t *testing.T) {
+			path := filepath.Join("testdata", "keystore-"+a)
+			run := func(batch int) *Report {
+				rep, err := Run(path, Options{Batch: batch, Config: linux.Config{Stdout: io.Discard, Stderr: io.Discard}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !rep.Exited {
+					t.Fatalf("stopped: %s", rep.Stop)
+				}
+				return rep
+			}
+			exact, batched := run(1), run(0)
+			if exact.Counts["ra"] != 12 || len(exact.Counts) != 3 {
+				t.Errorf("exact: %v, want ra 12 besides ok and no-fde", exact.Counts)
+			}
+			exact.Seconds, batched.Seconds = 0, 0
+			if !reflect.DeepEqual(exact, batched) {
+				t.Errorf("reports differ:\nexact   %v\nbatched %v", exact.Counts, batched.Counts)
+			}
+		})
+	}
+}
+
 // TestTimeoutClock: with a timeout, the run looks at the clock at least
 // every timeCheckInsns instructions, also when the instructions arrive
 // in long merged records (testdata/src/storeloop.S: a loop storing to the
