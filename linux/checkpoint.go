@@ -44,12 +44,16 @@ type Checkpoint struct {
 	cur    shadow.Record
 	// The threads (the running one's registers are in engine), the
 	// scheduler's state and every thread's shadow stack.
-	threads  []thread
-	running  int // index in threads
-	thrNext  int
-	thrSeq   uint64
-	switches uint64
-	shadows  map[int]shadow.State
+	threads     []thread
+	running     int // index in threads
+	exited      []ExitedThread
+	exitedMore  int
+	exitedInsns uint64
+	thrNext     int
+	thrSeq      uint64
+	switches    uint64
+	shadows     map[int]shadow.State
+	retired     map[string]retiredKind // Session.retired
 }
 
 // Insns returns the instruction count the checkpoint was taken at.
@@ -79,6 +83,8 @@ func (s *Session) Checkpoint(prev *Checkpoint) (*Checkpoint, error) {
 	c.ov, c.fds, c.vmas = p.ov.clone(p.fds, p.vm.vmas)
 	c.cwd = p.cwd
 	c.thrNext, c.thrSeq, c.switches = p.thr.nextTID, p.thr.seq, p.thr.switches
+	// Exited threads are only ever appended: the checkpoint shares them.
+	c.exited, c.exitedMore, c.exitedInsns = p.thr.exited[:len(p.thr.exited):len(p.thr.exited)], p.thr.exitedMore, p.thr.exitedInsns
 	for i, t := range p.thr.list {
 		c.threads = append(c.threads, *t)
 		c.threads[i].sig.pending = t.sig.pending.clone()
@@ -86,6 +92,7 @@ func (s *Session) Checkpoint(prev *Checkpoint) (*Checkpoint, error) {
 			c.running = i
 		}
 	}
+	c.retired = maps.Clone(s.retired)
 	c.shadows = make(map[int]shadow.State, len(s.stacks))
 	for tid, st := range s.stacks {
 		c.shadows[tid] = st.Save()
@@ -142,7 +149,8 @@ func (s *Session) Restore(c *Checkpoint) error {
 		p.exit = &x
 	}
 	p.lastErr = nil
-	p.thr = threadTable{nextTID: c.thrNext, seq: c.thrSeq, switches: c.switches}
+	p.thr = threadTable{nextTID: c.thrNext, seq: c.thrSeq, switches: c.switches,
+		exited: c.exited, exitedMore: c.exitedMore, exitedInsns: c.exitedInsns}
 	for i := range c.threads {
 		t := c.threads[i]
 		t.sig.pending = t.sig.pending.clone()
@@ -157,6 +165,7 @@ func (s *Session) Restore(c *Checkpoint) error {
 	for tid, st := range c.shadows {
 		s.stack(tid).Restore(st)
 	}
+	s.retired = maps.Clone(c.retired)
 	s.tid = p.thr.cur.tid
 	s.Shadow = s.stack(s.tid)
 	s.cur, s.stopped = c.cur, false

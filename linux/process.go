@@ -204,8 +204,8 @@ type Process struct {
 	stalls      int   // chunks in a row that ran no instruction
 	syms        *symbols.Table
 	symsOnce    sync.Once
-	thr         threadTable        // the threads and the scheduler's state (threads.go)
-	onSwitch    func(from, to int) // OnSwitch
+	thr         threadTable                     // the threads and the scheduler's state (threads.go)
+	onSwitch    func(from, to int, exited bool) // OnSwitch
 
 	// The limits a wait for the host keeps to (hostwait.go).
 	deadline      time.Time    // when the wait ends the run; zero: never

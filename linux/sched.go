@@ -138,9 +138,11 @@ func (p *Process) switchTo(t *thread) error {
 	cur := p.thr.cur
 	if t != cur {
 		if p.onSwitch != nil {
-			p.onSwitch(cur.tid, t.tid)
+			p.onSwitch(cur.tid, t.tid, cur.state == finished)
 		}
-		if cur.state != finished {
+		if cur.state == finished {
+			p.retire(cur)
+		} else {
 			c, err := p.Engine.SaveCPU()
 			if err != nil {
 				return fmt.Errorf("switching threads: %w", err)

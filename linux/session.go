@@ -3,7 +3,9 @@
 package linux
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/sframesim/sframesim/emu"
@@ -26,7 +28,10 @@ type Session struct {
 	P      *Process
 	Shadow *shadow.Stack // the running thread's
 	Syms   *symbols.Table
-	stacks map[int]*shadow.Stack // by tid
+	stacks map[int]*shadow.Stack // by tid, of the threads that have not exited
+	// retired: what the shadow stacks of exited threads saw, by kind of
+	// anomaly (retire).
+	retired map[string]retiredKind
 	// sameFunction: the shadow stacks' SameFunction (nil: the symbols').
 	sameFunction func(a, b uint64) bool
 	tid          int // the thread Shadow belongs to
@@ -114,9 +119,41 @@ func (s *Session) stack(tid int) *shadow.Stack {
 
 // switchThread settles the outgoing thread's shadow stack with its
 // registers (still the engine's) and makes the incoming thread's current.
-func (s *Session) switchThread(from, to int) {
+func (s *Session) switchThread(from, to int, exited bool) {
 	s.sync()
+	if exited {
+		s.retire(from)
+	}
 	s.tid, s.Shadow = to, s.stack(to)
+}
+
+// retiredKind is one kind of anomaly the shadow stacks of exited threads
+// saw: how often, and its first in the thread of the lowest tid.
+type retiredKind struct {
+	tid  int
+	kind shadow.AnomalyKind
+}
+
+// retire drops the shadow stack of thread tid, which exited, keeping the
+// anomalies it saw: a program that creates threads without end costs no
+// memory per past thread.
+func (s *Session) retire(tid int) {
+	st := s.stacks[tid]
+	if st == nil {
+		return
+	}
+	for _, k := range st.AnomalyKinds() {
+		if s.retired == nil {
+			s.retired = map[string]retiredKind{}
+		}
+		r, ok := s.retired[k.First.Kind]
+		if !ok || tid < r.tid {
+			r.tid, r.kind.First = tid, k.First
+		}
+		r.kind.Count += k.Count
+		s.retired[k.First.Kind] = r
+	}
+	delete(s.stacks, tid)
 }
 
 // signal keeps the running thread's shadow stack exact across a signal
@@ -149,6 +186,33 @@ func (s *Session) SetSameFunction(fn func(a, b uint64) bool) {
 	s.sameFunction = fn
 	for _, st := range s.stacks {
 		st.SetSameFunction(fn)
+	}
+}
+
+// EachAnomalyKind calls fn with each kind of anomaly the shadow stacks
+// saw (shadow.Stack.AnomalyKinds), thread by thread in tid order; the
+// threads that exited are summed up per kind, with the first of the
+// lowest tid, which comes in that tid's place.
+func (s *Session) EachAnomalyKind(fn func(tid int, k shadow.AnomalyKind)) {
+	type entry struct {
+		tid int
+		k   shadow.AnomalyKind
+	}
+	var all []entry
+	for tid, st := range s.stacks {
+		for _, k := range st.AnomalyKinds() {
+			all = append(all, entry{tid, k})
+		}
+	}
+	for _, r := range s.retired {
+		all = append(all, entry{r.tid, r.kind})
+	}
+	// In tid order; within a thread, in the order the stack saw them;
+	// a retired kind after a live stack's of the same tid (a tid is
+	// never both).
+	slices.SortStableFunc(all, func(a, b entry) int { return cmp.Compare(a.tid, b.tid) })
+	for _, e := range all {
+		fn(e.tid, e.k)
 	}
 }
 

@@ -57,7 +57,7 @@ func TestShadowStackAtExit(t *testing.T) {
 				return stacks[tid]
 			}
 			sh := stackOf(p.CurrentThread())
-			p.OnSwitch(func(from, to int) {
+			p.OnSwitch(func(from, to int, _ bool) {
 				p.Engine.FlushRecords()
 				if r, err := p.Engine.FrameState(); err == nil {
 					sh.Sync(shadowRecord(r))

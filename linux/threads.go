@@ -3,8 +3,10 @@
 package linux
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sframesim/sframesim/arch"
@@ -83,19 +85,64 @@ type thread struct {
 
 // threadTable is a process's threads, in tid order (creation order).
 type threadTable struct {
-	list     []*thread
-	cur      *thread
-	nextTID  int
-	seq      uint64
-	resched  bool // switch threads once the engine has stopped
-	yield    bool // the running thread gave up the CPU (sched_yield, blocking)
-	switches uint64
+	// list: the threads that have not exited, in tid order, and the
+	// running one until the scheduler switches away from it after it
+	// exited (retire). Exited threads leave only a few words each
+	// (exited), and past keptExited only their count and instructions
+	// (exitedMore, exitedInsns): a program that creates and joins
+	// threads without end costs neither memory nor time per past thread.
+	list        []*thread
+	exited      []ExitedThread
+	exitedMore  int
+	exitedInsns uint64
+	cur         *thread
+	nextTID     int
+	seq         uint64
+	resched     bool // switch threads once the engine has stopped
+	yield       bool // the running thread gave up the CPU (sched_yield, blocking)
+	switches    uint64
 }
 
 // initThreads makes the main thread, tid guestPID.
 func (p *Process) initThreads() {
 	t := &thread{tid: guestPID, deadline: -1}
 	p.thr = threadTable{list: []*thread{t}, cur: t, nextTID: guestPID + 1}
+}
+
+// keptExited is how many exited threads Threads lists by tid.
+const keptExited = 1024
+
+// ExitedThread is a thread that exited: its tid and the instructions it
+// executed.
+type ExitedThread struct {
+	TID   int
+	Insns uint64
+}
+
+// retire moves t, which exited and no longer runs, out of the list of
+// threads.
+func (p *Process) retire(t *thread) {
+	for i, x := range p.thr.list {
+		if x == t {
+			p.thr.list = append(p.thr.list[:i], p.thr.list[i+1:]...)
+			break
+		}
+	}
+	if len(p.thr.exited) < keptExited {
+		p.thr.exited = append(p.thr.exited, ExitedThread{TID: t.tid, Insns: t.insns})
+		return
+	}
+	p.thr.exitedMore++
+	p.thr.exitedInsns += t.insns
+}
+
+// ThreadCount returns how many threads the process has had, the main
+// thread included, and of those Threads does not list (beyond the first
+// keptExited that exited) how many there were and the instructions they
+// executed.
+func (p *Process) ThreadCount() (total, unlisted int, unlistedInsns uint64) {
+	n := len(p.thr.list) + len(p.thr.exited) + p.thr.exitedMore
+	return n, p.thr.exitedMore, p.thr.exitedInsns
 }
 
 // Thread describes one guest thread, for reports.
@@ -106,9 +153,13 @@ type Thread struct {
 	PC    uint64 // where it runs or will go on (0 once exited)
 }
 
-// Threads returns the process's threads so far, in tid order.
+// Threads returns the process's threads so far, in tid order: those that
+// have not exited, and the first keptExited that did (ThreadCount).
 func (p *Process) Threads() []Thread {
-	out := make([]Thread, 0, len(p.thr.list))
+	out := make([]Thread, 0, len(p.thr.list)+len(p.thr.exited))
+	for _, x := range p.thr.exited {
+		out = append(out, Thread{TID: x.TID, Insns: x.Insns, State: "exited"})
+	}
 	for _, t := range p.thr.list {
 		th := Thread{TID: t.tid, Insns: t.insns, State: t.describe(t == p.thr.cur)}
 		switch {
@@ -120,6 +171,7 @@ func (p *Process) Threads() []Thread {
 		}
 		out = append(out, th)
 	}
+	slices.SortFunc(out, func(a, b Thread) int { return cmp.Compare(a.TID, b.TID) })
 	return out
 }
 
@@ -156,6 +208,8 @@ func (p *Process) ThreadRegs(tid int) (*ThreadRegs, error) {
 		}
 	}
 	switch {
+	case t == nil && tid >= guestPID && tid < p.thr.nextTID:
+		return nil, fmt.Errorf("thread %d has exited", tid) // tids are given in order, never again
 	case t == nil:
 		return nil, fmt.Errorf("no thread %d", tid)
 	case t.state == finished:
@@ -199,8 +253,9 @@ func (p *Process) live() int {
 
 // OnSwitch sets a function called when the engine is about to switch from
 // thread from to thread to, while it still holds from's registers (the
-// Session moves to the new thread's shadow stack).
-func (p *Process) OnSwitch(fn func(from, to int)) { p.onSwitch = fn }
+// Session moves to the new thread's shadow stack); exited says from has
+// exited and will never run again.
+func (p *Process) OnSwitch(fn func(from, to int, exited bool)) { p.onSwitch = fn }
 
 // Clone flags.
 const (

@@ -124,9 +124,71 @@ func TestThreadsSession(t *testing.T) {
 				if seen[th.TID] != th.Insns {
 					t.Errorf("thread %d: observed %d instructions, ran %d", th.TID, seen[th.TID], th.Insns)
 				}
-				if s.ShadowOf(th.TID) == nil {
-					t.Errorf("thread %d has no shadow stack", th.TID)
+				// An exited thread's shadow stack is dropped
+				// (Session.retire).
+				if has := s.ShadowOf(th.TID) != nil; has != (th.State != "exited") {
+					t.Errorf("thread %d (%s): has a shadow stack %v", th.TID, th.State, has)
 				}
+			}
+		})
+	}
+}
+
+// TestThreadChurn: a program creating and joining 3000 threads one after
+// another (testdata/src/churn.c, freestanding, built with the host's gcc
+// 12 and binutils 2.40:
+//
+//	$ARCH-linux-gnu-gcc -O2 -static -nostdlib -ffreestanding -fno-stack-protector -fno-pie -no-pie -Wa,--gsframe -o churn-$ARCH src/churn.c
+//
+// ) keeps no thread nor shadow stack per past thread: Threads lists those
+// alive and the first 1024 that exited, ThreadCount counts the rest, and
+// the anomaly each thread's shadow stack saw (an unexpected return) is
+// still counted 3000 times, first in the first thread.
+func TestThreadChurn(t *testing.T) {
+	for _, a := range threadArches {
+		t.Run(a, func(t *testing.T) {
+			var out bytes.Buffer
+			p, err := Load(filepath.Join("testdata", "churn-"+a), Config{Stdout: &out})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			s := NewSession(p)
+			if err := s.Batch(512); err != nil {
+				t.Fatal(err)
+			}
+			x, _, err := s.RunUntil(nil, 0)
+			if err != nil || x == nil || x.Reason != StopExited || x.Status != 0 || out.String() != "churn 3000\n" {
+				t.Fatalf("exit %+v %v, output %q", x, err, out.String())
+			}
+			total, unlisted, insns := p.ThreadCount()
+			threads := p.Threads()
+			if total != 3001 || unlisted != 3000-keptExited || len(threads) != 1+keptExited || insns == 0 {
+				t.Errorf("ThreadCount %d, %d unlisted (%d instructions); Threads lists %d", total, unlisted, insns, len(threads))
+			}
+			for i, th := range threads {
+				if th.TID != guestPID+i || (i > 0) != (th.State == "exited") {
+					t.Errorf("Threads()[%d] = %+v", i, th)
+					break
+				}
+			}
+			if _, err := p.ThreadRegs(guestPID + 2000); err == nil || !strings.Contains(err.Error(), "has exited") {
+				t.Errorf("ThreadRegs of an unlisted exited thread: %v", err)
+			}
+			if len(p.thr.list) != 1 {
+				t.Errorf("%d threads kept in the list, want the main thread alone", len(p.thr.list))
+			}
+			n := 0
+			s.EachShadow(func(int, *shadow.Stack) { n++ })
+			if n != 1 {
+				t.Errorf("%d shadow stacks kept, want 1", n)
+			}
+			var kinds []string
+			s.EachAnomalyKind(func(tid int, k shadow.AnomalyKind) {
+				kinds = append(kinds, fmt.Sprintf("%s %d tid %d", k.First.Kind, k.Count, tid))
+			})
+			if want := []string{fmt.Sprintf("unexpected-return 3000 tid %d", guestPID+1)}; !reflect.DeepEqual(kinds, want) {
+				t.Errorf("anomalies %v, want %v", kinds, want)
 			}
 		})
 	}

@@ -49,9 +49,14 @@ type Report struct {
 	Counts       map[string]uint64 `json:"counts"`       // per outcome kind
 	Failures     uint64            `json:"failures"`     // instructions with a failure outcome
 	// Threads is how many threads the program ran (the main thread
-	// included); PerThread the instructions checked in each, in tid order.
-	Threads   int          `json:"threads"`
-	PerThread []ThreadStat `json:"per_thread"`
+	// included); PerThread the instructions checked in each, in tid order:
+	// every thread that has not exited and the first 1024 that did
+	// (linux.Process.Threads). The others are only counted, with the
+	// instructions checked in them: UnlistedThreads, UnlistedInstructions.
+	Threads              int          `json:"threads"`
+	PerThread            []ThreadStat `json:"per_thread"`
+	UnlistedThreads      int          `json:"unlisted_threads,omitempty"`
+	UnlistedInstructions uint64       `json:"unlisted_instructions,omitempty"`
 	// SignalsDelivered counts the signals delivered to handlers, Signals
 	// the same by name ("SIGSEGV"). SignalFrames counts the signal frames
 	// unwound through and found right, summed over the instructions
@@ -233,6 +238,9 @@ func (r *Report) Verdict() string {
 	return "OK"
 }
 
+// textThreads is how many threads the text report lists one by one.
+const textThreads = 16
+
 // WriteText prints the summary and each distinct problem.
 func (r *Report) WriteText(w io.Writer, maxProblems int) {
 	pct := func(a, b uint64) float64 {
@@ -248,8 +256,15 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 	}
 	if r.Threads > 1 {
 		var per []string
-		for _, t := range r.PerThread {
+		for _, t := range r.PerThread[:min(len(r.PerThread), textThreads)] {
 			per = append(per, fmt.Sprintf("tid %d: %d", t.TID, t.Instructions))
+		}
+		if n := r.Threads - len(per); n > 0 {
+			var insns uint64 = r.UnlistedInstructions
+			for _, t := range r.PerThread[len(per):] {
+				insns += t.Instructions
+			}
+			per = append(per, fmt.Sprintf("%d more threads: %d", n, insns))
 		}
 		fmt.Fprintf(w, "  threads:      %d, instructions checked per thread: %s\n", r.Threads, strings.Join(per, ", "))
 	} else {

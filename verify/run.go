@@ -288,7 +288,8 @@ type collector struct {
 	rows     map[[2]int]uint64 // (FDE, FRE) → hits as the topmost row
 	rowFail  map[[2]int]uint64 // (FDE, FRE) → failures attributed to it
 	objs     *objectStats      // per mapped ELF file (objects.go)
-	threads  map[int]*uint64   // instructions checked per thread
+	threads  map[int]*uint64   // instructions checked per thread, of the first maxThreadStats seen
+	others   uint64            // and in the threads after those
 
 	// Per-instruction counters kept without maps: outcomes by kind, rows
 	// hit (rowHits[FDE][FRE], folded into rows at the end), and the
@@ -586,9 +587,16 @@ func callEndedCause(res *Result, sym string) string {
 }
 
 // thread returns the counter of the instructions checked in thread tid.
+// maxThreadStats bounds the threads counted one by one: a program that
+// creates threads without end costs no memory per past thread.
+const maxThreadStats = 4096
+
 func (c *collector) thread(tid int) *uint64 {
 	n := c.threads[tid]
 	if n == nil {
+		if len(c.threads) >= maxThreadStats {
+			return &c.others
+		}
 		n = new(uint64)
 		c.threads[tid] = n
 	}
@@ -598,14 +606,22 @@ func (c *collector) thread(tid int) *uint64 {
 func (c *collector) finish() *Report {
 	rep := c.rep
 	rep.Instructions = c.insns
+	listed := map[int]bool{}
 	for _, th := range c.p.Threads() {
 		var n uint64
 		if k := c.threads[th.TID]; k != nil {
 			n = *k
 		}
+		listed[th.TID] = true
 		rep.PerThread = append(rep.PerThread, ThreadStat{TID: th.TID, Instructions: n})
 	}
-	rep.Threads = len(rep.PerThread)
+	total, unlisted, _ := c.p.ThreadCount()
+	rep.Threads, rep.UnlistedThreads, rep.UnlistedInstructions = total, unlisted, c.others
+	for tid, k := range c.threads {
+		if !listed[tid] {
+			rep.UnlistedInstructions += *k
+		}
+	}
 	for sig, n := range c.p.SignalsDelivered() {
 		if rep.Signals == nil {
 			rep.Signals = map[string]uint64{}
@@ -730,19 +746,17 @@ func (c *collector) finish() *Report {
 func (c *collector) anomalies() []ShadowAnomaly {
 	var out []ShadowAnomaly
 	at := map[string]int{}
-	c.s.EachShadow(func(tid int, st *shadow.Stack) {
-		for _, k := range st.AnomalyKinds() {
-			a := &k.First
-			i, ok := at[a.Kind]
-			if !ok {
-				sym := c.s.Syms.Format(a.PC)
-				i = len(out)
-				at[a.Kind] = i
-				out = append(out, ShadowAnomaly{Kind: a.Kind, TID: tid, Insn: a.Insn, PC: a.PC, Symbol: sym,
-					SymbolDemangled: symbols.Demangled(sym), Detail: a.Detail})
-			}
-			out[i].Count += k.Count
+	c.s.EachAnomalyKind(func(tid int, k shadow.AnomalyKind) {
+		a := &k.First
+		i, ok := at[a.Kind]
+		if !ok {
+			sym := c.s.Syms.Format(a.PC)
+			i = len(out)
+			at[a.Kind] = i
+			out = append(out, ShadowAnomaly{Kind: a.Kind, TID: tid, Insn: a.Insn, PC: a.PC, Symbol: sym,
+				SymbolDemangled: symbols.Demangled(sym), Detail: a.Detail})
 		}
+		out[i].Count += k.Count
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i].Kind < out[j].Kind })
 	return out

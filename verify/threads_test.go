@@ -5,6 +5,7 @@ package verify
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -207,5 +208,47 @@ func TestEpollVerify(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestThreadChurn: the report of a program that creates and joins 3000
+// threads (linux/testdata/src/churn.c) counts them all and the
+// instructions checked in each, lists the first 1025 by tid (the text
+// report 16, then the rest in one sum), and counts the anomaly every
+// thread's shadow stack saw, the first in the first thread; batched and
+// exact checking agree.
+func TestThreadChurn(t *testing.T) {
+	for _, a := range []string{"x86_64", "aarch64"} {
+		t.Run(a, func(t *testing.T) {
+			path := filepath.Join("..", "linux", "testdata", "churn-"+a)
+			run := func(batch int) *Report {
+				rep, err := Run(path, Options{Batch: batch, Config: linux.Config{Stdout: io.Discard, Stderr: io.Discard}})
+				if err != nil || !rep.OK() {
+					t.Fatalf("%v %+v", err, rep)
+				}
+				rep.Seconds = 0
+				return rep
+			}
+			rep := run(0)
+			if exact := run(1); !reflect.DeepEqual(rep, exact) {
+				t.Errorf("batched and exact reports differ")
+			}
+			var sum uint64
+			for _, th := range rep.PerThread {
+				sum += th.Instructions
+			}
+			if rep.Threads != 3001 || len(rep.PerThread) != 1025 || rep.UnlistedThreads != 1976 || sum+rep.UnlistedInstructions != rep.Instructions || rep.PerThread[1].TID != 4243 {
+				t.Errorf("threads %d, %d listed, %d unlisted; %d + %d instructions of %d", rep.Threads, len(rep.PerThread), rep.UnlistedThreads, sum, rep.UnlistedInstructions, rep.Instructions)
+			}
+			if len(rep.Anomalies) != 1 || rep.Anomalies[0].Kind != "unexpected-return" || rep.Anomalies[0].Count != 3000 || rep.Anomalies[0].TID != 4243 {
+				t.Errorf("shadow anomalies %+v, want 3000 unexpected-return, the first in tid 4243", rep.Anomalies)
+			}
+			var text bytes.Buffer
+			rep.WriteText(&text, 0)
+			if !strings.Contains(text.String(), "threads:      3001, instructions checked per thread: tid 4242: ") || !strings.Contains(text.String(), ", tid 4257: ") ||
+				strings.Contains(text.String(), "tid 4258") || !strings.Contains(text.String(), ", 2985 more threads: ") {
+				t.Errorf("text report:\n%s", text.String())
+			}
+		})
 	}
 }
