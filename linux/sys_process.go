@@ -50,6 +50,8 @@ func (p *Process) rlimit(res uint64) (cur, max uint64) {
 	switch res {
 	case 3: // RLIMIT_STACK
 		return stackSize, inf
+	case 6: // RLIMIT_NPROC: the process's threads (threads.go)
+		return maxThreads, maxThreads
 	case 7: // RLIMIT_NOFILE
 		return fdLimit, fdLimit
 	}

@@ -152,7 +152,10 @@ import (
 //	getgroups                no supplementary groups
 //	sysinfo                  uptime from the fake clock, the memory cap as RAM
 //	                         (4 GiB without one), what is not mapped as free
-//	prlimit64 getrlimit setrlimit  RLIMIT_STACK 8 MiB, NOFILE 1024 (soft and hard), others unlimited; new limits ignored
+//	prlimit64 getrlimit setrlimit  RLIMIT_STACK 8 MiB, NOFILE 1024 and NPROC 4096 (soft and
+//	                         hard; NPROC: the threads alive at once, beyond
+//	                         which clone fails with EAGAIN), others unlimited;
+//	                         new limits ignored
 //	getrandom                fixed-seed ChaCha8 bytes (reproducible)
 //	uname                    Linux 6.1.0, node "sframesim" (personality
 //	                         UNAME26: 2.6.61; PER_LINUX32 on x86-64: i686)

@@ -312,9 +312,20 @@ func (p *Process) refuseClone(name string, flags uint64) uint64 {
 	return 0
 }
 
+// maxThreads bounds the threads alive at once, as RLIMIT_NPROC does (and
+// is reported as: getrlimit): a clone beyond it fails with EAGAIN. Each
+// costs the host a CPU context and a shadow stack whatever the guest's
+// own memory (threads may share a stack); 4096 keep that within ~200 MB.
+// (A thread with a stack of its own mapped for it, as pthread_create
+// makes, also takes two of the emulator's ~4064 memory regions.)
+const maxThreads = 4096
+
 func (p *Process) clone(name string, flags, sp, ptid, ctid, tls, exitSig uint64) uint64 {
 	if flags&0xff != 0 || exitSig != 0 || flags&threadFlags != threadFlags || flags&^uint64(threadFlags|threadOptional|0xff) != 0 || sp == 0 {
 		return p.refuseClone(name, flags)
+	}
+	if p.live() >= maxThreads {
+		return sysErr(eAGAIN)
 	}
 	// A new thread inherits its creator's mask (and no alternate stack:
 	// CLONE_VM without CLONE_VFORK clears it).

@@ -4,6 +4,7 @@ package linux
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -440,6 +441,32 @@ func TestThreadRegs(t *testing.T) {
 			t.Logf("%d switches checked", checked)
 			if _, err := p.ThreadRegs(999); err == nil {
 				t.Error("no error for a thread that never was")
+			}
+		})
+	}
+}
+
+// TestThreadLimit: at most maxThreads threads are alive at once, as
+// RLIMIT_NPROC (which getrlimit reports) bounds them: the next clone fails
+// with EAGAIN, and one again succeeds once a thread has exited.
+func TestThreadLimit(t *testing.T) {
+	for _, a := range testArches {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{})
+			for i := 1; i < maxThreads; i++ {
+				if r := g.call("clone", threadFlags, g.buf+8192, 0, 0, 0); r <= 0 {
+					t.Fatalf("clone %d = %d", i, r)
+				}
+			}
+			expect(t, "clone beyond the limit", g.call("clone", threadFlags, g.buf+8192, 0, 0, 0), -eAGAIN)
+			expect(t, "getrlimit(RLIMIT_NPROC)", g.call("prlimit64", 0, 6, 0, g.buf), 0)
+			b := readGuestBytes(t, g.p, g.buf, 16)
+			if cur, max := binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:]); cur != maxThreads || max != maxThreads {
+				t.Errorf("RLIMIT_NPROC %d/%d, want %d", cur, max, maxThreads)
+			}
+			g.p.thr.list[1].state = finished
+			if r := g.call("clone", threadFlags, g.buf+8192, 0, 0, 0); r <= 0 {
+				t.Errorf("clone after a thread exited = %d", r)
 			}
 		})
 	}

@@ -281,14 +281,15 @@ type Stack struct {
 	calls [256]callMemo
 	// entries: whether recent landing PCs are functions' first
 	// instructions (isEntry), direct-mapped, forgotten with calls.
-	entries [1024]entryMemo
+	// Made at the first landing asked about (most threads never jump).
+	entries *[1024]entryMemo
 }
 
 // SetSameFunction sets SameFunction and forgets what it said.
 func (s *Stack) SetSameFunction(fn func(a, b uint64) bool) {
 	s.SameFunction = fn
 	s.calls = [256]callMemo{}
-	s.entries = [1024]entryMemo{}
+	s.forgetEntries()
 }
 
 // New returns an empty shadow stack for a program of architecture a whose
@@ -742,6 +743,9 @@ type entryMemo struct {
 // at a new context, and on others all the time (switch tables, an
 // interpreter's dispatch), so the answer is kept.
 func (s *Stack) isEntry(pc uint64) bool {
+	if s.entries == nil {
+		s.entries = new([1024]entryMemo)
+	}
 	e := &s.entries[(pc^pc>>8)%uint64(len(s.entries))]
 	if e.entry != 0 && e.pc == pc {
 		return e.entry == 2
@@ -752,6 +756,13 @@ func (s *Stack) isEntry(pc uint64) bool {
 		e.entry = 2
 	}
 	return yes
+}
+
+// forgetEntries forgets every landing isEntry was asked about.
+func (s *Stack) forgetEntries() {
+	if s.entries != nil {
+		*s.entries = [1024]entryMemo{}
+	}
 }
 
 // callMemo is a call's kind (callKind) at hand: kind-1, 0 for none.
@@ -1142,7 +1153,7 @@ func (s *Stack) Invalidate(addr, size uint64) {
 	// The functions code belongs to may have changed too (new code, new
 	// symbols): the calls' kinds are found again.
 	s.calls = [256]callMemo{}
-	s.entries = [1024]entryMemo{}
+	s.forgetEntries()
 	if len(s.pages) == 0 {
 		return
 	}
@@ -1268,7 +1279,7 @@ func (s *Stack) Restore(st State) {
 	clear(s.pages)
 	s.recent = [recentPages]recentPage{}
 	s.calls = [256]callMemo{}
-	s.entries = [1024]entryMemo{}
+	s.forgetEntries()
 	s.frames = append(s.frames[:0], st.frames...)
 	s.signals = append(s.signals[:0], st.signals...)
 	s.parked, s.parkedFrames, s.resumeKeys, s.tops = nil, 0, nil, nil
