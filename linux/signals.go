@@ -505,8 +505,47 @@ func (p *Process) send(t *thread, sig int, code int32) uint64 {
 	if sig == 0 {
 		return 0
 	}
+	if sig >= sigRTMIN && p.sigQueueFull() {
+		// Linux queues no more siginfo: a kill's signal still comes (at
+		// most once pending here), tkill's and tgkill's fail.
+		if code != siUser {
+			return sysErr(eAGAIN)
+		}
+		if q := p.queueOf(t); q.set&sigmask(sig) != 0 {
+			return 0
+		}
+	}
 	p.queueSignal(t, sigInfo{signo: int32(sig), code: code, pid: guestPID, uid: guestUID}, true)
 	return 0
+}
+
+// sigPendingLimit is RLIMIT_SIGPENDING (getrlimit reports it): the
+// real-time signals queued with their siginfo, and the POSIX timers (each
+// holds one for its expiry), across the process. Past it, sigqueue,
+// tkill and timer_create fail with EAGAIN, as on Linux: a program sending
+// itself signals it blocks cannot make the host hold them without end.
+const sigPendingLimit = 16384
+
+// sigRTMIN is the first real-time signal: the ones queued each time.
+const sigRTMIN = 32
+
+// sigQueueFull reports whether the queued signals and the timers have
+// reached sigPendingLimit.
+func (p *Process) sigQueueFull() bool {
+	n := len(p.sig.shared.info) + len(p.sig.timers.posix)
+	for _, t := range p.thr.list {
+		n += len(t.sig.pending.info)
+	}
+	return n >= sigPendingLimit
+}
+
+// queueOf returns the queue of signals pending for t, or for the process
+// when t is nil.
+func (p *Process) queueOf(t *thread) *sigQueue {
+	if t == nil {
+		return &p.sig.shared
+	}
+	return &t.sig.pending
 }
 
 // queueSignal makes a signal pending for thread t, or for the process when
@@ -1066,6 +1105,9 @@ func (p *Process) sysRtSigqueueinfo(a *[6]uint64) uint64 {
 	if int32(a[0]) != guestPID {
 		return sysErr(eSRCH)
 	}
+	if si.signo >= sigRTMIN && p.sigQueueFull() {
+		return sysErr(eAGAIN)
+	}
 	if si.signo != 0 {
 		p.queueSignal(nil, si, true)
 	}
@@ -1082,6 +1124,9 @@ func (p *Process) sysRtTgsigqueueinfo(a *[6]uint64) uint64 {
 	t := p.threadByTID(int32(a[1]))
 	if int32(a[0]) != guestPID || t == nil {
 		return sysErr(eSRCH)
+	}
+	if si.signo >= sigRTMIN && p.sigQueueFull() {
+		return sysErr(eAGAIN)
 	}
 	if si.signo != 0 {
 		p.queueSignal(t, si, true)

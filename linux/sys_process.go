@@ -52,6 +52,8 @@ func (p *Process) rlimit(res uint64) (cur, max uint64) {
 		return stackSize, inf
 	case 6: // RLIMIT_NPROC: the process's threads (threads.go)
 		return maxThreads, maxThreads
+	case 11: // RLIMIT_SIGPENDING (signals.go)
+		return sigPendingLimit, sigPendingLimit
 	case 7: // RLIMIT_NOFILE
 		return fdLimit, fdLimit
 	}

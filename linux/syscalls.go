@@ -152,10 +152,13 @@ import (
 //	getgroups                no supplementary groups
 //	sysinfo                  uptime from the fake clock, the memory cap as RAM
 //	                         (4 GiB without one), what is not mapped as free
-//	prlimit64 getrlimit setrlimit  RLIMIT_STACK 8 MiB, NOFILE 1024 and NPROC 4096 (soft and
-//	                         hard; NPROC: the threads alive at once, beyond
-//	                         which clone fails with EAGAIN), others unlimited;
-//	                         new limits ignored
+//	prlimit64 getrlimit setrlimit  RLIMIT_STACK 8 MiB, NOFILE 1024, NPROC 4096 and
+//	                         SIGPENDING 16384 (soft and hard; NPROC: the threads
+//	                         alive at once, beyond which clone fails with EAGAIN;
+//	                         SIGPENDING: queued real-time signals and POSIX
+//	                         timers, beyond which sigqueue, tkill and
+//	                         timer_create fail with EAGAIN), others
+//	                         unlimited; new limits ignored
 //	getrandom                fixed-seed ChaCha8 bytes (reproducible)
 //	uname                    Linux 6.1.0, node "sframesim" (personality
 //	                         UNAME26: 2.6.61; PER_LINUX32 on x86-64: i686)

@@ -471,3 +471,41 @@ func TestThreadLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestSignalQueueLimit: real-time signals queued with their siginfo and
+// POSIX timers count against RLIMIT_SIGPENDING (getrlimit reports it):
+// past it sigqueue, tgkill and timer_create fail with EAGAIN, and kill's
+// signal, already pending, is not queued again.
+func TestSignalQueueLimit(t *testing.T) {
+	for _, a := range testArches {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{})
+			const sig = 40
+			var set [8]byte
+			binary.LittleEndian.PutUint64(set[:], 1<<(sig-1))
+			if err := g.p.Engine.WriteMem(g.buf, set[:]); err != nil {
+				t.Fatal(err)
+			}
+			expect(t, "block", g.call("rt_sigprocmask", 0, g.buf, 0, 8), 0)
+			info := g.buf + 1024 // a zeroed siginfo_t
+			for i := 0; i < sigPendingLimit; i++ {
+				if r := g.call("rt_sigqueueinfo", guestPID, sig, info); r != 0 {
+					t.Fatalf("sigqueue %d = %d", i, r)
+				}
+			}
+			expect(t, "sigqueue past the limit", g.call("rt_sigqueueinfo", guestPID, sig, info), -eAGAIN)
+			expect(t, "tgkill past the limit", g.call("tgkill", guestPID, guestPID, sig), -eAGAIN)
+			expect(t, "kill past the limit, pending already", g.call("kill", guestPID, sig), 0)
+			expect(t, "a standard signal", g.call("kill", guestPID, 10), 0)
+			expect(t, "timer_create past the limit", g.call("timer_create", 1, 0, g.buf+2048), -eAGAIN)
+			if n := len(g.p.sig.shared.info); n != sigPendingLimit+1 {
+				t.Errorf("%d signals queued, want %d and SIGUSR1", n, sigPendingLimit)
+			}
+			expect(t, "getrlimit(RLIMIT_SIGPENDING)", g.call("prlimit64", 0, 11, 0, g.buf), 0)
+			b := readGuestBytes(t, g.p, g.buf, 16)
+			if cur, max := binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:]); cur != sigPendingLimit || max != sigPendingLimit {
+				t.Errorf("RLIMIT_SIGPENDING %d/%d, want %d", cur, max, sigPendingLimit)
+			}
+		})
+	}
+}

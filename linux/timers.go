@@ -407,6 +407,9 @@ func (p *Process) sysTimerCreate(a *[6]uint64) uint64 {
 		}
 		return sysErr(eINVAL)
 	}
+	if p.sigQueueFull() {
+		return sysErr(eAGAIN) // its signal's siginfo could not be allocated
+	}
 	ts := &p.sig.timers
 	t := posixTimer{id: ts.nextID, clock: clock, offset: offset, notify: sigevSignal, sig: sigALRM, value: uint64(ts.nextID)}
 	if a[1] != 0 {
