@@ -186,6 +186,12 @@ func (p *Process) lookup(abs string, follow bool) (ovEntry, int) {
 	links := 0
 restart:
 	rest := strings.Split(abs, "/")
+	// The components after the last that names something are "" or ".":
+	// past it, len(rest) <= tail.
+	tail := 0
+	for tail < len(rest) && (rest[len(rest)-1-tail] == "" || rest[len(rest)-1-tail] == ".") {
+		tail++
+	}
 	cur := "/"
 	for len(rest) > 0 {
 		c := rest[0]
@@ -197,8 +203,13 @@ restart:
 			cur = filepath.Dir(cur)
 			continue
 		}
-		next := filepath.Join(cur, c)
-		last := !slices.ContainsFunc(rest, func(c string) bool { return c != "" && c != "." })
+		// cur is clean and c one component: no Join (which cleans the
+		// whole path again at every step).
+		next := cur + "/" + c
+		if cur == "/" {
+			next = "/" + c
+		}
+		last := len(rest) <= tail
 		n, in := o.nodes[next]
 		if !in {
 			full := filepath.Join(append([]string{next}, rest...)...)

@@ -840,3 +840,36 @@ func TestStatBlocks(t *testing.T) {
 		})
 	}
 }
+
+// TestDeepDirectories: a directory dug one level at a time (mkdirat and
+// openat from each descriptor to the next) goes as deep as an absolute
+// name of PATH_MAX allows, then ENAMETOOLONG; every step costs about the
+// same (files are found by their absolute names). The file system is the
+// same on both architectures: x86-64 only.
+func TestDeepDirectories(t *testing.T) {
+	for _, a := range testArches[:1] {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{})
+			fd := g.open("/tmp", gRDONLY, 0)
+			depth := 0
+			for ; depth < 2000; depth++ {
+				if r := g.call("mkdirat", uint64(fd), g.path(1, "dd"), 0o755); r != 0 {
+					expect(t, "mkdirat past PATH_MAX", r, -eNAMETOOLONG)
+					break
+				}
+				n := g.call("openat", uint64(fd), g.path(1, "dd/./"), gRDONLY, 0)
+				if n < 0 {
+					t.Fatalf("openat at depth %d = %d", depth, n)
+				}
+				g.call("close", uint64(fd))
+				fd = n
+			}
+			if want := (pathMax - len("/tmp") + 2) / 3; depth != want-1 {
+				t.Errorf("depth %d, want %d", depth, want-1)
+			}
+			if r := g.call("openat", uint64(fd), g.path(1, "../dd"), gRDONLY, 0); r < 0 {
+				t.Errorf("openat of ../dd = %d", r)
+			}
+		})
+	}
+}

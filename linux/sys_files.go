@@ -105,6 +105,7 @@ func (p *Process) resolve(dirfd int32, path string) (string, int) {
 	if path == "" {
 		return "", eNOENT
 	}
+	abs := filepath.Clean(path)
 	if !filepath.IsAbs(path) {
 		if dirfd != atFDCWD {
 			f, ok := p.fds[int(dirfd)]
@@ -114,14 +115,24 @@ func (p *Process) resolve(dirfd int32, path string) (string, int) {
 			case f.kind != fileDir:
 				return "", eNOTDIR
 			}
-			return filepath.Join(f.path, path), 0
+			abs = filepath.Join(f.path, path)
+		} else {
+			if p.cwd == "" {
+				return "", eNOENT // the host's was gone at the start
+			}
+			abs = filepath.Join(p.cwd, path)
 		}
-		if p.cwd == "" {
-			return "", eNOENT // the host's was gone at the start
-		}
-		return filepath.Join(p.cwd, path), 0
 	}
-	return filepath.Clean(path), 0
+	// Files are found by their absolute names: one longer than PATH_MAX,
+	// below a directory reached step by step (mkdirat and openat from
+	// one descriptor to the next), is ENAMETOOLONG, where Linux, which
+	// goes from the directory itself, has no limit. Without it, the cost
+	// of each call would grow with the depth, and a program that dug a
+	// directory 20 000 deep would take hours.
+	if len(abs) >= pathMax {
+		return "", eNAMETOOLONG
+	}
+	return abs, 0
 }
 
 // O_* flags shared by both targets.

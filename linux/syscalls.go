@@ -241,7 +241,9 @@ import (
 //	                         runnable thread run
 //
 // Memory passed to a call must be mapped, and writable where the kernel
-// would write, else EFAULT.
+// would write, else EFAULT. Paths are resolved by their absolute names,
+// which must be shorter than PATH_MAX (4096 bytes) even when relative to
+// a directory descriptor (ENAMETOOLONG; Linux has no limit there).
 //
 // The corpus programs (static glibc of bookworm, trixie and sid: startup,
 // stdio, C++ exceptions; seen with strace and qemu-aarch64 -strace) use
@@ -547,11 +549,14 @@ func (p *Process) put64(addr uint64, vals ...uint64) bool {
 	return p.writeGuest(addr, b)
 }
 
+// pathMax is PATH_MAX: a path's bytes with the NUL that ends it.
+const pathMax = 4096
+
 // cstring reads a NUL-terminated string of at most 4096 bytes (PATH_MAX).
 func (p *Process) cstring(addr uint64) (string, int) {
 	var sb strings.Builder
 	var b [1]byte
-	for sb.Len() < 4096 {
+	for sb.Len() < pathMax {
 		if !p.mapped(addr, 1) || p.Engine.ReadMem(addr, b[:]) != nil {
 			return "", eFAULT
 		}
