@@ -135,7 +135,7 @@ func TestThreadsSession(t *testing.T) {
 	}
 }
 
-// TestThreadChurn: a program creating and joining 3000 threads one after
+// TestThreadChurn: a program creating and joining 10 000 threads one after
 // another (testdata/src/churn.c, freestanding, built with the host's gcc
 // 12 and binutils 2.40:
 //
@@ -144,7 +144,7 @@ func TestThreadsSession(t *testing.T) {
 // ) keeps no thread nor shadow stack per past thread: Threads lists those
 // alive and the first 1024 that exited, ThreadCount counts the rest, and
 // the anomaly each thread's shadow stack saw (an unexpected return) is
-// still counted 3000 times, first in the first thread.
+// still counted 10 000 times, first in the first thread.
 func TestThreadChurn(t *testing.T) {
 	for _, a := range threadArches {
 		t.Run(a, func(t *testing.T) {
@@ -159,12 +159,12 @@ func TestThreadChurn(t *testing.T) {
 				t.Fatal(err)
 			}
 			x, _, err := s.RunUntil(nil, 0)
-			if err != nil || x == nil || x.Reason != StopExited || x.Status != 0 || out.String() != "churn 3000\n" {
+			if err != nil || x == nil || x.Reason != StopExited || x.Status != 0 || out.String() != "churn 10000\n" {
 				t.Fatalf("exit %+v %v, output %q", x, err, out.String())
 			}
 			total, unlisted, insns := p.ThreadCount()
 			threads := p.Threads()
-			if total != 3001 || unlisted != 3000-keptExited || len(threads) != 1+keptExited || insns == 0 {
+			if total != 10001 || unlisted != 10000-keptExited || len(threads) != 1+keptExited || insns == 0 {
 				t.Errorf("ThreadCount %d, %d unlisted (%d instructions); Threads lists %d", total, unlisted, insns, len(threads))
 			}
 			for i, th := range threads {
@@ -188,7 +188,7 @@ func TestThreadChurn(t *testing.T) {
 			s.EachAnomalyKind(func(tid int, k shadow.AnomalyKind) {
 				kinds = append(kinds, fmt.Sprintf("%s %d tid %d", k.First.Kind, k.Count, tid))
 			})
-			if want := []string{fmt.Sprintf("unexpected-return 3000 tid %d", guestPID+1)}; !reflect.DeepEqual(kinds, want) {
+			if want := []string{fmt.Sprintf("unexpected-return 10000 tid %d", guestPID+1)}; !reflect.DeepEqual(kinds, want) {
 				t.Errorf("anomalies %v, want %v", kinds, want)
 			}
 		})

@@ -288,8 +288,8 @@ type collector struct {
 	rows     map[[2]int]uint64 // (FDE, FRE) → hits as the topmost row
 	rowFail  map[[2]int]uint64 // (FDE, FRE) → failures attributed to it
 	objs     *objectStats      // per mapped ELF file (objects.go)
-	threads  map[int]*uint64   // instructions checked per thread, of the first maxThreadStats seen
-	others   uint64            // and in the threads after those
+	threads  map[int]*uint64   // instructions checked per thread (pruneThreads)
+	others   uint64            // and in the threads pruned
 
 	// Per-instruction counters kept without maps: outcomes by kind, rows
 	// hit (rowHits[FDE][FRE], folded into rows at the end), and the
@@ -587,20 +587,38 @@ func callEndedCause(res *Result, sym string) string {
 }
 
 // thread returns the counter of the instructions checked in thread tid.
-// maxThreadStats bounds the threads counted one by one: a program that
-// creates threads without end costs no memory per past thread.
-const maxThreadStats = 4096
+// maxThreadStats bounds the threads counted one by one (pruneThreads): a
+// program that creates threads without end costs no memory per past
+// thread. It is above what linux.Process.Threads lists at most (the
+// threads alive and 1024 that exited), so that each pruning frees some.
+const maxThreadStats = 8192
 
 func (c *collector) thread(tid int) *uint64 {
 	n := c.threads[tid]
 	if n == nil {
 		if len(c.threads) >= maxThreadStats {
-			return &c.others
+			c.pruneThreads()
 		}
 		n = new(uint64)
 		c.threads[tid] = n
 	}
 	return n
+}
+
+// pruneThreads folds the counts of the threads the report will not list
+// (exited, past those linux.Process.Threads keeps) into others. The
+// running thread, whose counter the observer holds, is listed.
+func (c *collector) pruneThreads() {
+	listed := map[int]bool{}
+	for _, th := range c.p.Threads() {
+		listed[th.TID] = true
+	}
+	for tid, n := range c.threads {
+		if !listed[tid] {
+			c.others += *n
+			delete(c.threads, tid)
+		}
+	}
 }
 
 func (c *collector) finish() *Report {

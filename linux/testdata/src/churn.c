@@ -1,7 +1,7 @@
-/* churn: creates and joins 3000 threads one after another, as
+/* churn: creates and joins 10000 threads one after another, as
  * pthread_create and pthread_join do (clone with the thread flags and
  * CLONE_CHILD_CLEARTID, a futex wait on the cleared word), each thread
- * exiting at once, then prints "churn 3000". The emulator must keep
+ * exiting at once, then prints "churn 10000". The emulator must keep
  * neither memory nor time per past thread, and still count what each
  * thread's shadow stack saw. Freestanding C, static, built
  * with the host's Debian 12 gcc 12 (the command is in
@@ -9,7 +9,7 @@
 
 /* The clone flags in spawn: VM, FS, FILES, SIGHAND, THREAD, SYSVSEM,
  * CHILD_CLEARTID and CHILD_SETTID (0x1250f00). */
-#define N 3000
+#define N 10000
 
 static char stack[16384] __attribute__((aligned(16)));
 static volatile int word;
@@ -103,8 +103,8 @@ void churn(void) {
 			break;
 		join();
 	}
-	char msg[] = "churn 0000\n";
-	for (int i = 9, v = n; i >= 6; i--, v /= 10)
+	char msg[] = "churn 00000\n";
+	for (int i = 10, v = n; i >= 6; i--, v /= 10)
 		msg[i] = '0' + v % 10;
 	sys(SYS_write, 1, (long)msg, sizeof msg - 1);
 	sys(SYS_exit_group, n == N ? 0 : 1, 0, 0);
