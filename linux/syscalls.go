@@ -3,9 +3,9 @@
 package linux
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
-	"strings"
 
 	"github.com/sframesim/sframesim/arch"
 	"github.com/sframesim/sframesim/emu"
@@ -554,37 +554,42 @@ const pathMax = 4096
 
 // cstring reads a NUL-terminated string of at most 4096 bytes (PATH_MAX).
 func (p *Process) cstring(addr uint64) (string, int) {
-	var sb strings.Builder
-	var b [1]byte
-	for sb.Len() < pathMax {
-		if !p.mapped(addr, 1) || p.Engine.ReadMem(addr, b[:]) != nil {
-			return "", eFAULT
-		}
-		if b[0] == 0 {
-			return sb.String(), 0
-		}
-		sb.WriteByte(b[0])
-		addr++
+	s, ended, e := p.readCString(addr, pathMax)
+	switch {
+	case e != 0:
+		return "", e
+	case !ended:
+		return "", eNAMETOOLONG
 	}
-	return "", eNAMETOOLONG
+	return s, 0
 }
 
 // cstringMax reads a string of at most max bytes, as strncpy_from_user:
 // it ends at a NUL or after max bytes, whichever comes first.
 func (p *Process) cstringMax(addr uint64, max int) (string, int) {
-	var sb strings.Builder
-	var b [1]byte
-	for sb.Len() < max {
-		if !p.mapped(addr, 1) || p.Engine.ReadMem(addr, b[:]) != nil {
-			return "", eFAULT
+	s, _, e := p.readCString(addr, max)
+	return s, e
+}
+
+// readCString reads the bytes at addr up to a NUL (ended) or max of them,
+// in pieces that stay within a page, whose bytes are all accessible or
+// none (EFAULT at the first that is not): one copy out of guest memory
+// per piece, not per byte.
+func (p *Process) readCString(addr uint64, max int) (s string, ended bool, errno int) {
+	var out []byte
+	var buf [256]byte
+	for len(out) < max {
+		n := min(uint64(len(buf)), emu.PageSize-addr%emu.PageSize, uint64(max-len(out)))
+		if !p.mapped(addr, 1) || p.Engine.ReadMem(addr, buf[:n]) != nil {
+			return "", false, eFAULT
 		}
-		if b[0] == 0 {
-			break
+		if i := bytes.IndexByte(buf[:n], 0); i >= 0 {
+			return string(append(out, buf[:i]...)), true, 0
 		}
-		sb.WriteByte(b[0])
-		addr++
+		out = append(out, buf[:n]...)
+		addr += n
 	}
-	return sb.String(), 0
+	return string(out), false, 0
 }
 
 // sysABI is what the Linux layer needs to know about one target.

@@ -3,6 +3,7 @@
 package linux
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/sframesim/sframesim/arch"
@@ -86,5 +87,48 @@ func TestENOSYS(t *testing.T) {
 			continue
 		}
 		expect(t, name, g.call(name, 0, g.buf), -eNOSYS)
+	}
+}
+
+// TestCString: strings read from guest memory end at their NUL, read
+// piece by piece within pages: one ending at a page's last byte before an
+// unmapped page is whole; one running into it is EFAULT; a path of 4096
+// bytes without a NUL is ENAMETOOLONG; cstringMax stops after max bytes.
+func TestCString(t *testing.T) {
+	g := newGuest(t, arch.AMD64, Config{})
+	base := uint64(g.call("mmap", 0, 2*4096, 3, 0x22, 1<<64-1, 0))
+	if int64(base) < 0 {
+		t.Fatalf("mmap = %d", int64(base))
+	}
+	expect(t, "munmap", g.call("munmap", base+4096, 4096), 0)
+	put := func(addr uint64, b []byte) {
+		if err := g.p.Engine.WriteMem(addr, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := bytes.Repeat([]byte{'a'}, 4096)
+	put(base, long)
+	put(base+4095, []byte{0})
+	if s, e := g.p.cstring(base + 4000); e != 0 || s != string(long[:95]) {
+		t.Errorf("string ending at the page's last byte: %q, %d", s, e)
+	}
+	put(base+4095, []byte{'b'})
+	if _, e := g.p.cstring(base + 4000); e != eFAULT {
+		t.Errorf("string running into an unmapped page: errno %d, want EFAULT", e)
+	}
+	if s, e := g.p.cstringMax(base+4000, 10); e != 0 || s != string(long[:10]) {
+		t.Errorf("cstringMax: %q, %d", s, e)
+	}
+	big := uint64(g.call("mmap", 0, 3*4096, 3, 0x22, 1<<64-1, 0))
+	put(big, bytes.Repeat([]byte{'c'}, 3*4096))
+	if _, e := g.p.cstring(big + 100); e != eNAMETOOLONG {
+		t.Errorf("4096 bytes without a NUL: errno %d, want ENAMETOOLONG", e)
+	}
+	put(big+100+4095, []byte{0})
+	if s, e := g.p.cstring(big + 100); e != 0 || len(s) != 4095 {
+		t.Errorf("4095 bytes and a NUL across pages: %d bytes, errno %d", len(s), e)
+	}
+	if _, e := g.p.cstring(8); e != eFAULT {
+		t.Errorf("unmapped: errno %d, want EFAULT", e)
 	}
 }
