@@ -31,6 +31,7 @@ type Checkpoint struct {
 	engine *emu.Snapshot
 	vmas   []vma
 	total  uint64
+	peak   uint64
 	brk    uint64
 	rng    []byte
 	fds    map[int]*openFile
@@ -77,7 +78,7 @@ func (s *Session) Checkpoint(prev *Checkpoint) (*Checkpoint, error) {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
 	c := &Checkpoint{
-		engine: snap, total: p.vm.total,
+		engine: snap, total: p.vm.total, peak: p.vm.peak,
 		brk: p.brk, sig: p.sig.clone(), sleep: p.sleep, stalls: p.stalls, cur: s.cur,
 	}
 	c.ov, c.fds, c.vmas = p.ov.clone(p.fds, p.vm.vmas)
@@ -134,7 +135,7 @@ func (s *Session) Restore(c *Checkpoint) error {
 		}
 	}
 	p.vm.vmas = vmas
-	p.vm.total = c.total
+	p.vm.total, p.vm.peak = c.total, c.peak
 	p.brk, p.sig, p.sleep, p.stalls = c.brk, c.sig.clone(), c.sleep, c.stalls
 	p.denied = maps.Clone(c.denied)
 	rng := rand.NewChaCha8([32]byte{})

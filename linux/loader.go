@@ -107,9 +107,12 @@ type addrSpace struct {
 	total  uint64      // bytes in vmas whose protection is not PROT_NONE
 	held   uint64      // host bytes held for the guest outside its mappings
 	max    uint64      // cap on total+held (used)
+	// peak is the most used has been, as last noted before it went down
+	// (notePeak; maxUsed).
 	// cutFiles are the files of mappings removed since the last look
 	// (Process.releaseCut).
 	cutFiles []*sharedFile
+	peak     uint64
 }
 
 // covered reports whether every byte of [start, end) is in a VMA.
@@ -161,12 +164,21 @@ func (m *addrSpace) overlap(start, end uint64) uint64 {
 // the host memory held besides.
 func (m *addrSpace) used() uint64 { return m.total + m.held }
 
+// notePeak is called before used goes down: maxUsed is then the most it
+// has ever been.
+func (m *addrSpace) notePeak() { m.peak = max(m.peak, m.used()) }
+
+// maxUsed returns the most memory the guest has held at once
+// (getrusage's ru_maxrss).
+func (m *addrSpace) maxUsed() uint64 { return max(m.peak, m.used()) }
+
 // fitsMore reports whether n more bytes keep the cap.
 func (m *addrSpace) fitsMore(n uint64) bool { return m.max == 0 || m.used()+n <= m.max }
 
 // carve removes [start, end) from the VMAs (splitting those that straddle
 // its ends) and returns the removed pieces.
 func (m *addrSpace) carve(start, end uint64) []vma {
+	m.notePeak()
 	var keep, cut []vma
 	for _, v := range m.vmas {
 		if v.end <= start || v.start >= end {

@@ -294,6 +294,9 @@ func (p *Process) charge(delta int64) bool {
 	if delta > 0 && !p.vm.fitsMore(uint64(delta)) {
 		return false
 	}
+	if delta < 0 {
+		p.vm.notePeak()
+	}
 	p.vm.held = uint64(int64(p.vm.held) + delta)
 	p.ov.held = uint64(int64(p.ov.held) + delta)
 	return true

@@ -83,8 +83,8 @@ func (p *Process) sysTimes(a *[6]uint64) uint64 {
 }
 
 // sysGetrusage is getrusage(who, usage): for the process and the thread,
-// the CPU time (all user time) and, as the largest resident set, the
-// memory the guest holds now (in KiB); nothing else happened (no faults
+// the CPU time (all user time) and, as the largest resident set, the most
+// memory the guest has held at once (in KiB); nothing else happened (no faults
 // counted, no context switches, no I/O blocks); for the children, none.
 func (p *Process) sysGetrusage(a *[6]uint64) uint64 {
 	const rusageSelf, rusageChildren, rusageThread = 0, ^uint64(0), 1
@@ -93,7 +93,7 @@ func (p *Process) sysGetrusage(a *[6]uint64) uint64 {
 	case rusageSelf, rusageThread:
 		cpu, _ := p.now(2)
 		v[0], v[1] = uint64(cpu)/1e9, uint64(cpu)%1e9/1e3
-		v[4] = p.vm.used() / 1024 // ru_maxrss
+		v[4] = p.vm.maxUsed() / 1024 // ru_maxrss
 	case rusageChildren:
 	default:
 		return sysErr(eINVAL)

@@ -169,8 +169,8 @@ import (
 //	                         stop the run
 //	capget capset            no capabilities in any set; capset only to none
 //	times getrusage          CPU time from the instruction count (all user
-//	                         time), no children; getrusage's ru_maxrss the
-//	                         memory held now; other counters 0
+//	                         time), no children; getrusage's ru_maxrss the most
+//	                         memory held at once; other counters 0
 //	clock_gettime clock_getres gettimeofday time nanosleep clock_nanosleep
 //	                         a fake clock: 2025-01-01 UTC (monotonic: 1000 s)
 //	                         plus 1 ns per executed instruction plus time slept;

@@ -80,3 +80,32 @@ func TestCPUTimes(t *testing.T) {
 		})
 	}
 }
+
+// TestMaxRSS: getrusage's ru_maxrss is the most memory the guest has held
+// at once, not what it holds now: 8 MiB mapped, touched and unmapped
+// again still count.
+func TestMaxRSS(t *testing.T) {
+	g := newGuest(t, arch.AMD64, Config{})
+	maxrss := func() uint64 {
+		expect(t, "getrusage", g.call("getrusage", 0, g.buf), 0)
+		return binary.LittleEndian.Uint64(readGuestBytes(t, g.p, g.buf+32, 8))
+	}
+	before := maxrss()
+	const size = 8 << 20
+	m := g.call("mmap", 0, size, 3, 0x22, 1<<64-1, 0)
+	if m < 0 {
+		t.Fatalf("mmap = %d", m)
+	}
+	expect(t, "munmap", g.call("munmap", uint64(m), size), 0)
+	if after, now := maxrss(), g.p.vm.used()/1024; after < before+size/1024 || now >= after {
+		t.Errorf("ru_maxrss %d KiB after 8 MiB mapped and unmapped (before %d, now held %d)", after, before, now)
+	}
+	// A file of the overlay written and removed counts too.
+	peak := maxrss()
+	fd := g.open("/tmp/f", oCREAT|gRDWR, 0o644)
+	expect(t, "ftruncate", g.call("ftruncate", uint64(fd), 2*size), 0)
+	expect(t, "ftruncate to 0", g.call("ftruncate", uint64(fd), 0), 0)
+	if got := maxrss(); got < 2*size/1024 || got < peak {
+		t.Errorf("ru_maxrss %d KiB after a 16 MiB file was emptied (peak before %d)", got, peak)
+	}
+}
