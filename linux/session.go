@@ -6,7 +6,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"sort"
 
 	"github.com/sframesim/sframesim/emu"
 	"github.com/sframesim/sframesim/shadow"
@@ -213,18 +212,6 @@ func (s *Session) EachAnomalyKind(fn func(tid int, k shadow.AnomalyKind)) {
 	slices.SortStableFunc(all, func(a, b entry) int { return cmp.Compare(a.tid, b.tid) })
 	for _, e := range all {
 		fn(e.tid, e.k)
-	}
-}
-
-// EachShadow calls fn with every thread's shadow stack, in tid order.
-func (s *Session) EachShadow(fn func(tid int, st *shadow.Stack)) {
-	tids := make([]int, 0, len(s.stacks))
-	for tid := range s.stacks {
-		tids = append(tids, tid)
-	}
-	sort.Ints(tids)
-	for _, tid := range tids {
-		fn(tid, s.stacks[tid])
 	}
 }
 

@@ -105,23 +105,23 @@ func (p *Process) resolve(dirfd int32, path string) (string, int) {
 	if path == "" {
 		return "", eNOENT
 	}
-	abs := filepath.Clean(path)
-	if !filepath.IsAbs(path) {
-		if dirfd != atFDCWD {
-			f, ok := p.fds[int(dirfd)]
-			switch {
-			case !ok:
-				return "", eBADF
-			case f.kind != fileDir:
-				return "", eNOTDIR
-			}
-			abs = filepath.Join(f.path, path)
-		} else {
-			if p.cwd == "" {
-				return "", eNOENT // the host's was gone at the start
-			}
-			abs = filepath.Join(p.cwd, path)
+	var abs string
+	switch {
+	case filepath.IsAbs(path):
+		abs = filepath.Clean(path)
+	case dirfd != atFDCWD:
+		f, ok := p.fds[int(dirfd)]
+		switch {
+		case !ok:
+			return "", eBADF
+		case f.kind != fileDir:
+			return "", eNOTDIR
 		}
+		abs = filepath.Join(f.path, path)
+	case p.cwd == "":
+		return "", eNOENT // the host's was gone at the start
+	default:
+		abs = filepath.Join(p.cwd, path)
 	}
 	// Files are found by their absolute names: one longer than PATH_MAX,
 	// below a directory reached step by step (mkdirat and openat from

@@ -179,9 +179,7 @@ func TestThreadChurn(t *testing.T) {
 			if len(p.thr.list) != 1 {
 				t.Errorf("%d threads kept in the list, want the main thread alone", len(p.thr.list))
 			}
-			n := 0
-			s.EachShadow(func(int, *shadow.Stack) { n++ })
-			if n != 1 {
+			if n := len(s.stacks); n != 1 {
 				t.Errorf("%d shadow stacks kept, want 1", n)
 			}
 			var kinds []string

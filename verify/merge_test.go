@@ -116,6 +116,21 @@ func TestMergeBounds(t *testing.T) {
 	}
 }
 
+// runToExit verifies the program at path with its output discarded,
+// batched (batch 0) or instruction by instruction (1), and fails the test
+// unless the program exited.
+func runToExit(t *testing.T, path string, batch int) *Report {
+	t.Helper()
+	rep, err := Run(path, Options{Batch: batch, Config: linux.Config{Stdout: io.Discard, Stderr: io.Discard}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Exited {
+		t.Fatalf("stopped: %s", rep.Stop)
+	}
+	return rep
+}
+
 // TestStoresUnderTheUnwind: a run of instructions with the same registers
 // in one row goes on past stores (emu.Engine.SetMerge), but where a store
 // hits a word the unwind read — the return address, then the caller's FP
@@ -128,17 +143,7 @@ func TestStoresUnderTheUnwind(t *testing.T) {
 	for _, a := range []string{"x86_64", "aarch64"} {
 		t.Run(a, func(t *testing.T) {
 			path := filepath.Join("testdata", "slotstore-"+a)
-			run := func(batch int) *Report {
-				rep, err := Run(path, Options{Batch: batch, Config: linux.Config{Stdout: io.Discard, Stderr: io.Discard}})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !rep.Exited {
-					t.Fatalf("stopped: %s", rep.Stop)
-				}
-				return rep
-			}
-			exact, batched := run(1), run(0)
+			exact, batched := runToExit(t, path, 1), runToExit(t, path, 0)
 			if exact.Counts["ra"] != 7 || exact.Counts["fp"] != 3 {
 				t.Errorf("exact: %v, want ra 7 and fp 3", exact.Counts)
 			}
@@ -170,17 +175,7 @@ func TestStoreThenMove(t *testing.T) {
 	for _, a := range []string{"x86_64", "aarch64"} {
 		t.Run(a, func(t *testing.T) {
 			path := filepath.Join("testdata", "keystore-"+a)
-			run := func(batch int) *Report {
-				rep, err := Run(path, Options{Batch: batch, Config: linux.Config{Stdout: io.Discard, Stderr: io.Discard}})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !rep.Exited {
-					t.Fatalf("stopped: %s", rep.Stop)
-				}
-				return rep
-			}
-			exact, batched := run(1), run(0)
+			exact, batched := runToExit(t, path, 1), runToExit(t, path, 0)
 			if exact.Counts["ra"] != 12 || len(exact.Counts) != 3 {
 				t.Errorf("exact: %v, want ra 12 besides ok and no-fde", exact.Counts)
 			}

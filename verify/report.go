@@ -260,7 +260,7 @@ func (r *Report) WriteText(w io.Writer, maxProblems int) {
 			per = append(per, fmt.Sprintf("tid %d: %d", t.TID, t.Instructions))
 		}
 		if n := r.Threads - len(per); n > 0 {
-			var insns uint64 = r.UnlistedInstructions
+			insns := r.UnlistedInstructions
 			for _, t := range r.PerThread[len(per):] {
 				insns += t.Instructions
 			}

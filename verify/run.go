@@ -586,13 +586,13 @@ func callEndedCause(res *Result, sym string) string {
 		"not the caller's", f.PC, symbols.Demangle(sym))
 }
 
-// thread returns the counter of the instructions checked in thread tid.
 // maxThreadStats bounds the threads counted one by one (pruneThreads): a
 // program that creates threads without end costs no memory per past
 // thread. It is above what linux.Process.Threads lists at most (the
 // threads alive and 1024 that exited), so that each pruning frees some.
 const maxThreadStats = 8192
 
+// thread returns the counter of the instructions checked in thread tid.
 func (c *collector) thread(tid int) *uint64 {
 	n := c.threads[tid]
 	if n == nil {
@@ -624,22 +624,16 @@ func (c *collector) pruneThreads() {
 func (c *collector) finish() *Report {
 	rep := c.rep
 	rep.Instructions = c.insns
-	listed := map[int]bool{}
+	c.pruneThreads() // what is left is what the report lists
 	for _, th := range c.p.Threads() {
 		var n uint64
 		if k := c.threads[th.TID]; k != nil {
 			n = *k
 		}
-		listed[th.TID] = true
 		rep.PerThread = append(rep.PerThread, ThreadStat{TID: th.TID, Instructions: n})
 	}
 	total, unlisted, _ := c.p.ThreadCount()
 	rep.Threads, rep.UnlistedThreads, rep.UnlistedInstructions = total, unlisted, c.others
-	for tid, k := range c.threads {
-		if !listed[tid] {
-			rep.UnlistedInstructions += *k
-		}
-	}
 	for sig, n := range c.p.SignalsDelivered() {
 		if rep.Signals == nil {
 			rep.Signals = map[string]uint64{}

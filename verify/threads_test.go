@@ -5,7 +5,6 @@ package verify
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -223,9 +222,9 @@ func TestThreadChurn(t *testing.T) {
 		t.Run(a, func(t *testing.T) {
 			path := filepath.Join("..", "linux", "testdata", "churn-"+a)
 			run := func(batch int) *Report {
-				rep, err := Run(path, Options{Batch: batch, Config: linux.Config{Stdout: io.Discard, Stderr: io.Discard}})
-				if err != nil || !rep.OK() {
-					t.Fatalf("%v %+v", err, rep)
+				rep := runToExit(t, path, batch)
+				if !rep.OK() {
+					t.Fatalf("%+v", rep)
 				}
 				rep.Seconds = 0
 				return rep
