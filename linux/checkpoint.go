@@ -199,6 +199,10 @@ func copyFiles(fds map[int]*openFile, node func(*oNode) *oNode) map[int]*openFil
 				e := *f.efd
 				x.efd = &e
 			}
+			if f.tfd != nil {
+				tf := *f.tfd
+				x.tfd = &tf
+			}
 			c = &x
 			seen[f] = c
 		}

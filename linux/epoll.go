@@ -197,6 +197,8 @@ func fileGen(f *openFile, events uint32) uint64 {
 		return f.pipe.wgen // data came, or the writers went
 	case f.efd != nil:
 		return f.efd.gen
+	case f.tfd != nil:
+		return f.tfd.gen
 	}
 	return 0
 }

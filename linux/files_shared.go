@@ -100,7 +100,7 @@ func (p *Process) setFD(fd int, f *openFile) {
 			old.pipe.wgen++
 			p.pipeChanged(old.pipe.ino)
 		}
-		if old.kind == fileEventfd || old.kind == fileEpoll {
+		if old.kind == fileEventfd || old.kind == fileEpoll || old.kind == fileTimerfd {
 			p.pollersChanged()
 		}
 	}
@@ -123,7 +123,7 @@ func (p *Process) closeFD(fd int) bool {
 		f.pipe.wgen++
 		p.pipeChanged(f.pipe.ino)
 	}
-	if f.kind == fileEventfd || f.kind == fileEpoll {
+	if f.kind == fileEventfd || f.kind == fileEpoll || f.kind == fileTimerfd {
 		p.pollersChanged() // an epoll instance may watch it
 	}
 	return true

@@ -397,6 +397,8 @@ func (p *Process) readinessIn(t *thread, f *openFile, ends map[uint64][2]bool) u
 	switch {
 	case f.kind == fileEventfd:
 		return eventfdReadiness(f.efd)
+	case f.kind == fileTimerfd:
+		return p.timerfdReadiness(f.tfd)
 	case f.kind == fileEpoll:
 		if len(p.epollReady(t, f.ep, 1, false)) > 0 {
 			return pollIn | pollRdnorm
@@ -553,6 +555,7 @@ func (p *Process) waitReady(w [8]uint64, deadline int64) uint64 {
 	if p.deliverable(t) != 0 {
 		return sysErr(eRestartNoHand) // ppoll's mask lets a pending one in
 	}
+	p.scanWake = -1
 	n, e := p.pollScan(t, &w, deadline == p.base())
 	if e != 0 {
 		return p.pollDone(t, w, deadline, sysErr(e))
@@ -563,8 +566,8 @@ func (p *Process) waitReady(w [8]uint64, deadline int64) uint64 {
 	// With no other thread, no timer and no timeout, only a signal can
 	// end it (glibc's pause on AArch64 is such a ppoll of nothing): a
 	// deadlock, unless one may come from outside (hostsignal.go).
-	forSignal := false
-	if p.live() == 1 && deadline < 0 {
+	forSignal, wakeAt := false, p.scanWake
+	if p.live() == 1 && deadline < 0 && wakeAt < 0 {
 		if _, timer := p.nextRealExpiry(); !timer {
 			if !p.outsideSignals() {
 				p.sysStop(StopDeadlock, 0, "deadlock: poll with no other thread to make a descriptor ready")
@@ -574,7 +577,7 @@ func (p *Process) waitReady(w [8]uint64, deadline int64) uint64 {
 		}
 	}
 	p.waitOn(0, 0, deadline, "poll")
-	t.intr, t.resume, t.wargs, t.sigWait = eRestartNoHand, resumePoll, w, forSignal
+	t.intr, t.resume, t.wargs, t.sigWait, t.wakeAt = eRestartNoHand, resumePoll, w, forSignal, wakeAt
 	t.wargs[7] = uint64(deadline)
 	if w[0] == waitPoll && w[5] == 0 && deadline >= 0 {
 		// poll with a timeout goes on to the same deadline
@@ -590,6 +593,7 @@ func (p *Process) waitReady(w [8]uint64, deadline int64) uint64 {
 func (p *Process) pollResume(t *thread) bool {
 	deadline := int64(t.wargs[7])
 	expired := deadline >= 0 && deadline <= p.base()
+	p.scanWake = -1
 	n, e := p.pollScan(t, &t.wargs, expired)
 	switch {
 	case e != 0:
@@ -597,6 +601,7 @@ func (p *Process) pollResume(t *thread) bool {
 	case n > 0 || expired:
 		t.ret = p.pollDone(t, t.wargs, deadline, n)
 	default:
+		t.wakeAt = p.scanWake
 		return p.waitAgain(t, deadline, resumePoll)
 	}
 	return true

@@ -193,6 +193,7 @@ type Process struct {
 	inSyscall   bool              // the engine stopped at the end of a system call
 	onSignal    func(SignalEvent) // OnSignal
 	sleep       time.Duration     // time the guest slept (added to the fake clocks)
+	scanWake    int64             // a poll's scan: the earliest expiry of a timerfd it watches (-1: none; timerfd.go)
 	sysPC       uint64            // the system call instruction being handled
 	exit        *Exit
 	timedOut    atomic.Bool

@@ -78,6 +78,9 @@ func (p *Process) schedule() error {
 			if t.state == blocked && t.deadline >= 0 && (at < 0 || t.deadline < at) {
 				at = t.deadline
 			}
+			if t.state == blocked && t.wakeAt >= 0 && (at < 0 || t.wakeAt < at) {
+				at = t.wakeAt
+			}
 		}
 		if e, ok := p.nextRealExpiry(); ok && (at < 0 || e < at) {
 			at = e
@@ -104,12 +107,15 @@ func (p *Process) schedule() error {
 }
 
 // wakeExpired wakes the blocked threads whose deadline has passed: a futex
-// wait fails with ETIMEDOUT, a sleep returns 0 (thread.timeoutRet).
+// wait fails with ETIMEDOUT, a sleep returns 0 (thread.timeoutRet); and
+// those whose timer expired (thread.wakeAt), to look again.
 func (p *Process) wakeExpired() {
 	now := p.base()
 	for _, t := range p.thr.list {
 		if t.state == blocked && t.deadline >= 0 && t.deadline <= now {
 			t.wake(t.timeoutRet)
+		} else if t.state == blocked && t.wakeAt >= 0 && t.wakeAt <= now {
+			t.wake(0) // it looks again (Process.resumed)
 		}
 	}
 }

@@ -928,6 +928,7 @@ const (
 	resumePoll                 // poll, ppoll, pselect6
 	resumeSignalfd             // read of a signalfd (signalfd.go)
 	resumeEventfd              // read or write of an eventfd (epoll.go)
+	resumeTimerfd              // read of a timerfd (timerfd.go)
 )
 
 // restartBlock is what restart_syscall continues (the kernel's
@@ -965,6 +966,8 @@ func (p *Process) resumed(t *thread) bool {
 		return p.signalfdResume(t)
 	case resumeEventfd:
 		return p.eventfdResume(t)
+	case resumeTimerfd:
+		return p.timerfdResume(t)
 	}
 	return true
 }

@@ -30,6 +30,7 @@ const (
 	fileSignalfd // a signalfd (signalfd.go)
 	fileEpoll    // an epoll instance (epoll.go)
 	fileEventfd  // an eventfd (epoll.go)
+	fileTimerfd  // a timerfd (timerfd.go)
 )
 
 // openFile is an open file description: one of the standard streams, an
@@ -51,6 +52,7 @@ type openFile struct {
 	sigmask uint64   // fileSignalfd: the signals it reads
 	ep      *epoll   // fileEpoll: the interest list
 	efd     *eventfd // fileEventfd: the counter
+	tfd     *timerfd // fileTimerfd: the timer
 }
 
 // size returns the file's size.
@@ -338,8 +340,8 @@ func (p *Process) readInto(fd int, addr, n uint64, off int64) (uint64, int) {
 	if f.kind == fileDir {
 		return 0, eISDIR
 	}
-	if f.kind == fileEpoll || f.kind == fileEventfd {
-		return 0, eINVAL // an eventfd is read whole by read(2) (eventfdIO)
+	if f.kind == fileEpoll || f.kind == fileEventfd || f.kind == fileTimerfd {
+		return 0, eINVAL // an eventfd or timerfd is read whole by read(2) (eventfdIO, timerfdIO)
 	}
 	n = min(n, maxRW)
 	if f.kind == fileStdin {
@@ -405,6 +407,9 @@ func (p *Process) sysRead(a *[6]uint64) uint64 {
 	if f := p.fds[int(int32(a[0]))]; f != nil && f.kind == fileEventfd {
 		return p.eventfdIO(a[0], a[1], a[2], false)
 	}
+	if f := p.fds[int(int32(a[0]))]; f != nil && f.kind == fileTimerfd {
+		return p.timerfdIO(a[0], a[1], a[2], false)
+	}
 	if !p.writable(a[1], min(a[2], maxRW)) {
 		return sysErr(eFAULT)
 	}
@@ -416,8 +421,14 @@ func (p *Process) sysRead(a *[6]uint64) uint64 {
 }
 
 func (p *Process) sysPread64(a *[6]uint64) uint64 {
-	if int64(a[3]) < 0 {
+	f := p.fds[int(int32(a[0]))]
+	switch {
+	case int64(a[3]) < 0:
 		return sysErr(eINVAL)
+	case f == nil:
+		return sysErr(eBADF)
+	case f.kind != fileRegular && f.kind != fileDir:
+		return sysErr(eSPIPE) // a stream, as Linux has no FMODE_PREAD for it
 	}
 	if !p.writable(a[1], min(a[2], maxRW)) {
 		return sysErr(eFAULT)
@@ -476,7 +487,39 @@ func (p *Process) sysReadv(a *[6]uint64) uint64 {
 	if e != 0 {
 		return sysErr(e)
 	}
+	if f := p.fds[int(int32(a[0]))]; f != nil && (f.kind == fileSignalfd || f.kind == fileEventfd || f.kind == fileTimerfd) {
+		return p.anonReadv(a[0], f, iov)
+	}
 	return p.readIovecs(int(int32(a[0])), iov, -1)
+}
+
+// anonReadv is readv of a signalfd, eventfd or timerfd: the read of its
+// first non-empty iovec, which must hold what one read returns (as
+// read(2) wants, else EINVAL); one spread over several stops the run.
+func (p *Process) anonReadv(fd uint64, f *openFile, iov [][2]uint64) uint64 {
+	var first [2]uint64
+	var total uint64
+	for _, v := range iov {
+		if first[1] == 0 {
+			first = v
+		}
+		total += v[1]
+	}
+	need := uint64(8)
+	if f.kind == fileSignalfd {
+		need = signalfdInfoSize
+	}
+	if total >= need && first[1] < need {
+		p.sysStop(StopUnsupported, 0, "unsupported system call readv: a signalfd, eventfd or timerfd read into several iovecs")
+		return sysErr(eINVAL)
+	}
+	switch f.kind {
+	case fileSignalfd:
+		return p.signalfdIO(fd, first[0], first[1])
+	case fileEventfd:
+		return p.eventfdIO(fd, first[0], first[1], false)
+	}
+	return p.timerfdIO(fd, first[0], first[1], false)
 }
 
 // readIovecs reads fd into the iovecs one after the other (readInto), at
@@ -685,6 +728,9 @@ func (p *Process) sysWrite(a *[6]uint64) uint64 {
 	if f := p.fds[int(int32(a[0]))]; f.kind == fileEventfd {
 		return p.eventfdIO(a[0], a[1], a[2], true)
 	}
+	if f := p.fds[int(int32(a[0]))]; f.kind == fileTimerfd || f.kind == fileSignalfd || f.kind == fileEpoll {
+		return sysErr(eINVAL) // no write for it (FMODE_CAN_WRITE)
+	}
 	if p.pipeFile(a[0]) != nil {
 		return p.pipeIO(a[0], a[1], a[2], false, true)
 	}
@@ -715,8 +761,27 @@ func (p *Process) sysWrite(a *[6]uint64) uint64 {
 }
 
 func (p *Process) sysWritev(a *[6]uint64) uint64 {
-	if p.fds[int(int32(a[0]))] == nil {
+	f := p.fds[int(int32(a[0]))]
+	switch {
+	case f == nil:
 		return sysErr(eBADF)
+	case f.kind == fileTimerfd || f.kind == fileSignalfd || f.kind == fileEpoll:
+		return sysErr(eINVAL) // no write for it (FMODE_CAN_WRITE)
+	case f.kind == fileEventfd:
+		// Linux writes each iovec in turn (eventfd has no write_iter):
+		// one is a write(2); more stop the run.
+		iov, e := p.iovecs(a[1], a[2])
+		if e != 0 {
+			return sysErr(e)
+		}
+		if len(iov) == 0 {
+			return 0
+		}
+		if len(iov) > 1 {
+			p.sysStop(StopUnsupported, 0, "unsupported system call writev: an eventfd written from several iovecs")
+			return sysErr(eINVAL)
+		}
+		return p.eventfdIO(a[0], iov[0][0], iov[0][1], true)
 	}
 	if p.pipeFile(a[0]) != nil {
 		return p.pipeIO(a[0], a[1], a[2], true, true)
@@ -782,6 +847,9 @@ func (p *Process) sysLseek(a *[6]uint64) uint64 {
 		}
 		f.off, f.names = 0, nil
 		return 0
+	}
+	if f.kind == fileSignalfd || f.kind == fileEpoll || f.kind == fileEventfd || f.kind == fileTimerfd {
+		return uint64(f.off) // noop_llseek: the offset, never moved
 	}
 	if f.kind != fileRegular {
 		return sysErr(eSPIPE)
@@ -902,7 +970,7 @@ func (p *Process) recordLock(f *openFile, cmd, addr uint64) uint64 {
 // setNonblock sets or clears O_NONBLOCK (fcntl F_SETFL, ioctl FIONBIO)
 // where the layer honours it: pipes and signalfds.
 func (f *openFile) setNonblock(on bool) {
-	if f.kind != filePipe && f.kind != fileSignalfd && f.kind != fileEventfd {
+	if f.kind != filePipe && f.kind != fileSignalfd && f.kind != fileEventfd && f.kind != fileTimerfd {
 		return
 	}
 	f.flags &^= oNONBLOCK
@@ -998,7 +1066,7 @@ func (f *openFile) stat() statInfo {
 		n := f.size()
 		return statInfo{dev: 0x801, ino: f.ino, nlink: 1, mode: 0o100444, uid: guestUID, gid: guestGID, size: n, blksize: 4096, blocks: statBlocks(0o100444, n)}
 	}
-	if f.kind == fileSignalfd || f.kind == fileEpoll || f.kind == fileEventfd { // an anonymous inode
+	if f.kind == fileSignalfd || f.kind == fileEpoll || f.kind == fileEventfd || f.kind == fileTimerfd { // an anonymous inode
 		return statInfo{dev: 0xe, ino: f.ino, nlink: 1, mode: 0o600, uid: guestUID, gid: guestGID, blksize: 4096}
 	}
 	return statInfo{dev: 0xc, ino: f.ino, nlink: 1, mode: 0o010600, uid: guestUID, gid: guestGID, blksize: 4096}
@@ -1944,7 +2012,7 @@ func (p *Process) sysFallocate(a *[6]uint64) uint64 {
 	case f.kind == filePipe, f.kind == fileStdin, f.kind == fileStdout, f.kind == fileStderr:
 		return sysErr(eSPIPE) // the standard streams are streams here (lseek: ESPIPE)
 	case f.kind != fileRegular || f.node == nil:
-		return sysErr(eNODEV) // an anonymous inode: signalfd, epoll, eventfd
+		return sysErr(eNODEV) // an anonymous inode: signalfd, epoll, eventfd, timerfd
 	case off > math.MaxInt64-n:
 		return sysErr(eFBIG)
 	case mode&^(fallocKeepSize|fallocPunchHole|fallocZeroRange) != 0:

@@ -202,8 +202,8 @@ import (
 //	pipe pipe2               between threads: reads wait for data, writes
 //	                         for room (64 KiB), EOF and EPIPE/SIGPIPE when an
 //	                         end is closed, O_NONBLOCK (pipes.go)
-//	poll ppoll select pselect6  on pipes and signalfds (other descriptors are
-//	                         always ready), with timeouts on the fake clock
+//	poll ppoll select pselect6  on pipes, signalfds, eventfds, timerfds and
+//	                         epoll instances (other descriptors are always ready), with timeouts on the fake clock
 //	                         and ppoll's and pselect6's masks
 //	signalfd signalfd4       reads pending signals of its set (signalfd.go)
 //	prctl                    names (PR_SET_NAME, PR_GET_NAME: the program's
@@ -237,6 +237,14 @@ import (
 //	                         clock, ended by a signal with EINTR; eventfd
 //	                         counters with EFD_SEMAPHORE and EFD_NONBLOCK;
 //	                         an epoll inside another stops the run (epoll.go)
+//	timerfd_create timerfd_settime timerfd_gettime
+//	                         on the fake real-time, monotonic and boot clocks
+//	                         (the _ALARM ones EPERM), read, polled and
+//	                         watched by epoll; a periodic one stops when it
+//	                         fires until a read or gettime starts it again
+//	                         (timerfd.go). signalfds, eventfds, timerfds and
+//	                         epoll instances: pread ESPIPE, lseek 0, readv
+//	                         one read (spread over iovecs: stops the run)
 //	sched_getaffinity sched_yield getcpu  one CPU; sched_yield lets the next
 //	                         runnable thread run
 //
@@ -340,6 +348,9 @@ func init() {
 		"epoll_ctl": (*Process).sysEpollCtl, "epoll_wait": (*Process).sysEpollWait,
 		"epoll_pwait": (*Process).sysEpollPwait, "epoll_pwait2": (*Process).sysEpollPwait2,
 		"eventfd": (*Process).sysEventfd, "eventfd2": (*Process).sysEventfd2,
+		// timerfd (timerfd.go).
+		"timerfd_create": (*Process).sysTimerfdCreate, "timerfd_settime": (*Process).sysTimerfdSettime,
+		"timerfd_gettime":   (*Process).sysTimerfdGettime,
 		"sched_getaffinity": (*Process).sysSchedGetaffinity, "sched_yield": (*Process).sysSchedYield, "getcpu": (*Process).sysGetcpu,
 		// The writable overlay (overlay.go).
 		"creat": (*Process).sysCreat, "pwrite64": (*Process).sysPwrite64, "pwritev": (*Process).sysPwritev,

@@ -61,6 +61,10 @@ type thread struct {
 	setRet   bool // deliver ret in the return register when scheduled in
 	why      string
 	sigWait  bool // it waits for a signal (pause, sigsuspend, sigwait, a signalfd, the only thread's poll)
+	// wakeAt: when a timer it waits on expires (a timerfd it reads or
+	// polls; -1: none): the scheduler wakes it then to look again, its
+	// call's own deadline aside.
+	wakeAt int64
 	// What a signal makes of the call (an ERESTART* code or eINTR:
 	// signals.go), the result when the deadline passes, and what
 	// completes the call when the thread gets the CPU back (resume, with
@@ -447,7 +451,7 @@ func (p *Process) otherCouldRun() bool {
 		if t == p.thr.cur {
 			continue
 		}
-		if t.state == running || t.state == blocked && t.deadline >= 0 && t.deadline <= now {
+		if t.state == running || t.state == blocked && (t.deadline >= 0 && t.deadline <= now || t.wakeAt >= 0 && t.wakeAt <= now) {
 			return true
 		}
 	}
@@ -468,7 +472,7 @@ func (p *Process) block() {
 func (p *Process) waitOn(addr uint64, bitset uint32, deadline int64, why string) {
 	t := p.thr.cur
 	p.thr.seq++
-	t.state, t.futex, t.bitset, t.seq, t.deadline, t.why, t.sigWait = blocked, addr, bitset, p.thr.seq, deadline, why, false
+	t.state, t.futex, t.bitset, t.seq, t.deadline, t.why, t.sigWait, t.wakeAt = blocked, addr, bitset, p.thr.seq, deadline, why, false, -1
 	t.ret, t.setRet = 0, true
 	t.intr, t.timeoutRet, t.resume, t.restart = eRestartSys, 0, resumeNone, restartBlock{}
 	if addr != 0 {
@@ -479,7 +483,7 @@ func (p *Process) waitOn(addr uint64, bitset uint32, deadline int64, why string)
 
 // wake makes a blocked thread runnable with the system call result ret.
 func (t *thread) wake(ret uint64) {
-	t.state, t.futex, t.deadline, t.why, t.sigWait = running, 0, -1, "", false
+	t.state, t.futex, t.deadline, t.why, t.sigWait, t.wakeAt = running, 0, -1, "", false, -1
 	t.ret, t.setRet = ret, true
 }
 

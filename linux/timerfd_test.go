@@ -1,0 +1,121 @@
+//go:build cgo
+
+package linux
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// testdata/timerfd-x86_64 and timerfd-aarch64 are testdata/src/timerfd.c,
+// built with
+//
+//	$ARCH-linux-gnu-gcc -O2 -static -pthread -Wa,--gsframe -o timerfd-$ARCH src/timerfd.c
+//
+// (gcc 12, glibc 2.36 of Debian bookworm, binutils 2.40), and
+// testdata/timerfd-want.txt is what it prints, the same on x86-64 run
+// natively (Linux 6.1 on the host) and on AArch64 under qemu-aarch64 7.2.
+
+// TestTimerfd runs timerfd.c with several quanta: the host's output, and
+// the same instruction count on a second run.
+func TestTimerfd(t *testing.T) {
+	want, err := os.ReadFile(filepath.Join("testdata", "timerfd-want.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range threadArches {
+		for _, q := range []uint64{0, 1000, 37} {
+			t.Run(fmt.Sprintf("%s/quantum=%d", a, q), func(t *testing.T) {
+				run := func() (string, *Exit) {
+					out, x, p := runGuest(t, filepath.Join("testdata", "timerfd-"+a), Config{Quantum: q, MaxInsns: 50_000_000})
+					p.Close()
+					return out, x
+				}
+				out, x := run()
+				if x.Reason != StopExited || x.Status != 0 || out != string(want) {
+					t.Fatalf("exit %v (%s)\noutput:\n%s\nwant:\n%s", x.Reason, x, out, want)
+				}
+				if out2, x2 := run(); out2 != out || x2.Insns != x.Insns {
+					t.Errorf("second run: %d instructions, %d before", x2.Insns, x.Insns)
+				}
+			})
+		}
+	}
+}
+
+// TestTimerfdCalls checks what the program cannot: the _ALARM clocks
+// (EPERM without CAP_WAKE_ALARM, which the host's root has), the order of
+// the errors, an EFAULT that still takes the expirations, and
+// timerfd_gettime of a periodic timer that fired, which starts it again
+// with the periods it missed kept for the read; and the calls of a
+// stream that an anonymous inode answers otherwise.
+func TestTimerfdCalls(t *testing.T) {
+	for _, a := range testArches {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{})
+			expect(t, "REALTIME_ALARM", g.call("timerfd_create", 8, 0), -ePERM)
+			expect(t, "BOOTTIME_ALARM", g.call("timerfd_create", 9, 0), -ePERM)
+			expect(t, "CLOCK_TAI", g.call("timerfd_create", 11, 0), -eINVAL)
+			fd := g.call("timerfd_create", 1, oNONBLOCK)
+			if fd < 0 {
+				t.Fatalf("timerfd_create = %d", fd)
+			}
+			spec := func(interval, value int64) uint64 {
+				b := make([]byte, 32)
+				le := binary.LittleEndian
+				le.PutUint64(b, uint64(interval/1e9))
+				le.PutUint64(b[8:], uint64(interval%1e9))
+				le.PutUint64(b[16:], uint64(value/1e9))
+				le.PutUint64(b[24:], uint64(value%1e9))
+				if err := g.p.Engine.WriteMem(g.buf, b); err != nil {
+					t.Fatal(err)
+				}
+				return g.buf
+			}
+			expect(t, "bad new value before a bad descriptor", g.call("timerfd_settime", 99, 0, 8), -eFAULT)
+			expect(t, "bad flags before a bad descriptor", g.call("timerfd_settime", 99, 8, spec(0, 1)), -eINVAL)
+			// A bad old-value address: the new setting takes effect all
+			// the same.
+			expect(t, "bad old value", g.call("timerfd_settime", uint64(fd), 0, spec(1000, 1000), 8), -eFAULT)
+			g.p.sleep += 5500 // 5.5 periods
+			expect(t, "gettime", g.call("timerfd_gettime", uint64(fd), g.buf), 0)
+			b := readGuestBytes(t, g.p, g.buf, 32)
+			if iv, v := binary.LittleEndian.Uint64(b[8:]), binary.LittleEndian.Uint64(b[24:]); iv != 1000 || v != 500 {
+				t.Errorf("gettime after 5.5 periods: interval %d ns, value %d ns, want 1000 and 500", iv, v)
+			}
+			expect(t, "read into a bad buffer", g.call("read", uint64(fd), 8, 8), -eFAULT)
+			expect(t, "then nothing to read", g.call("read", uint64(fd), g.buf, 8), -eAGAIN)
+			g.p.sleep += 2000
+			expect(t, "read", g.call("read", uint64(fd), g.buf, 8), 8)
+			if n := binary.LittleEndian.Uint64(readGuestBytes(t, g.p, g.buf, 8)); n != 2 {
+				t.Errorf("expirations after two more periods: %d, want 2", n)
+			}
+			// readv: its first non-empty iovec is the buffer.
+			iov := make([]byte, 48)
+			binary.LittleEndian.PutUint64(iov[16:], g.buf+256)
+			binary.LittleEndian.PutUint64(iov[24:], 16)
+			if err := g.p.Engine.WriteMem(g.buf+128, iov); err != nil {
+				t.Fatal(err)
+			}
+			expect(t, "readv, nothing yet", g.call("readv", uint64(fd), g.buf+128, 3), -eAGAIN)
+			g.p.sleep += 1000
+			expect(t, "readv", g.call("readv", uint64(fd), g.buf+128, 3), 8)
+			if n := binary.LittleEndian.Uint64(readGuestBytes(t, g.p, g.buf+256, 8)); n != 1 {
+				t.Errorf("readv: %d expirations, want 1", n)
+			}
+			// An anonymous inode: no pread (ESPIPE), lseek does nothing
+			// (noop_llseek), no write.
+			expect(t, "pread", g.call("pread64", uint64(fd), g.buf, 8, 0), -eSPIPE)
+			expect(t, "lseek", g.call("lseek", uint64(fd), 100, 0), 0)
+			expect(t, "write", g.call("write", uint64(fd), g.buf, 8), -eINVAL)
+			expect(t, "writev", g.call("writev", uint64(fd), g.buf, 1), -eINVAL)
+			expect(t, "fallocate", g.call("fallocate", uint64(fd), 0, 0, 1), -eNODEV)
+			expect(t, "not a timerfd", g.call("timerfd_gettime", 1, g.buf), -eINVAL)
+			expect(t, "closed", g.call("close", uint64(fd)), 0)
+			expect(t, "gettime of a closed one", g.call("timerfd_gettime", uint64(fd), g.buf), -eBADF)
+		})
+	}
+}
