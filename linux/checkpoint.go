@@ -28,21 +28,22 @@ import (
 // wrote to Config.Stdout and Config.Stderr (the caller's readers and
 // writers).
 type Checkpoint struct {
-	engine *emu.Snapshot
-	vmas   []vma
-	total  uint64
-	peak   uint64
-	brk    uint64
-	rng    []byte
-	fds    map[int]*openFile
-	ov     *overlay
-	cwd    string
-	sig    sigState
-	sleep  time.Duration
-	denied map[string]uint64
-	exit   *Exit
-	stalls int
-	cur    shadow.Record
+	engine  *emu.Snapshot
+	vmas    []vma
+	total   uint64
+	peak    uint64
+	brk     uint64
+	rng     []byte
+	fds     map[int]*openFile
+	cloexec fdSet
+	ov      *overlay
+	cwd     string
+	sig     sigState
+	sleep   time.Duration
+	denied  map[string]uint64
+	exit    *Exit
+	stalls  int
+	cur     shadow.Record
 	// The threads (the running one's registers are in engine), the
 	// scheduler's state and every thread's shadow stack.
 	threads     []thread
@@ -82,6 +83,7 @@ func (s *Session) Checkpoint(prev *Checkpoint) (*Checkpoint, error) {
 		brk: p.brk, sig: p.sig.clone(), sleep: p.sleep, stalls: p.stalls, cur: s.cur,
 	}
 	c.ov, c.fds, c.vmas = p.ov.clone(p.fds, p.vm.vmas)
+	c.cloexec = p.cloexec
 	c.cwd = p.cwd
 	c.thrNext, c.thrSeq, c.switches = p.thr.nextTID, p.thr.seq, p.thr.switches
 	// Exited threads are only ever appended: the checkpoint shares them.
@@ -119,6 +121,7 @@ func (s *Session) Restore(c *Checkpoint) error {
 	p.vm.held = p.vm.held - p.ov.held + c.ov.held
 	var vmas []vma
 	p.ov, p.fds, vmas = c.ov.clone(c.fds, c.vmas)
+	p.cloexec = c.cloexec
 	p.cwd = c.cwd
 	if !sameVMAs(p.vm.vmas, vmas) {
 		// Backed ranges outside the checkpoint's mappings are inaccessible,

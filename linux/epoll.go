@@ -95,7 +95,7 @@ func (p *Process) sysEpollCreate1(a *[6]uint64) uint64 {
 	if a[0]&^uint64(oCLOEXEC) != 0 {
 		return sysErr(eINVAL)
 	}
-	return p.epollCreate(0)
+	return p.withCloexec(p.epollCreate(0), a[0]&oCLOEXEC != 0)
 }
 
 func (p *Process) epollCreate(flags uint64) uint64 {
@@ -331,7 +331,9 @@ func (p *Process) pollersChanged() {
 
 func (p *Process) sysEventfd(a *[6]uint64) uint64 { return p.eventfd(a[0], 0) }
 
-func (p *Process) sysEventfd2(a *[6]uint64) uint64 { return p.eventfd(a[0], a[1]) }
+func (p *Process) sysEventfd2(a *[6]uint64) uint64 {
+	return p.withCloexec(p.eventfd(a[0], a[1]), a[1]&oCLOEXEC != 0)
+}
 
 func (p *Process) eventfd(initval, flags uint64) uint64 {
 	if flags&^uint64(oCLOEXEC|oNONBLOCK|efdSemaphore) != 0 {

@@ -57,6 +57,17 @@ func (s *fdSet) lowestFree(from int) int {
 	return -1
 }
 
+func (s *fdSet) has(fd int) bool { return fd >= 0 && fd < fdLimit && s[fd/64]&(1<<(fd%64)) != 0 }
+
+// withCloexec sets the close-on-exec flag (FD_CLOEXEC) of the descriptor
+// a call returned, if on and the call succeeded; it returns ret.
+func (p *Process) withCloexec(ret uint64, on bool) uint64 {
+	if fd := int64(ret); on && fd >= 0 && fd < fdLimit {
+		p.cloexec.set(int(fd))
+	}
+	return ret
+}
+
 // syncFDs rebuilds the bitmap from the table (after a checkpoint's table
 // was restored).
 func (p *Process) syncFDs() {
@@ -87,11 +98,13 @@ func (p *Process) allocFD(from int, f *openFile) (int, int) {
 	}
 }
 
-// setFD makes fd (< fdLimit) refer to f, closing what it referred to.
+// setFD makes fd (< fdLimit) refer to f, closing what it referred to;
+// its close-on-exec flag is clear.
 func (p *Process) setFD(fd int, f *openFile) {
 	old := p.fds[fd]
 	p.fds[fd] = f
 	p.fdUsed.set(fd)
+	p.cloexec.clear(fd)
 	if old != nil && old != f {
 		p.released(old.sf)
 		p.releaseNode(old.node)
@@ -115,6 +128,7 @@ func (p *Process) closeFD(fd int) bool {
 	delete(p.fds, fd)
 	if fd >= 0 && fd < fdLimit {
 		p.fdUsed.clear(fd)
+		p.cloexec.clear(fd)
 	}
 	p.released(f.sf)
 	p.releaseNode(f.node)

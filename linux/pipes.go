@@ -118,6 +118,8 @@ func (p *Process) makePipe(addr, flags uint64) uint64 {
 		return sysErr(e)
 	}
 	p.ov.nextIno++
+	p.withCloexec(uint64(r), flags&oCLOEXEC != 0)
+	p.withCloexec(uint64(w), flags&oCLOEXEC != 0)
 	var b [8]byte
 	binary.LittleEndian.PutUint32(b[:], uint32(r))
 	binary.LittleEndian.PutUint32(b[4:], uint32(w))

@@ -184,6 +184,7 @@ type Process struct {
 	cwd         string   // the guest's working directory (chdir; at first the host's), "" if unknown
 	fds         map[int]*openFile
 	fdUsed      fdSet                  // the descriptors in fds below fdLimit
+	cloexec     fdSet                  // those with FD_CLOEXEC (F_GETFD shows it; nothing execs)
 	shared      map[fileID]*sharedFile // the host files opened, by identity
 	scratch     []byte                 // ioChunk bytes for copies to and from the guest
 	sig         sigState

@@ -49,7 +49,7 @@ func (p *Process) signalfd(fd, maskAddr, size, flags uint64) uint64 {
 		return sysErr(e)
 	}
 	p.ov.nextIno++
-	return uint64(n)
+	return p.withCloexec(uint64(n), flags&oCLOEXEC != 0)
 }
 
 // signalsChanged wakes the threads reading a signalfd or polling: they

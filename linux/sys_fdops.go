@@ -169,5 +169,5 @@ func (p *Process) sysMemfdCreate(a *[6]uint64) uint64 {
 		p.releaseNode(n)
 		return sysErr(e)
 	}
-	return uint64(fd)
+	return p.withCloexec(uint64(fd), a[1]&mfdCloexec != 0)
 }

@@ -280,8 +280,14 @@ func (p *Process) openTmpfile(dir ovEntry, flags, mode uint64) uint64 {
 	return uint64(fd)
 }
 
-func (p *Process) sysOpenat(a *[6]uint64) uint64 { return p.open(int32(a[0]), a[1], a[2], a[3]) }
-func (p *Process) sysOpen(a *[6]uint64) uint64   { return p.open(atFDCWD, a[0], a[1], a[2]) }
+func (p *Process) sysOpenat(a *[6]uint64) uint64 {
+	return p.withCloexec(p.open(int32(a[0]), a[1], a[2], a[3]), a[2]&oCLOEXEC != 0)
+}
+
+func (p *Process) sysOpen(a *[6]uint64) uint64 {
+	return p.withCloexec(p.open(atFDCWD, a[0], a[1], a[2]), a[1]&oCLOEXEC != 0)
+}
+
 func (p *Process) sysCreat(a *[6]uint64) uint64 {
 	return p.open(atFDCWD, a[0], oCREAT|oWRONLY|oTRUNC, a[1])
 }
@@ -316,10 +322,10 @@ func (p *Process) sysDup2(a *[6]uint64) uint64 {
 }
 
 func (p *Process) sysDup3(a *[6]uint64) uint64 {
-	if a[0] == a[1] || a[2]&^0o2000000 != 0 { // only O_CLOEXEC
+	if a[0] == a[1] || a[2]&^oCLOEXEC != 0 { // only O_CLOEXEC
 		return sysErr(eINVAL)
 	}
-	return p.sysDup2(a)
+	return p.withCloexec(p.sysDup2(a), a[2]&oCLOEXEC != 0)
 }
 
 func (p *Process) sysClose(a *[6]uint64) uint64 {
@@ -887,8 +893,17 @@ func (p *Process) sysFcntl(a *[6]uint64) uint64 {
 		if e != 0 {
 			return sysErr(e)
 		}
-		return uint64(fd)
-	case 1, 2: // F_GETFD, F_SETFD
+		return p.withCloexec(uint64(fd), a[1] == 1030)
+	case 1: // F_GETFD
+		return b2u(p.cloexec.has(int(int32(a[0]))))
+	case 2: // F_SETFD: FD_CLOEXEC, the only flag
+		if fd := int(int32(a[0])); fd < fdLimit {
+			if a[2]&1 != 0 {
+				p.cloexec.set(fd)
+			} else {
+				p.cloexec.clear(fd)
+			}
+		}
 		return 0
 	case 4: // F_SETFL: of the flags the layer knows, O_APPEND can change
 		if f.node != nil {

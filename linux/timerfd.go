@@ -93,7 +93,7 @@ func (p *Process) sysTimerfdCreate(a *[6]uint64) uint64 {
 		return sysErr(e)
 	}
 	p.ov.nextIno++
-	return uint64(n)
+	return p.withCloexec(uint64(n), flags&oCLOEXEC != 0)
 }
 
 // timerfdFile returns the timerfd fd refers to, or the error Linux gives.

@@ -119,3 +119,63 @@ func TestTimerfdCalls(t *testing.T) {
 		})
 	}
 }
+
+// TestCloseOnExec checks FD_CLOEXEC: set by the O_CLOEXEC (or
+// MFD_CLOEXEC) of every call that makes a descriptor, by dup3 and
+// F_DUPFD_CLOEXEC, clear after dup, dup2 and a close, changed by
+// F_SETFD, and kept by a checkpoint.
+func TestCloseOnExec(t *testing.T) {
+	for _, a := range testArches {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{})
+			s := NewSession(g.p)
+			getfd := func(fd int64) int64 { return g.call("fcntl", uint64(fd), 1) }
+			fd := g.open("/tmp/f", oCREAT|gRDWR|oCLOEXEC, 0o644)
+			expect(t, "open O_CLOEXEC", getfd(fd), 1)
+			plain := g.open("/tmp/f", gRDONLY, 0)
+			expect(t, "open", getfd(plain), 0)
+			d := g.call("dup", uint64(fd))
+			expect(t, "dup", getfd(d), 0)
+			expect(t, "dup3 O_CLOEXEC", g.call("dup3", uint64(plain), 20, oCLOEXEC), 20)
+			expect(t, "  flag", getfd(20), 1)
+			expect(t, "dup2 over it", g.call("dup2", uint64(plain), 20), 20)
+			expect(t, "  flag", getfd(20), 0)
+			expect(t, "F_DUPFD_CLOEXEC", g.call("fcntl", uint64(plain), 1030, 30), 30)
+			expect(t, "  flag", getfd(30), 1)
+			expect(t, "F_SETFD 0", g.call("fcntl", 30, 2, 0), 0)
+			expect(t, "  flag", getfd(30), 0)
+			expect(t, "F_SETFD FD_CLOEXEC", g.call("fcntl", uint64(plain), 2, 1), 0)
+			expect(t, "  flag", getfd(plain), 1)
+			expect(t, "close", g.call("close", uint64(fd)), 0)
+			expect(t, "reopened in its place", g.open("/tmp/f", gRDONLY, 0), fd)
+			expect(t, "  flag", getfd(fd), 0)
+			expect(t, "pipe2 O_CLOEXEC", g.call("pipe2", g.buf, oCLOEXEC), 0)
+			ends := readGuestBytes(t, g.p, g.buf, 8)
+			for _, e := range []uint32{binary.LittleEndian.Uint32(ends), binary.LittleEndian.Uint32(ends[4:])} {
+				expect(t, "  pipe end's flag", getfd(int64(e)), 1)
+			}
+			for name, fd := range map[string]int64{
+				"epoll_create1": g.call("epoll_create1", oCLOEXEC),
+				"eventfd2":      g.call("eventfd2", 0, oCLOEXEC),
+				"timerfd":       g.call("timerfd_create", 1, oCLOEXEC),
+				"memfd_create":  g.call("memfd_create", g.path(3, "m"), 1),
+				"signalfd4":     g.call("signalfd4", ^uint64(0), g.path(4, "\x01\x00\x00\x00\x00\x00\x00"), 8, oCLOEXEC),
+			} {
+				if fd < 0 {
+					t.Errorf("%s = %d", name, fd)
+					continue
+				}
+				expect(t, name, getfd(fd), 1)
+			}
+			c, err := s.Checkpoint(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			expect(t, "F_SETFD 0", g.call("fcntl", uint64(plain), 2, 0), 0)
+			if err := s.Restore(c); err != nil {
+				t.Fatal(err)
+			}
+			expect(t, "restored flag", getfd(plain), 1)
+		})
+	}
+}
