@@ -301,7 +301,8 @@ func hostErrno(err error) int {
 
 // statMode is the st_mode the guest sees for a host file: its type, and
 // read-only permissions (no host file is ever written: the guest's writes
-// go to its overlay, overlay.go).
+// go to its overlay, overlay.go); a regular file keeps the host's execute
+// bits, so a program finds its tools executable (access X_OK) as natively.
 func statMode(fi fs.FileInfo) uint32 {
 	m := fi.Mode()
 	switch {
@@ -318,7 +319,7 @@ func statMode(fi fs.FileInfo) uint32 {
 	case m&fs.ModeDevice != 0:
 		return 0o060444
 	}
-	return 0o100444
+	return 0o100444 | uint32(m.Perm()&0o111)
 }
 
 // maxConfSize bounds what is read of one ld.so.conf file.

@@ -317,13 +317,7 @@ func (p *Process) room() uint64 {
 // node's cost: ENOSPC if it does not fit. Host directories above it
 // become merged directories of the overlay.
 func (p *Process) put(path string, n *oNode) int {
-	var above []string
-	for d := filepath.Dir(path); d != "/"; d = filepath.Dir(d) {
-		if x, in := p.ov.nodes[d]; in && x != nil {
-			break
-		}
-		above = append(above, d)
-	}
+	above := p.above(path)
 	var cost uint64
 	if n.cost == 0 {
 		cost = uint64(nodeOverhead + int64(len(path)+len(n.target)) + n.data.Len())
@@ -334,11 +328,7 @@ func (p *Process) put(path string, n *oNode) int {
 	if !p.charge(int64(cost)) {
 		return eNOSPC
 	}
-	for _, d := range above {
-		m := p.ov.newNode(nodeDir, 0o755)
-		m.nlink, m.cost = 2, uint64(nodeOverhead+len(d))
-		p.ov.nodes[d] = m
-	}
+	p.makeDirs(above)
 	if n.cost == 0 {
 		n.cost = cost
 		for _, d := range above {
@@ -346,6 +336,47 @@ func (p *Process) put(path string, n *oNode) int {
 		}
 	}
 	p.ov.nodes[path] = n
+	return 0
+}
+
+// above returns the directories above path that are not directories of
+// the overlay yet, deepest first. lookup finds an entry of the overlay
+// only below directories of the overlay: every name put or whited out
+// needs them.
+func (p *Process) above(path string) []string {
+	var above []string
+	for d := filepath.Dir(path); d != "/"; d = filepath.Dir(d) {
+		if x, in := p.ov.nodes[d]; in && x != nil {
+			break
+		}
+		above = append(above, d)
+	}
+	return above
+}
+
+// makeDirs makes the host directories above (charged by the caller)
+// merged directories of the overlay.
+func (p *Process) makeDirs(above []string) {
+	for _, d := range above {
+		m := p.ov.newNode(nodeDir, 0o755)
+		m.nlink, m.cost = 2, uint64(nodeOverhead+len(d))
+		p.ov.nodes[d] = m
+	}
+}
+
+// materialize makes the host directories above path directories of the
+// overlay (as put does), so that a whiteout at path is seen: ENOSPC if
+// they do not fit.
+func (p *Process) materialize(path string) int {
+	above := p.above(path)
+	var cost uint64
+	for _, d := range above {
+		cost += uint64(nodeOverhead + len(d))
+	}
+	if !p.charge(int64(cost)) {
+		return eNOSPC
+	}
+	p.makeDirs(above)
 	return 0
 }
 
@@ -364,7 +395,8 @@ func (p *Process) unname(path string) {
 }
 
 // dropName removes the name path from the overlay: a whiteout if the
-// view has a file there.
+// view has a file there (whose directories the caller made directories of
+// the overlay: materialize).
 func (p *Process) dropName(path string) {
 	if _, e := p.viewEntry(path, false); e == 0 {
 		p.ov.nodes[path] = nil

@@ -873,3 +873,95 @@ func TestDeepDirectories(t *testing.T) {
 		})
 	}
 }
+
+// TestWhiteoutBelowHostDirectories removes host files and directories
+// deep in a named tree the guest had not written to (tar -x over an
+// existing tree unlinks, then creates with O_EXCL): each is gone at
+// once, to lookups and listings, and its name can be made anew. The
+// whiteout once sat below directories lookup did not look into, and
+// unlink answered 0 while the file stayed.
+func TestWhiteoutBelowHostDirectories(t *testing.T) {
+	dir := t.TempDir() // below /tmp: writable for the guest
+	for _, f := range []string{"sub/deep/f", "sub/g", "other/x"} {
+		p := filepath.Join(dir, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("old"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "sub", "empty"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []*arch.Arch{arch.AMD64, arch.ARM64} {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{ReadAllow: []string{dir}})
+			gone := func(path string) {
+				t.Helper()
+				if mode, _, _ := g.stat(path, false); mode != -eNOENT {
+					t.Errorf("stat %s after removing it = %d, want ENOENT", path, mode)
+				}
+			}
+			f := dir + "/sub/deep/f"
+			expect(t, "unlink", g.call("unlinkat", atFDCWD64, g.path(2, f), 0), 0)
+			gone(f)
+			if names := g.names(dir + "/sub/deep"); len(names) != 2 { // . and ..
+				t.Errorf("listing after unlink: %q", names)
+			}
+			fd := g.open(f, oCREAT|oEXCL|gWRONLY, 0o644)
+			if fd < 0 {
+				t.Fatalf("create with O_EXCL after unlink = %d", fd)
+			}
+			expect(t, "write", g.write(fd, "new"), 3)
+			expect(t, "rename to another untouched directory", g.call("renameat", atFDCWD64, g.path(2, dir+"/sub/g"), atFDCWD64, g.path(3, dir+"/other/y")), 0)
+			gone(dir + "/sub/g")
+			if mode, size, _ := g.stat(dir+"/other/y", false); mode < 0 || size != 3 {
+				t.Errorf("stat of the new name = %d, size %d", mode, size)
+			}
+			expect(t, "rmdir", g.call("unlinkat", atFDCWD64, g.path(2, dir+"/sub/empty"), 0x200), 0)
+			gone(dir + "/sub/empty")
+			if got := g.pread(g.open(f, gRDONLY, 0), 0, 10); got != "new" {
+				t.Errorf("contents of the new file %q", got)
+			}
+		})
+	}
+}
+
+// TestHostExecuteBits: a host file keeps its execute bits (read-only
+// otherwise) in stat, fstat and access(X_OK), as a program looking for
+// its tools (make's mkdir) sees them natively.
+func TestHostExecuteBits(t *testing.T) {
+	dir := t.TempDir()
+	tool, data := filepath.Join(dir, "tool"), filepath.Join(dir, "data")
+	if err := os.WriteFile(tool, []byte("#!/bin/sh\n"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(data, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []*arch.Arch{arch.AMD64, arch.ARM64} {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{ReadAllow: []string{dir}})
+			for _, c := range []struct {
+				path   string
+				mode   int64
+				access int64
+			}{{tool, 0o100554, 0}, {data, 0o100444, -eACCES}} {
+				if mode, _, _ := g.stat(c.path, true); mode != c.mode {
+					t.Errorf("stat %s: mode %#o, want %#o", c.path, mode, c.mode)
+				}
+				expect(t, "access X_OK "+c.path, g.call("faccessat", atFDCWD64, g.path(2, c.path), 1), c.access)
+				fd := g.open(c.path, gRDONLY, 0)
+				expect(t, "fstat", g.call("fstat", uint64(fd), g.buf), 0)
+				off := 24
+				if a == arch.ARM64 {
+					off = 16
+				}
+				if mode := binary.LittleEndian.Uint32(readGuestBytes(t, g.p, g.buf+uint64(off), 4)); int64(mode) != c.mode {
+					t.Errorf("fstat %s: mode %#o, want %#o", c.path, mode, c.mode)
+				}
+			}
+		})
+	}
+}

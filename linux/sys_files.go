@@ -40,6 +40,7 @@ type openFile struct {
 	kind    fileKind
 	path    string // as the guest named it (absolute)
 	host    string // the host file read
+	mode    uint32 // a host file's st_mode (statMode; 0: 0o100444)
 	sf      *sharedFile
 	data    []byte // the contents, if not sf (and sf's once mapped as an ELF object)
 	node    *oNode
@@ -247,7 +248,7 @@ func (p *Process) open(dirfd int32, pathAddr, flags, mode uint64) uint64 {
 		p.released(sf)
 		return sysErr(eNOTDIR)
 	}
-	fd, e := p.allocFD(0, &openFile{kind: fileRegular, path: abs, host: host, sf: sf, ino: p.inode(host)})
+	fd, e := p.allocFD(0, &openFile{kind: fileRegular, path: abs, host: host, sf: sf, ino: p.inode(host), mode: statMode(vf.fi)})
 	if e != 0 {
 		p.released(sf)
 		return sysErr(e)
@@ -1078,8 +1079,11 @@ func (f *openFile) stat() statInfo {
 		return f.dirStat
 	}
 	if f.kind == fileRegular {
-		n := f.size()
-		return statInfo{dev: 0x801, ino: f.ino, nlink: 1, mode: 0o100444, uid: guestUID, gid: guestGID, size: n, blksize: 4096, blocks: statBlocks(0o100444, n)}
+		n, mode := f.size(), f.mode
+		if mode == 0 {
+			mode = 0o100444
+		}
+		return statInfo{dev: 0x801, ino: f.ino, nlink: 1, mode: mode, uid: guestUID, gid: guestGID, size: n, blksize: 4096, blocks: statBlocks(mode, n)}
 	}
 	if f.kind == fileSignalfd || f.kind == fileEpoll || f.kind == fileEventfd || f.kind == fileTimerfd { // an anonymous inode
 		return statInfo{dev: 0xe, ino: f.ino, nlink: 1, mode: 0o600, uid: guestUID, gid: guestGID, blksize: 4096}
@@ -1144,8 +1148,8 @@ func (p *Process) access(dirfd int32, pathAddr, mode uint64) uint64 {
 		return sysErr(eROFS)
 	case mode&2 != 0 && ent.node != nil && ent.node.kind == nodeDir && !p.ov.writable(ent.path):
 		return sysErr(eROFS) // a directory above a writable tree
-	case mode&1 != 0 && ent.node == nil && !ent.isDir(): // X_OK: the view's directories are 0555, its files 0444
-		return sysErr(eACCES)
+	case mode&1 != 0 && ent.node == nil && !ent.isDir() && (ent.vf.fi == nil || statMode(ent.vf.fi)&0o111 == 0):
+		return sysErr(eACCES) // X_OK: the view's directories are 0555, its files 0444 with the host's execute bits
 	case mode&1 != 0 && ent.node != nil && ent.node.mode&0o111 == 0:
 		return sysErr(eACCES)
 	}
@@ -1371,6 +1375,9 @@ func (p *Process) remove(abs string, dir bool) uint64 {
 	case dir && len(p.children(ent)) > 0:
 		return sysErr(eNOTEMPTY)
 	}
+	if e := p.materialize(path); e != 0 {
+		return sysErr(e)
+	}
 	p.unname(path)
 	return 0
 }
@@ -1530,8 +1537,11 @@ func (p *Process) move(from, to string, noReplace bool) uint64 {
 			return sysErr(eNOTEMPTY)
 		}
 		if dst.node != nil || dst.vf.fi != nil {
-			p.unname(to)
+			p.unname(to) // to's directories: put below makes them
 		}
+	}
+	if e := p.materialize(from); e != 0 {
+		return sysErr(e)
 	}
 	n, e := p.copyUp(src)
 	if e != 0 {

@@ -68,7 +68,8 @@ import (
 //	                         one beyond, EINVAL for F_DUPFD from one beyond
 //	fstat newfstatat stat lstat
 //	                         fds 0-2 are pipes (S_IFIFO), opened files regular files;
-//	                         the view's files 0444, its directories 0555 (size
+//	                         the view's files 0444 with the host's execute
+//	                         bits, its directories 0555 (size
 //	                         4096, 2 links and one per subdirectory)
 //	access faccessat faccessat2  allowed and sysroot files exist (read-only), others ENOENT
 //	ioctl                    ENOTTY: the guest has no terminal (glibc then
