@@ -159,6 +159,9 @@ type sharedFile struct {
 	// objects counts the Objects made of it: each mapping of its first
 	// page at another address makes one, up to maxObjectsPerFile.
 	objects int
+	// pinned: f stays open until the process closes (the caller's stdin,
+	// which cannot be opened again by a name).
+	pinned bool
 }
 
 // maxObjectsPerFile bounds the Objects (ELF structures and symbols, not
@@ -208,6 +211,55 @@ func (p *Process) openShared(vf viewFile) (*sharedFile, int) {
 	return sf, 0
 }
 
+// stdinFile returns fd 0 as a regular file when Config.Stdin is an
+// *os.File on one (a shell's `< FILE`): the guest can fstat it (its size),
+// seek and pread it, as natively, from the offset the file had. It reads
+// its own copy of the descriptor at its own offset: the caller's is left
+// as it was, so a run from the start again (RunFast) reads the same.
+func (p *Process) stdinFile() *openFile {
+	in, ok := p.cfg.Stdin.(*os.File)
+	if !ok || in == nil {
+		return nil
+	}
+	fi, err := in.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	off, err := in.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return nil
+	}
+	fd, err := syscall.Dup(int(in.Fd()))
+	if err != nil {
+		return nil
+	}
+	syscall.CloseOnExec(fd)
+	id := fileIDOf(fi)
+	sf := p.shared[id]
+	if sf == nil {
+		if p.shared == nil {
+			p.shared = map[fileID]*sharedFile{}
+		}
+		sf = &sharedFile{host: in.Name(), id: id, size: fi.Size()}
+		p.shared[id] = sf
+	}
+	if sf.f != nil {
+		sf.f.Close()
+	}
+	sf.f, sf.pinned = os.NewFile(uintptr(fd), in.Name()), true
+	return &openFile{kind: fileRegular, path: "/dev/stdin", sf: sf, ino: 1, mode: statMode(fi), off: off}
+}
+
+// regularFile reports whether r is an *os.File on a regular file.
+func regularFile(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok || f == nil {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode().IsRegular()
+}
+
 func fileIDOf(fi fs.FileInfo) fileID {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 		return fileID{uint64(st.Dev), st.Ino}
@@ -237,7 +289,7 @@ func (sf *sharedFile) file() *os.File {
 // released closes sf's host file once no descriptor or mapping refers to
 // it (its data, if loaded, stays: the object it became keeps it).
 func (p *Process) released(sf *sharedFile) {
-	if sf == nil || sf.f == nil {
+	if sf == nil || sf.f == nil || sf.pinned {
 		return
 	}
 	for _, f := range p.fds {

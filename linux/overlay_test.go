@@ -7,6 +7,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -963,5 +964,65 @@ func TestHostExecuteBits(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStdinRegularFile: a regular file as stdin (a shell's `< FILE`) is
+// fd 0 as that file: fstat gives its size, reads start at the offset it
+// had, lseek and pread work, and the caller's offset is left alone. A
+// pipe stays a pipe.
+func TestStdinRegularFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "in")
+	if err := os.WriteFile(path, []byte("0123456789"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []*arch.Arch{arch.AMD64, arch.ARM64} {
+		t.Run(a.Name, func(t *testing.T) {
+			in, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Close()
+			if _, err := in.Seek(3, io.SeekStart); err != nil {
+				t.Fatal(err)
+			}
+			g := newGuest(t, a, Config{Stdin: in})
+			expect(t, "fstat", g.call("fstat", 0, g.buf), 0)
+			b := readGuestBytes(t, g.p, g.buf, 64)
+			off := 24
+			if a == arch.ARM64 {
+				off = 16
+			}
+			if mode := binary.LittleEndian.Uint32(b[off:]); mode&0o170000 != 0o100000 {
+				t.Errorf("fstat(0): mode %#o, want a regular file", mode)
+			}
+			if size := binary.LittleEndian.Uint64(b[48:]); size != 10 {
+				t.Errorf("fstat(0): size %d, want 10", size)
+			}
+			expect(t, "read", g.call("read", 0, g.buf, 4), 4)
+			if got := string(readGuestBytes(t, g.p, g.buf, 4)); got != "3456" {
+				t.Errorf("read %q, want 3456 (from the offset stdin had)", got)
+			}
+			expect(t, "lseek SEEK_END", g.call("lseek", 0, ^uint64(1), 2), 8)
+			expect(t, "pread", g.call("pread64", 0, g.buf, 3, 0), 3)
+			if got := string(readGuestBytes(t, g.p, g.buf, 3)); got != "012" {
+				t.Errorf("pread %q", got)
+			}
+			expect(t, "read at the end", g.call("read", 0, g.buf, 10), 2)
+			if at, _ := in.Seek(0, io.SeekCurrent); at != 3 {
+				t.Errorf("the caller's offset moved to %d", at)
+			}
+		})
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	g := newGuest(t, arch.AMD64, Config{Stdin: r})
+	expect(t, "fstat of a pipe", g.call("fstat", 0, g.buf), 0)
+	if mode := binary.LittleEndian.Uint32(readGuestBytes(t, g.p, g.buf+24, 4)); mode&0o170000 != 0o010000 {
+		t.Errorf("fstat(0) of a pipe: mode %#o, want a FIFO", mode)
 	}
 }

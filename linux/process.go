@@ -31,7 +31,10 @@ type Config struct {
 	Args []string
 	// Env is the environment ("NAME=value"); nil means an empty one.
 	Env []string
-	// Stdin feeds reads from fd 0; nil means end of file. The timeout or
+	// Stdin feeds reads from fd 0; nil means end of file. An *os.File on a
+	// regular file (a shell's `< FILE`) is fd 0 as that file, as natively:
+	// fstat gives its size, lseek and pread work, reads start at its
+	// offset (its own offset is left alone). The timeout or
 	// an interrupt (Interrupt, WaitLimits) ends the run even while the
 	// guest waits for input: on an *os.File that can block (a pipe, a
 	// terminal), the layer waits with poll(2) and reads only then; on

@@ -77,6 +77,9 @@ func (p *Process) initFiles() error {
 	p.ov = newOverlay(cwd)
 	p.cwd = cwd
 	p.fds = map[int]*openFile{0: {kind: fileStdin, ino: 1}, 1: {kind: fileStdout, ino: 2}, 2: {kind: fileStderr, ino: 3}}
+	if f := p.stdinFile(); f != nil {
+		p.fds[0] = f
+	}
 	p.syncFDs()
 	return nil
 }

@@ -67,7 +67,9 @@ import (
 //	                         EMFILE when all are taken, EBADF for dup2/dup3 to
 //	                         one beyond, EINVAL for F_DUPFD from one beyond
 //	fstat newfstatat stat lstat
-//	                         fds 0-2 are pipes (S_IFIFO), opened files regular files;
+//	                         fds 0-2 are pipes (S_IFIFO), but a regular file
+//	                         given as stdin (fd 0 is then that file, seekable),
+//	                         opened files regular files;
 //	                         the view's files 0444 with the host's execute
 //	                         bits, its directories 0555 (size
 //	                         4096, 2 links and one per subdirectory)
