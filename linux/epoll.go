@@ -127,7 +127,7 @@ func (p *Process) sysEpollCtl(a *[6]uint64) uint64 {
 	switch {
 	case epf == nil || f == nil:
 		return sysErr(eBADF)
-	case f.kind == fileRegular || f.kind == fileDir:
+	case f.kind == fileRegular || f.kind == fileDir || f.kind == fileDevice:
 		return sysErr(ePERM) // no poll: always ready, as Linux says
 	case epf.kind != fileEpoll || epf == f:
 		return sysErr(eINVAL)

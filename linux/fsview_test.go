@@ -82,7 +82,8 @@ func runCat(t *testing.T, a *arch.Arch, root string, view *fsView, cases []catCa
 
 // TestFSViewHost: with the host's "/" as sysroot (the x86-64 default),
 // the guest sees ld.so's files and what the user named, nothing else:
-// neither /etc/passwd, /root, /proc (but /proc/self/exe) nor /dev;
+// neither /etc/passwd, /root, /proc (but /proc/self/exe and fd) nor /dev
+// (but the emulated devices: devices.go, never the host's); the host's
 // devices, FIFOs and sockets are refused even when named, and opening them
 // does not block.
 func TestFSViewHost(t *testing.T) {
@@ -98,11 +99,13 @@ func TestFSViewHost(t *testing.T) {
 		{path: "/root/.profile", errno: eNOENT},
 		{path: "/proc/self/environ", errno: eNOENT},
 		{path: "/proc/self/maps", errno: eNOENT},
-		{path: "/proc/self/fd/0", errno: eNOENT},
+		{path: "/proc/self/fd/0"},                // stdin: none, an empty read
+		{path: "/proc/self/fd/7", errno: eNOENT}, // not open
 		{path: "/proc/1/environ", errno: eNOENT},
 		{path: "/sys/devices/system/cpu/online", errno: eNOENT},
-		{path: "/dev/zero", errno: eNOENT},
-		{path: "/dev/random", errno: eNOENT},
+		{path: "/dev/zero", out: "\x00\x00\x00\x00"},
+		{path: "/dev/mem", errno: eNOENT},
+		{path: "/dev/sda", errno: eNOENT},
 		{path: "/usr/lib/../../etc/passwd", errno: eNOENT},
 		{path: "/lib/../etc/passwd", errno: eNOENT},
 		{path: "/usr/bin/ls", errno: eNOENT},
@@ -114,8 +117,8 @@ func TestFSViewHost(t *testing.T) {
 		{path: link, allow: []string{link}, out: "allowed content\n"},
 		{path: link, allow: []string{file}, errno: eNOENT},
 		{path: dir, allow: []string{dir}},
-		{path: "/dev/zero", allow: []string{"/dev/zero"}, errno: eACCES},
-		{path: "/dev/null", allow: []string{"/dev/null"}, errno: eACCES},
+		{path: "/dev/null", allow: []string{"/dev/null"}}, // emulated: never the host's
+		{path: "/dev/tty", allow: []string{"/dev/tty"}, errno: eACCES},
 		{path: fifo, allow: []string{fifo}, errno: eACCES},
 		{path: sock, allow: []string{sock}, errno: eACCES},
 		{path: "/proc/self/environ", allow: []string{"/proc/self/environ"}, errno: eNOENT},

@@ -31,6 +31,7 @@ const (
 	fileEpoll    // an epoll instance (epoll.go)
 	fileEventfd  // an eventfd (epoll.go)
 	fileTimerfd  // a timerfd (timerfd.go)
+	fileDevice   // /dev/null, zero, full, random, urandom (devices.go)
 )
 
 // openFile is an open file description: one of the standard streams, an
@@ -54,6 +55,7 @@ type openFile struct {
 	ep      *epoll   // fileEpoll: the interest list
 	efd     *eventfd // fileEventfd: the counter
 	tfd     *timerfd // fileTimerfd: the timer
+	minor   uint64   // fileDevice: its minor number (major 1)
 }
 
 // size returns the file's size.
@@ -173,6 +175,9 @@ func (p *Process) open(dirfd int32, pathAddr, flags, mode uint64) uint64 {
 	acc, write := flags&oACCMODE, flags&oACCMODE != 0 || flags&oTRUNC != 0
 	if acc == oACCMODE {
 		return sysErr(eINVAL)
+	}
+	if ret, done := p.openSpecial(abs, flags); done {
+		return ret
 	}
 	follow := flags&p.abi.oNofollow() == 0 && flags&(oCREAT|oEXCL) != oCREAT|oEXCL
 	ent, e := p.lookup(abs, follow)
@@ -353,6 +358,9 @@ func (p *Process) readInto(fd int, addr, n uint64, off int64) (uint64, int) {
 	if f.kind == fileEpoll || f.kind == fileEventfd || f.kind == fileTimerfd {
 		return 0, eINVAL // an eventfd or timerfd is read whole by read(2) (eventfdIO, timerfdIO)
 	}
+	if f.kind == fileDevice {
+		return p.devRead(f, addr, n), 0
+	}
 	n = min(n, maxRW)
 	if f.kind == fileStdin {
 		if off >= 0 {
@@ -437,7 +445,7 @@ func (p *Process) sysPread64(a *[6]uint64) uint64 {
 		return sysErr(eINVAL)
 	case f == nil:
 		return sysErr(eBADF)
-	case f.kind != fileRegular && f.kind != fileDir:
+	case f.kind != fileRegular && f.kind != fileDir && f.kind != fileDevice:
 		return sysErr(eSPIPE) // a stream, as Linux has no FMODE_PREAD for it
 	}
 	if !p.writable(a[1], min(a[2], maxRW)) {
@@ -708,6 +716,9 @@ func (p *Process) pwriteFile(fd, off uint64) (*openFile, int) {
 }
 
 func (p *Process) sysPwrite64(a *[6]uint64) uint64 {
+	if f := p.fds[int(int32(a[0]))]; f != nil && f.kind == fileDevice && int64(a[3]) >= 0 {
+		return devWrite(f, a[2])
+	}
 	f, e := p.pwriteFile(a[0], a[3])
 	if e != 0 {
 		return sysErr(e)
@@ -740,6 +751,12 @@ func (p *Process) sysWrite(a *[6]uint64) uint64 {
 	}
 	if f := p.fds[int(int32(a[0]))]; f.kind == fileTimerfd || f.kind == fileSignalfd || f.kind == fileEpoll {
 		return sysErr(eINVAL) // no write for it (FMODE_CAN_WRITE)
+	}
+	if f := p.fds[int(int32(a[0]))]; f.kind == fileDevice {
+		if f.flags&oACCMODE == 0 {
+			return sysErr(eBADF)
+		}
+		return devWrite(f, a[2])
 	}
 	if p.pipeFile(a[0]) != nil {
 		return p.pipeIO(a[0], a[1], a[2], false, true)
@@ -777,6 +794,19 @@ func (p *Process) sysWritev(a *[6]uint64) uint64 {
 		return sysErr(eBADF)
 	case f.kind == fileTimerfd || f.kind == fileSignalfd || f.kind == fileEpoll:
 		return sysErr(eINVAL) // no write for it (FMODE_CAN_WRITE)
+	case f.kind == fileDevice:
+		if f.flags&oACCMODE == 0 {
+			return sysErr(eBADF)
+		}
+		iov, e := p.iovecs(a[1], a[2])
+		if e != 0 {
+			return sysErr(e)
+		}
+		var total uint64
+		for _, v := range iov {
+			total += v[1]
+		}
+		return devWrite(f, total)
 	case f.kind == fileEventfd:
 		// Linux writes each iovec in turn (eventfd has no write_iter):
 		// one is a write(2); more stop the run.
@@ -858,8 +888,8 @@ func (p *Process) sysLseek(a *[6]uint64) uint64 {
 		f.off, f.names = 0, nil
 		return 0
 	}
-	if f.kind == fileSignalfd || f.kind == fileEpoll || f.kind == fileEventfd || f.kind == fileTimerfd {
-		return uint64(f.off) // noop_llseek: the offset, never moved
+	if f.kind == fileSignalfd || f.kind == fileEpoll || f.kind == fileEventfd || f.kind == fileTimerfd || f.kind == fileDevice {
+		return uint64(f.off) // noop_llseek (null_lseek, zero: 0): the offset, never moved
 	}
 	if f.kind != fileRegular {
 		return sysErr(eSPIPE)
@@ -1088,6 +1118,9 @@ func (f *openFile) stat() statInfo {
 		}
 		return statInfo{dev: 0x801, ino: f.ino, nlink: 1, mode: mode, uid: guestUID, gid: guestGID, size: n, blksize: 4096, blocks: statBlocks(mode, n)}
 	}
+	if f.kind == fileDevice {
+		return devStat(f.ino, f.minor)
+	}
 	if f.kind == fileSignalfd || f.kind == fileEpoll || f.kind == fileEventfd || f.kind == fileTimerfd { // an anonymous inode
 		return statInfo{dev: 0xe, ino: f.ino, nlink: 1, mode: 0o600, uid: guestUID, gid: guestGID, blksize: 4096}
 	}
@@ -1122,6 +1155,15 @@ func (p *Process) statPath(dirfd int32, pathAddr, buf uint64, flags uint64) uint
 	if e != 0 {
 		return sysErr(e)
 	}
+	if minor, ok := devMinor[abs]; ok {
+		return p.putStat(buf, devStat(p.inode("dev:"+abs), minor))
+	}
+	if fd, ok := fdPath(abs); ok {
+		if f := p.fds[fd]; f != nil {
+			return p.putStat(buf, f.stat())
+		}
+		return sysErr(eNOENT)
+	}
 	ent, e := p.lookup(abs, flags&atSymlinkNofollow == 0)
 	if e != 0 {
 		return sysErr(e)
@@ -1141,6 +1183,15 @@ func (p *Process) access(dirfd int32, pathAddr, mode uint64) uint64 {
 	abs, e := p.guestPath(dirfd, pathAddr)
 	if e != 0 {
 		return sysErr(e)
+	}
+	if _, ok := devMinor[abs]; ok {
+		if mode&1 != 0 {
+			return sysErr(eACCES) // X_OK: rw-rw-rw-
+		}
+		return 0
+	}
+	if fd, ok := fdPath(abs); ok && p.fds[fd] != nil {
+		return 0
 	}
 	ent, e := p.lookup(abs, true)
 	if e != 0 {
@@ -1171,7 +1222,17 @@ func (p *Process) readlink(dirfd int32, pathAddr, buf, size uint64) uint64 {
 		return sysErr(eINVAL)
 	}
 	var target string
-	if path == "/proc/self/exe" || path == fmt.Sprintf("/proc/%d/exe", guestPID) {
+	if fd, ok := fdPath(path); ok {
+		f := p.fds[fd]
+		switch {
+		case path == "/dev/stdin" || path == "/dev/stdout" || path == "/dev/stderr":
+			target = fmt.Sprintf("/proc/self/fd/%d", fd)
+		case f == nil:
+			return sysErr(eNOENT)
+		default:
+			target = fdTarget(f)
+		}
+	} else if path == "/proc/self/exe" || path == fmt.Sprintf("/proc/%d/exe", guestPID) {
 		exe, err := filepath.Abs(p.Path)
 		if err != nil {
 			return sysErr(eNOENT)

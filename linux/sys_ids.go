@@ -130,6 +130,8 @@ func (p *Process) threadsOf(who uint64) []*thread {
 // PRIO_PROCESS a thread, PRIO_PGRP and PRIO_USER all of them; an errno
 // for an unknown which (EINVAL) or who (ESRCH).
 func (p *Process) priorityTargets(which, who uint64) ([]*thread, int) {
+	// which is an int, who an id_t: 32 bits of their registers.
+	which, who = uint64(uint32(which)), uint64(uint32(who))
 	var ts []*thread
 	switch which {
 	case 0: // PRIO_PROCESS

@@ -73,6 +73,13 @@ func (p *Process) sysMmap(a *[6]uint64) uint64 {
 	defer p.releaseCut()
 	var file *openFile
 	name := "[anon]"
+	if f := p.fds[fd]; flags&mapAnonymous == 0 && f != nil && f.kind == fileDevice {
+		if f.minor != devZero {
+			return sysErr(eNODEV)
+		}
+		// /dev/zero: anonymous memory (shmem_zero_setup, vma_set_anonymous).
+		flags |= mapAnonymous
+	}
 	if flags&mapAnonymous == 0 {
 		file = p.fds[fd]
 		if file == nil {

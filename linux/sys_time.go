@@ -87,9 +87,9 @@ func (p *Process) sysTimes(a *[6]uint64) uint64 {
 // memory the guest has held at once (in KiB); nothing else happened (no faults
 // counted, no context switches, no I/O blocks); for the children, none.
 func (p *Process) sysGetrusage(a *[6]uint64) uint64 {
-	const rusageSelf, rusageChildren, rusageThread = 0, ^uint64(0), 1
-	var v [18]uint64 // ru_utime, ru_stime (timevals), then 14 longs
-	switch a[0] {
+	const rusageSelf, rusageChildren, rusageThread = 0, -1, 1
+	var v [18]uint64     // ru_utime, ru_stime (timevals), then 14 longs
+	switch int32(a[0]) { // an int: glibc sets only the low 32 bits (x86-64)
 	case rusageSelf, rusageThread:
 		cpu, _ := p.now(2)
 		v[0], v[1] = uint64(cpu)/1e9, uint64(cpu)%1e9/1e3

@@ -240,6 +240,11 @@ import (
 //	                         clock, ended by a signal with EINTR; eventfd
 //	                         counters with EFD_SEMAPHORE and EFD_NONBLOCK;
 //	                         an epoll inside another stops the run (epoll.go)
+//	open stat access readlink of /dev/null, zero, full, random, urandom
+//	                         emulated character devices (devices.go: random
+//	                         and urandom the getrandom stream, zero mappable);
+//	                         /dev/stdin, stdout, stderr, /dev/fd/N and
+//	                         /proc/self/fd/N open the descriptor's file (as dup)
 //	timerfd_create timerfd_settime timerfd_gettime
 //	                         on the fake real-time, monotonic and boot clocks
 //	                         (the _ALARM ones EPERM), read, polled and

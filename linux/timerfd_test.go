@@ -179,3 +179,49 @@ func TestCloseOnExec(t *testing.T) {
 		})
 	}
 }
+
+// TestDevices: /dev/null, zero, full and urandom, opened, read, written,
+// stat'ed and mapped as Linux's; /dev/stdout and /proc/self/fd/N open the
+// descriptor's file.
+func TestDevices(t *testing.T) {
+	for _, a := range testArches {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{})
+			null := g.open("/dev/null", gRDWR, 0)
+			if null < 0 {
+				t.Fatalf("open /dev/null = %d", null)
+			}
+			expect(t, "read null", g.call("read", uint64(null), g.buf, 16), 0)
+			expect(t, "write null, a bad buffer", g.call("write", uint64(null), 8, 3), 3)
+			expect(t, "pwrite null", g.call("pwrite64", uint64(null), g.buf, 5, 100), 5)
+			expect(t, "lseek null", g.call("lseek", uint64(null), 100, 0), 0)
+			expect(t, "epoll_ctl null", g.call("epoll_ctl", uint64(g.call("epoll_create1", 0)), 1, uint64(null), g.buf), -ePERM)
+			expect(t, "mmap null", g.call("mmap", 0, 4096, 1, 2, uint64(null), 0), -eNODEV)
+			mode, _, _ := g.stat("/dev/null", true)
+			expect(t, "stat /dev/null mode", mode, 0o020666)
+			expect(t, "access X_OK", g.call("faccessat", atFDCWD64, g.path(2, "/dev/null"), 1), -eACCES)
+			expect(t, "O_CREAT|O_EXCL", g.open("/dev/null", oCREAT|oEXCL|gRDWR, 0o644), -eEXIST)
+			zero := g.open("/dev/zero", gRDONLY, 0)
+			if err := g.p.Engine.WriteMem(g.buf, []byte("xxxxxxxx")); err != nil {
+				t.Fatal(err)
+			}
+			expect(t, "read zero", g.call("read", uint64(zero), g.buf, 8), 8)
+			if b := readGuestBytes(t, g.p, g.buf, 8); string(b) != "\x00\x00\x00\x00\x00\x00\x00\x00" {
+				t.Errorf("read of /dev/zero: %q", b)
+			}
+			if m := g.call("mmap", 0, 8192, 3, 2, uint64(zero), 0); m < 0 {
+				t.Errorf("mmap /dev/zero = %d", m)
+			}
+			expect(t, "write full", g.call("write", uint64(g.open("/dev/full", gWRONLY, 0)), g.buf, 1), -eNOSPC)
+			expect(t, "read urandom", g.call("read", uint64(g.open("/dev/urandom", gRDONLY, 0)), g.buf, 32), 32)
+			out := g.open("/dev/stdout", gWRONLY, 0)
+			if out < 0 || g.p.fds[int(out)] != g.p.fds[1] {
+				t.Errorf("open /dev/stdout = %d, not fd 1's file", out)
+			}
+			if fd := g.open(fmt.Sprintf("/proc/self/fd/%d", zero), gRDONLY, 0); fd < 0 || g.p.fds[int(fd)] != g.p.fds[int(zero)] {
+				t.Errorf("open /proc/self/fd/%d = %d", zero, fd)
+			}
+			expect(t, "a closed descriptor", g.open("/dev/fd/99", gRDONLY, 0), -eNOENT)
+		})
+	}
+}

@@ -71,6 +71,9 @@ func TestCPUTimes(t *testing.T) {
 				t.Errorf("rusage utime %d.%06d (cpu %d ns), maxrss %d", sec, usec, cpu, le.Uint64(b[32:]))
 			}
 			expect(t, "getrusage children", g.call("getrusage", ^uint64(0), g.buf), 0)
+			// glibc on x86-64 sets only an int's 32 bits.
+			expect(t, "getrusage children, 32 bits", g.call("getrusage", 0xffffffff, g.buf), 0)
+			expect(t, "getpriority, high bits", g.call("getpriority", 1<<32, 0), 20)
 			if b := readGuestBytes(t, g.p, g.buf, 144); string(b) != string(make([]byte, 144)) {
 				t.Errorf("children's rusage %v, want zeros", b)
 			}

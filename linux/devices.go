@@ -1,0 +1,137 @@
+//go:build cgo
+
+package linux
+
+import "fmt"
+
+// The character devices every program may open, emulated (the host's are
+// never opened): /dev/null, /dev/zero, /dev/full, and /dev/random and
+// /dev/urandom, which read the deterministic stream getrandom reads. And
+// /dev/stdin, /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N,
+// which open what the descriptor refers to (a new descriptor for the same
+// open file, as dup: on Linux they reopen it).
+
+// devMinor gives the minor number (major 1, mem) of each device.
+var devMinor = map[string]uint64{"/dev/null": 3, "/dev/zero": 5, "/dev/full": 7, "/dev/random": 8, "/dev/urandom": 9}
+
+const (
+	devNull    = 3
+	devZero    = 5
+	devFull    = 7
+	devRandom  = 8
+	devURandom = 9
+)
+
+// devStat is the struct stat of device minor with inode ino.
+func devStat(ino, minor uint64) statInfo {
+	return statInfo{dev: 5, ino: ino, nlink: 1, rdev: 1<<8 | minor, mode: 0o020666, blksize: 4096}
+}
+
+// fdTarget is what /proc/self/fd/N links to for open file f.
+func fdTarget(f *openFile) string {
+	switch f.kind {
+	case filePipe, fileStdin, fileStdout, fileStderr:
+		if f.path == "" {
+			return fmt.Sprintf("pipe:[%d]", f.ino)
+		}
+	case fileSignalfd:
+		return "anon_inode:[signalfd]"
+	case fileEventfd:
+		return "anon_inode:[eventfd]"
+	case fileTimerfd:
+		return "anon_inode:[timerfd]"
+	case fileEpoll:
+		return "anon_inode:[eventpoll]"
+	}
+	return f.path
+}
+
+// fdPath returns the descriptor a path like /dev/stdout or /proc/self/fd/3
+// names, if it is one.
+func fdPath(abs string) (int, bool) {
+	switch abs {
+	case "/dev/stdin":
+		return 0, true
+	case "/dev/stdout":
+		return 1, true
+	case "/dev/stderr":
+		return 2, true
+	}
+	var fd int
+	for _, prefix := range []string{"/dev/fd/", "/proc/self/fd/", fmt.Sprintf("/proc/%d/fd/", guestPID)} {
+		if len(abs) > len(prefix) && abs[:len(prefix)] == prefix {
+			if _, err := fmt.Sscanf(abs[len(prefix):], "%d", &fd); err == nil && fmt.Sprint(fd) == abs[len(prefix):] {
+				return fd, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// openSpecial opens abs if it is a device or names a descriptor (done
+// set), with open's flags.
+func (p *Process) openSpecial(abs string, flags uint64) (ret uint64, done bool) {
+	if fd, ok := fdPath(abs); ok {
+		f := p.fds[fd]
+		if f == nil {
+			return sysErr(eNOENT), true
+		}
+		if flags&p.abi.oDirectory != 0 && f.kind != fileDir {
+			return sysErr(eNOTDIR), true
+		}
+		n, e := p.allocFD(0, f)
+		if e != 0 {
+			return sysErr(e), true
+		}
+		return uint64(n), true
+	}
+	minor, ok := devMinor[abs]
+	if !ok {
+		return 0, false
+	}
+	switch {
+	case flags&(oCREAT|oEXCL) == oCREAT|oEXCL:
+		return sysErr(eEXIST), true
+	case flags&p.abi.oDirectory != 0:
+		return sysErr(eNOTDIR), true
+	}
+	f := &openFile{kind: fileDevice, path: abs, ino: p.inode("dev:" + abs), minor: minor, flags: flags & (oACCMODE | oNONBLOCK)}
+	n, e := p.allocFD(0, f)
+	if e != 0 {
+		return sysErr(e), true
+	}
+	return uint64(n), true
+}
+
+// devRead reads up to n bytes of device f into guest memory at addr
+// (checked writable).
+func (p *Process) devRead(f *openFile, addr, n uint64) uint64 {
+	n = min(n, maxRW)
+	switch f.minor {
+	case devNull:
+		return 0
+	case devZero, devFull:
+		zero := make([]byte, min(n, ioChunk))
+		for done := uint64(0); done < n; done += uint64(len(zero)) {
+			k := min(n-done, uint64(len(zero)))
+			p.writeGuest(addr+done, zero[:k])
+		}
+		return n
+	}
+	n = min(n, 1<<25) // as getrandom: at most 32 MiB a call
+	for done := uint64(0); done < n; {
+		k := min(n-done, ioChunk)
+		p.writeGuest(addr+done, p.rng.bytes(int(k)))
+		done += k
+	}
+	return n
+}
+
+// devWrite writes n bytes to device f: all are taken, but by /dev/full
+// (ENOSPC); the bytes are never read (no EFAULT), as Linux's do.
+func devWrite(f *openFile, n uint64) uint64 {
+	if f.minor == devFull {
+		return sysErr(eNOSPC)
+	}
+	return min(n, maxRW)
+}
