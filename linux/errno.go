@@ -9,6 +9,7 @@ const (
 	eSRCH        = 3
 	eINTR        = 4
 	eIO          = 5
+	eNXIO        = 6
 	eE2BIG       = 7
 	eBADF        = 9
 	eCHILD       = 10

@@ -1026,3 +1026,45 @@ func TestStdinRegularFile(t *testing.T) {
 		t.Errorf("fstat(0) of a pipe: mode %#o, want a FIFO", mode)
 	}
 }
+
+// TestPathEdges: what Linux says of a name's last component and of a
+// trailing slash (rmdir of "." and "..", a slashed name that is not a
+// directory), O_CREAT on a directory, a name beyond NAME_MAX, and a
+// rename between two links to one file (nothing happens).
+func TestPathEdges(t *testing.T) {
+	for _, a := range []*arch.Arch{arch.AMD64, arch.ARM64} {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{})
+			expect(t, "mkdir", g.call("mkdirat", atFDCWD64, g.path(2, "/tmp/d"), 0o755), 0)
+			expect(t, "create", g.call("close", uint64(g.open("/tmp/f", oCREAT|gWRONLY, 0o644))), 0)
+			expect(t, "rmdir d/.", g.call("unlinkat", atFDCWD64, g.path(2, "/tmp/d/."), 0x200), -eINVAL)
+			expect(t, "rmdir d/..", g.call("unlinkat", atFDCWD64, g.path(2, "/tmp/d/.."), 0x200), -eNOTEMPTY)
+			if mode, _, _ := g.stat("/tmp/d", false); mode < 0 {
+				t.Errorf("d is gone: %d", mode)
+			}
+			if mode, _, _ := g.stat("/tmp/f/", false); mode != -eNOTDIR {
+				t.Errorf("stat f/ = %d, want ENOTDIR", mode)
+			}
+			if mode, _, _ := g.stat("/tmp/d/", false); mode < 0 {
+				t.Errorf("stat d/ = %d", mode)
+			}
+			expect(t, "open f/", g.open("/tmp/f/", gRDONLY, 0), -eNOTDIR)
+			expect(t, "create new/", g.open("/tmp/new/", oCREAT|gWRONLY, 0o644), -eISDIR)
+			expect(t, "unlink f/", g.call("unlinkat", atFDCWD64, g.path(2, "/tmp/f/"), 0), -eNOTDIR)
+			expect(t, "unlink d/", g.call("unlinkat", atFDCWD64, g.path(2, "/tmp/d/"), 0), -eISDIR)
+			expect(t, "rename f/", g.call("renameat", atFDCWD64, g.path(2, "/tmp/f/"), atFDCWD64, g.path(3, "/tmp/g")), -eNOTDIR)
+			expect(t, "O_CREAT on a directory", g.open("/tmp/d", oCREAT|gRDONLY, 0o644), -eISDIR)
+			expect(t, "a name beyond NAME_MAX", g.open("/tmp/"+strings.Repeat("n", 256), oCREAT|gWRONLY, 0o644), -eNAMETOOLONG)
+			if fd := g.open("/tmp/"+strings.Repeat("n", 255), oCREAT|gWRONLY, 0o644); fd < 0 {
+				t.Errorf("a name of NAME_MAX = %d", fd)
+			}
+			expect(t, "link", g.call("linkat", atFDCWD64, g.path(2, "/tmp/f"), atFDCWD64, g.path(3, "/tmp/h"), 0), 0)
+			expect(t, "rename onto another link to it", g.call("renameat", atFDCWD64, g.path(2, "/tmp/f"), atFDCWD64, g.path(3, "/tmp/h")), 0)
+			for _, n := range []string{"/tmp/f", "/tmp/h"} {
+				if mode, _, _ := g.stat(n, false); mode < 0 {
+					t.Errorf("%s after the rename: %d", n, mode)
+				}
+			}
+		})
+	}
+}

@@ -29,12 +29,46 @@ const (
 // pipe is a pipe's buffer; its ends are open files of kind filePipe
 // (openFile.flags: O_RDONLY or O_WRONLY, and O_NONBLOCK).
 type pipe struct {
-	ino uint64
-	buf []byte
+	ino  uint64
+	buf  []byte
+	size int // its capacity, if F_SETPIPE_SZ set one (else pipeCap)
 	// Generations for EPOLLET (epoll.go): wgen counts the writes and
 	// closed ends a reader is woken by, rgen the reads and closed ends a
 	// writer is.
 	wgen, rgen uint64
+}
+
+// capacity is how many bytes the pipe holds.
+func (pp *pipe) capacity() int {
+	if pp.size == 0 {
+		return pipeCap
+	}
+	return pp.size
+}
+
+// pipeMaxSize is /proc/sys/fs/pipe-max-size, the most an unprivileged
+// F_SETPIPE_SZ may ask for.
+const pipeMaxSize = 1 << 20
+
+// setPipeSize is fcntl F_SETPIPE_SZ: the capacity becomes arg rounded up
+// to a power of two pages; EPERM past pipe-max-size, EBUSY if what the
+// pipe holds would not fit.
+func setPipeSize(pp *pipe, arg uint64) uint64 {
+	if arg > 1<<31 {
+		return sysErr(eINVAL)
+	}
+	size := 4096
+	for uint64(size) < arg {
+		size <<= 1
+	}
+	switch {
+	case size > pipeMaxSize:
+		return sysErr(ePERM)
+	case len(pp.buf) > size:
+		return sysErr(eBUSY)
+	}
+	pp.size = size
+	return uint64(size)
 }
 
 // ends reports whether a read end and a write end of pipe ino are open.
@@ -195,7 +229,7 @@ func (p *Process) pipeWrite(f *openFile, iov [][2]uint64, done uint64) (n uint64
 	if total == 0 {
 		return 0, 0, false
 	}
-	room := uint64(pipeCap - len(pp.buf))
+	room := uint64(pp.capacity() - len(pp.buf))
 	if total-done <= pipeBuf && room < total-done || room == 0 {
 		// Small writes are atomic: all or wait.
 		if f.flags&oNONBLOCK != 0 {
@@ -421,7 +455,7 @@ func (p *Process) readinessIn(t *thread, f *openFile, ends map[uint64][2]bool) u
 		}
 		var m uint32
 		if f.flags&oACCMODE == oWRONLY {
-			if len(f.pipe.buf) < pipeCap {
+			if len(f.pipe.buf) < f.pipe.capacity() {
 				m |= pollOut | pollWrnorm
 			}
 			if !r {

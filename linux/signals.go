@@ -549,15 +549,24 @@ func (p *Process) queueOf(t *thread) *sigQueue {
 }
 
 // queueSignal makes a signal pending for thread t, or for the process when
-// t is nil, unless it is ignored (then it is dropped and the thread not
-// even woken); it reports whether it was queued. A thread blocked in a
+// t is nil, unless it is ignored and not blocked (then it is dropped and
+// the thread not even woken: a blocked one stays, as its action may
+// change before it is unblocked, sig_ignored); it reports whether it was
+// queued. A process's signal is blocked if its main thread blocks it, as
+// Linux asks of the thread group's leader. A thread blocked in a
 // system call that the signal can reach is interrupted (signalWake);
 // poll, in a system call of the running thread, stops the engine so that
 // the signal is taken on the way back to user mode.
 func (p *Process) queueSignal(t *thread, si sigInfo, poll bool) bool {
 	sig := int(si.signo)
 	if p.ignored(sig) && sig != sigKILL {
-		return false
+		target := t
+		if target == nil {
+			target = p.threadByTID(guestPID)
+		}
+		if target == nil || target.sig.mask&sigmask(sig) == 0 {
+			return false
+		}
 	}
 	if t == nil {
 		p.sig.shared.add(si)

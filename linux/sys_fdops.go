@@ -17,6 +17,11 @@ func (p *Process) sysCloseRange(a *[6]uint64) uint64 {
 		return sysErr(eINVAL)
 	}
 	if a[2]&closeRangeCloexec != 0 {
+		for fd := int(first); fd <= int(min(last, fdLimit-1)); fd++ {
+			if p.fds[fd] != nil {
+				p.cloexec.set(fd)
+			}
+		}
 		return 0
 	}
 	for fd := int(first); fd <= int(min(last, fdLimit-1)); fd++ {

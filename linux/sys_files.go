@@ -113,6 +113,13 @@ func (p *Process) resolve(dirfd int32, path string) (string, int) {
 	if path == "" {
 		return "", eNOENT
 	}
+	for rest := path; rest != ""; {
+		c, next, _ := strings.Cut(rest, "/")
+		if len(c) > nameMax {
+			return "", eNAMETOOLONG // no name is longer than NAME_MAX
+		}
+		rest = next
+	}
 	var abs string
 	switch {
 	case filepath.IsAbs(path):
@@ -143,6 +150,9 @@ func (p *Process) resolve(dirfd int32, path string) (string, int) {
 	return abs, 0
 }
 
+// nameMax is NAME_MAX: the longest name of a directory entry.
+const nameMax = 255
+
 // O_* flags shared by both targets.
 const (
 	oACCMODE = 3
@@ -158,6 +168,24 @@ const (
 // oNofollow is O_NOFOLLOW: on both targets the bit above O_DIRECTORY.
 func (a *sysABI) oNofollow() uint64 { return a.oDirectory << 1 }
 
+// trailingSlash reports whether path ends in a slash (or "/."): it must
+// then name a directory (ENOTDIR), which resolve's cleaned name no longer
+// tells.
+func trailingSlash(path string) bool {
+	return strings.HasSuffix(path, "/") || strings.HasSuffix(path, "/.") || path == "."
+}
+
+// lastDots returns the last component of path if it is "." or "..", else
+// "" (rmdir's LAST_DOT and LAST_DOTDOT).
+func lastDots(path string) string {
+	path = strings.TrimRight(path, "/")
+	base := path[strings.LastIndexByte(path, '/')+1:]
+	if base == "." || base == ".." {
+		return base
+	}
+	return ""
+}
+
 // guestPath reads a path argument and resolves it against dirfd.
 func (p *Process) guestPath(dirfd int32, pathAddr uint64) (string, int) {
 	path, e := p.cstring(pathAddr)
@@ -168,7 +196,11 @@ func (p *Process) guestPath(dirfd int32, pathAddr uint64) (string, int) {
 }
 
 func (p *Process) open(dirfd int32, pathAddr, flags, mode uint64) uint64 {
-	abs, e := p.guestPath(dirfd, pathAddr)
+	raw, e := p.cstring(pathAddr)
+	if e != 0 {
+		return sysErr(e)
+	}
+	abs, e := p.resolve(dirfd, raw)
 	if e != 0 {
 		return sysErr(e)
 	}
@@ -183,6 +215,14 @@ func (p *Process) open(dirfd int32, pathAddr, flags, mode uint64) uint64 {
 	ent, e := p.lookup(abs, follow)
 	if flags&oTMPFILE != 0 && e == 0 {
 		return p.openTmpfile(ent, flags, mode)
+	}
+	if trailingSlash(raw) {
+		switch {
+		case e == eNOENT && flags&oCREAT != 0:
+			return sysErr(eISDIR) // a name to create that must be a directory
+		case e == 0 && !ent.isDir():
+			return sysErr(eNOTDIR)
+		}
 	}
 	switch {
 	case e == eNOENT && flags&oCREAT != 0:
@@ -203,7 +243,7 @@ func (p *Process) open(dirfd int32, pathAddr, flags, mode uint64) uint64 {
 	case flags&(oCREAT|oEXCL) == oCREAT|oEXCL:
 		return sysErr(eEXIST)
 	case ent.isDir():
-		if write {
+		if write || flags&oCREAT != 0 {
 			return sysErr(eISDIR)
 		}
 		f := &openFile{kind: fileDir, path: ent.path, node: ent.node}
@@ -895,12 +935,20 @@ func (p *Process) sysLseek(a *[6]uint64) uint64 {
 		return sysErr(eSPIPE)
 	}
 	off := int64(a[1])
-	switch a[2] {
+	switch uint32(a[2]) { // an unsigned int
 	case 0: // SEEK_SET
 	case 1: // SEEK_CUR
 		off += f.off
 	case 2: // SEEK_END
 		off += f.size()
+	case 3, 4: // SEEK_DATA, SEEK_HOLE: a file without holes (generic_file_llseek)
+		size := f.size()
+		if uint64(off) >= uint64(size) {
+			return sysErr(eNXIO)
+		}
+		if uint32(a[2]) == 4 {
+			off = size
+		}
 	default:
 		return sysErr(eINVAL)
 	}
@@ -955,6 +1003,14 @@ func (p *Process) sysFcntl(a *[6]uint64) uint64 {
 		return f.flags
 	case 5, 6, 7: // F_GETLK, F_SETLK, F_SETLKW
 		return p.recordLock(f, a[1], a[2])
+	case 1031, 1032: // F_SETPIPE_SZ, F_GETPIPE_SZ
+		switch {
+		case f.pipe == nil:
+			return sysErr(eBADF)
+		case a[1] == 1032:
+			return uint64(f.pipe.capacity())
+		}
+		return setPipeSize(f.pipe, uint64(uint32(a[2])))
 	}
 	return sysErr(eINVAL)
 }
@@ -1016,12 +1072,10 @@ func (p *Process) recordLock(f *openFile, cmd, addr uint64) uint64 {
 	return 0
 }
 
-// setNonblock sets or clears O_NONBLOCK (fcntl F_SETFL, ioctl FIONBIO)
-// where the layer honours it: pipes and signalfds.
+// setNonblock sets or clears O_NONBLOCK (fcntl F_SETFL, ioctl FIONBIO):
+// F_GETFL shows it; pipes, signalfds, eventfds and timerfds honour it (a
+// regular file never waits; stdin's reads still wait for the host).
 func (f *openFile) setNonblock(on bool) {
-	if f.kind != filePipe && f.kind != fileSignalfd && f.kind != fileEventfd && f.kind != fileTimerfd {
-		return
-	}
 	f.flags &^= oNONBLOCK
 	if on {
 		f.flags |= oNONBLOCK
@@ -1164,9 +1218,12 @@ func (p *Process) statPath(dirfd int32, pathAddr, buf uint64, flags uint64) uint
 		}
 		return sysErr(eNOENT)
 	}
-	ent, e := p.lookup(abs, flags&atSymlinkNofollow == 0)
+	ent, e := p.lookup(abs, flags&atSymlinkNofollow == 0 || trailingSlash(path))
 	if e != 0 {
 		return sysErr(e)
+	}
+	if trailingSlash(path) && !ent.isDir() {
+		return sysErr(eNOTDIR)
 	}
 	return p.putStat(buf, p.entryStat(ent))
 }
@@ -1446,32 +1503,46 @@ func (p *Process) remove(abs string, dir bool) uint64 {
 	return 0
 }
 
-func (p *Process) sysUnlink(a *[6]uint64) uint64 {
-	abs, e := p.guestPath(atFDCWD, a[0])
-	if e != 0 {
-		return sysErr(e)
-	}
-	return p.remove(abs, false)
-}
-
-func (p *Process) sysRmdir(a *[6]uint64) uint64 {
-	abs, e := p.guestPath(atFDCWD, a[0])
-	if e != 0 {
-		return sysErr(e)
-	}
-	return p.remove(abs, true)
-}
+func (p *Process) sysUnlink(a *[6]uint64) uint64 { return p.unlinkat(atFDCWD, a[0], false) }
+func (p *Process) sysRmdir(a *[6]uint64) uint64  { return p.unlinkat(atFDCWD, a[0], true) }
 
 func (p *Process) sysUnlinkat(a *[6]uint64) uint64 {
 	const atRemovedir = 0x200
 	if a[2]&^atRemovedir != 0 {
 		return sysErr(eINVAL)
 	}
-	abs, e := p.guestPath(int32(a[0]), a[1])
+	return p.unlinkat(int32(a[0]), a[1], a[2]&atRemovedir != 0)
+}
+
+// unlinkat is unlink (dir false) or rmdir of the path at pathAddr, with
+// what Linux's do_rmdir and do_unlinkat say of its last component:
+// rmdir of "." EINVAL, of ".." ENOTEMPTY; unlink of a name with a
+// trailing slash EISDIR or ENOTDIR.
+func (p *Process) unlinkat(dirfd int32, pathAddr uint64, dir bool) uint64 {
+	raw, e := p.cstring(pathAddr)
 	if e != 0 {
 		return sysErr(e)
 	}
-	return p.remove(abs, a[2]&atRemovedir != 0)
+	abs, e := p.resolve(dirfd, raw)
+	if e != 0 {
+		return sysErr(e)
+	}
+	switch {
+	case dir && lastDots(raw) == ".":
+		return sysErr(eINVAL)
+	case dir && lastDots(raw) == "..":
+		return sysErr(eNOTEMPTY)
+	case !dir && trailingSlash(raw):
+		ent, e := p.lookup(abs, true)
+		switch {
+		case e != 0:
+			return sysErr(e)
+		case ent.isDir():
+			return sysErr(eISDIR)
+		}
+		return sysErr(eNOTDIR)
+	}
+	return p.remove(abs, dir)
 }
 
 func (p *Process) symlink(targetAddr uint64, dirfd int32, pathAddr uint64) uint64 {
@@ -1591,6 +1662,9 @@ func (p *Process) move(from, to string, noReplace bool) uint64 {
 		switch {
 		case noReplace:
 			return sysErr(eEXIST)
+		case dst.node != nil && dst.node == src.node,
+			dst.node == nil && src.node == nil && dst.vf.fi != nil && src.vf.fi != nil && os.SameFile(dst.vf.fi, src.vf.fi):
+			return 0 // two links to one file: rename does nothing
 		case dst.isDir() && !srcDir:
 			return sysErr(eISDIR)
 		case !dst.isDir() && srcDir:
@@ -1627,18 +1701,35 @@ func (p *Process) move(from, to string, noReplace bool) uint64 {
 }
 
 func (p *Process) sysRename(a *[6]uint64) uint64 {
-	oldAbs, e := p.guestPath(atFDCWD, a[0])
+	fd := uint64(0xffffffffffffff9c) // AT_FDCWD as a register holds it
+	return p.sysRenameat2(&[6]uint64{fd, a[0], fd, a[1], 0})
+}
+
+// slashedNonDir checks the names of a rename: one with a trailing slash
+// must be a directory, or the source is not (ENOTDIR).
+func (p *Process) slashedNonDir(oldDirfd int32, oldAddr uint64, newDirfd int32, newAddr uint64) int {
+	oldRaw, e := p.cstring(oldAddr)
 	if e != 0 {
-		return sysErr(e)
+		return e
 	}
-	newAbs, e := p.guestPath(atFDCWD, a[1])
+	newRaw, e := p.cstring(newAddr)
+	if e != 0 || !trailingSlash(oldRaw) && !trailingSlash(newRaw) {
+		return e
+	}
+	abs, e := p.resolve(oldDirfd, oldRaw)
 	if e != 0 {
-		return sysErr(e)
+		return e
 	}
-	return p.rename(oldAbs, newAbs, 0)
+	if ent, e := p.lookup(abs, false); e == 0 && !ent.isDir() {
+		return eNOTDIR
+	}
+	return 0
 }
 
 func (p *Process) sysRenameat2(a *[6]uint64) uint64 {
+	if e := p.slashedNonDir(int32(a[0]), a[1], int32(a[2]), a[3]); e != 0 {
+		return sysErr(e)
+	}
 	oldAbs, e := p.guestPath(int32(a[0]), a[1])
 	if e != 0 {
 		return sysErr(e)

@@ -203,8 +203,9 @@ import (
 //	                         THREAD_ID; thread CPU-time and alarm clocks stop
 //	                         the run
 //	pipe pipe2               between threads: reads wait for data, writes
-//	                         for room (64 KiB), EOF and EPIPE/SIGPIPE when an
-//	                         end is closed, O_NONBLOCK (pipes.go)
+//	                         for room (64 KiB; F_SETPIPE_SZ up to 1 MiB), EOF
+//	                         and EPIPE/SIGPIPE when an end is closed,
+//	                         O_NONBLOCK (pipes.go)
 //	poll ppoll select pselect6  on pipes, signalfds, eventfds, timerfds and
 //	                         epoll instances (other descriptors are always ready), with timeouts on the fake clock
 //	                         and ppoll's and pselect6's masks

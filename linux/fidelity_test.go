@@ -1,0 +1,68 @@
+//go:build cgo
+
+package linux
+
+import (
+	"encoding/binary"
+	"testing"
+)
+
+// TestSmallFidelity: answers found different from Linux's by running the
+// same calls natively (SEEK_DATA and SEEK_HOLE, F_GETPIPE_SZ and
+// F_SETPIPE_SZ, close_range's CLOSE_RANGE_CLOEXEC, F_SETFL O_NONBLOCK on
+// a regular file, a blocked signal whose action is to ignore it).
+func TestSmallFidelity(t *testing.T) {
+	for _, a := range testArches {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{})
+			fd := g.open("/tmp/f", oCREAT|gRDWR, 0o644)
+			expect(t, "write", g.write(fd, "abc"), 3)
+			expect(t, "SEEK_DATA", g.call("lseek", uint64(fd), 0, 3), 0)
+			expect(t, "SEEK_HOLE", g.call("lseek", uint64(fd), 1, 4), 3)
+			expect(t, "SEEK_DATA at the end", g.call("lseek", uint64(fd), 3, 3), -eNXIO)
+			expect(t, "SEEK_HOLE past the end", g.call("lseek", uint64(fd), 5, 4), -eNXIO)
+			expect(t, "F_SETFL O_NONBLOCK", g.call("fcntl", uint64(fd), 4, oNONBLOCK), 0)
+			if fl := g.call("fcntl", uint64(fd), 3); fl&oNONBLOCK == 0 {
+				t.Errorf("F_GETFL after O_NONBLOCK: %#o", fl)
+			}
+			expect(t, "F_GETPIPE_SZ of a file", g.call("fcntl", uint64(fd), 1032), -eBADF)
+
+			expect(t, "pipe2", g.call("pipe2", g.buf, 0), 0)
+			ends := readGuestBytes(t, g.p, g.buf, 8)
+			r, w := uint64(binary.LittleEndian.Uint32(ends)), uint64(binary.LittleEndian.Uint32(ends[4:]))
+			expect(t, "F_GETPIPE_SZ", g.call("fcntl", r, 1032), 65536)
+			expect(t, "F_SETPIPE_SZ 5000", g.call("fcntl", w, 1031, 5000), 8192)
+			expect(t, "F_GETPIPE_SZ after", g.call("fcntl", r, 1032), 8192)
+			expect(t, "F_SETPIPE_SZ past pipe-max-size", g.call("fcntl", w, 1031, 2<<20), -ePERM)
+			expect(t, "nonblocking", g.call("fcntl", w, 4, oNONBLOCK), 0)
+			big := make([]byte, 10000)
+			if err := g.p.Engine.WriteMem(g.buf, big); err != nil {
+				t.Fatal(err)
+			}
+			expect(t, "a write fills the smaller pipe", g.call("write", w, g.buf, 10000), 8192)
+			expect(t, "F_SETPIPE_SZ below what it holds", g.call("fcntl", w, 1031, 4096), -eBUSY)
+
+			expect(t, "close_range CLOEXEC", g.call("close_range", uint64(fd), uint64(fd), 4), 0)
+			expect(t, "  flag", g.call("fcntl", uint64(fd), 1), 1)
+			expect(t, "  still open", g.call("fcntl", uint64(fd), 3)&3, 2)
+
+			// SIGUSR1 ignored but blocked: it stays pending.
+			act := make([]byte, 32)
+			binary.LittleEndian.PutUint64(act, sigIGN)
+			if err := g.p.Engine.WriteMem(g.buf, act); err != nil {
+				t.Fatal(err)
+			}
+			expect(t, "SIG_IGN", g.call("rt_sigaction", 10, g.buf, 0, 8), 0)
+			binary.LittleEndian.PutUint64(act, 1<<9)
+			if err := g.p.Engine.WriteMem(g.buf+64, act[:8]); err != nil {
+				t.Fatal(err)
+			}
+			expect(t, "block", g.call("rt_sigprocmask", 0, g.buf+64, 0, 8), 0)
+			expect(t, "kill", g.call("kill", guestPID, 10), 0)
+			expect(t, "sigpending", g.call("rt_sigpending", g.buf+128, 8), 0)
+			if set := binary.LittleEndian.Uint64(readGuestBytes(t, g.p, g.buf+128, 8)); set&(1<<9) == 0 {
+				t.Errorf("pending %#x: the blocked, ignored SIGUSR1 was dropped", set)
+			}
+		})
+	}
+}
