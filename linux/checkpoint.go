@@ -36,6 +36,7 @@ type Checkpoint struct {
 	rng     []byte
 	fds     map[int]*openFile
 	cloexec fdSet
+	limits  [16]rlimitSet
 	ov      *overlay
 	cwd     string
 	sig     sigState
@@ -83,7 +84,7 @@ func (s *Session) Checkpoint(prev *Checkpoint) (*Checkpoint, error) {
 		brk: p.brk, sig: p.sig.clone(), sleep: p.sleep, stalls: p.stalls, cur: s.cur,
 	}
 	c.ov, c.fds, c.vmas = p.ov.clone(p.fds, p.vm.vmas)
-	c.cloexec = p.cloexec
+	c.cloexec, c.limits = p.cloexec, p.limits
 	c.cwd = p.cwd
 	c.thrNext, c.thrSeq, c.switches = p.thr.nextTID, p.thr.seq, p.thr.switches
 	// Exited threads are only ever appended: the checkpoint shares them.
@@ -121,7 +122,7 @@ func (s *Session) Restore(c *Checkpoint) error {
 	p.vm.held = p.vm.held - p.ov.held + c.ov.held
 	var vmas []vma
 	p.ov, p.fds, vmas = c.ov.clone(c.fds, c.vmas)
-	p.cloexec = c.cloexec
+	p.cloexec, p.limits = c.cloexec, c.limits
 	p.cwd = c.cwd
 	if !sameVMAs(p.vm.vmas, vmas) {
 		// Backed ranges outside the checkpoint's mappings are inaccessible,

@@ -26,6 +26,11 @@ func TestSmallFidelity(t *testing.T) {
 				t.Errorf("F_GETFL after O_NONBLOCK: %#o", fl)
 			}
 			expect(t, "F_GETPIPE_SZ of a file", g.call("fcntl", uint64(fd), 1032), -eBADF)
+			expect(t, "access, a bad mode", g.call("faccessat", atFDCWD64, g.path(2, "/tmp/f"), 99), -eINVAL)
+			expect(t, "newfstatat, a bad flag", g.call("newfstatat", atFDCWD64, g.path(2, "/tmp/f"), g.buf, 4), -eINVAL)
+			expect(t, "madvise, a bad advice", g.call("madvise", g.buf&^4095, 4096, 999), -eINVAL)
+			expect(t, "getrandom, a bad flag", g.call("getrandom", g.buf, 4, 99), -eINVAL)
+			expect(t, "getrandom, RANDOM|INSECURE", g.call("getrandom", g.buf, 4, 6), -eINVAL)
 
 			expect(t, "pipe2", g.call("pipe2", g.buf, 0), 0)
 			ends := readGuestBytes(t, g.p, g.buf, 8)
@@ -63,6 +68,47 @@ func TestSmallFidelity(t *testing.T) {
 			if set := binary.LittleEndian.Uint64(readGuestBytes(t, g.p, g.buf+128, 8)); set&(1<<9) == 0 {
 				t.Errorf("pending %#x: the blocked, ignored SIGUSR1 was dropped", set)
 			}
+		})
+	}
+}
+
+// TestRlimits: setrlimit and prlimit64 set limits as Linux checks them
+// (EFAULT, EINVAL for cur > max, EPERM to raise a hard limit), getrlimit
+// reports them, and a lowered RLIMIT_NOFILE bounds the descriptors.
+func TestRlimits(t *testing.T) {
+	for _, a := range testArches {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{})
+			put := func(cur, max uint64) uint64 {
+				b := make([]byte, 16)
+				binary.LittleEndian.PutUint64(b, cur)
+				binary.LittleEndian.PutUint64(b[8:], max)
+				if err := g.p.Engine.WriteMem(g.buf, b); err != nil {
+					t.Fatal(err)
+				}
+				return g.buf
+			}
+			expect(t, "bad pointer", g.call("prlimit64", 0, 7, 8, 0), -eFAULT)
+			expect(t, "cur above max", g.call("prlimit64", 0, 7, put(20, 10), 0), -eINVAL)
+			expect(t, "raise the hard limit", g.call("prlimit64", 0, 7, put(10, 2048), 0), -ePERM)
+			expect(t, "lower NOFILE", g.call("prlimit64", 0, 7, put(8, 8), g.buf+64), 0)
+			if old := readGuestBytes(t, g.p, g.buf+64, 16); binary.LittleEndian.Uint64(old) != fdLimit {
+				t.Errorf("old limit %d, want %d", binary.LittleEndian.Uint64(old), fdLimit)
+			}
+			expect(t, "getrlimit", g.call("prlimit64", 0, 7, 0, g.buf+64), 0)
+			if cur := binary.LittleEndian.Uint64(readGuestBytes(t, g.p, g.buf+64, 8)); cur != 8 {
+				t.Errorf("NOFILE now %d, want 8", cur)
+			}
+			n := 0
+			for g.open("/tmp", gRDONLY|g.p.abi.oDirectory, 0) >= 0 {
+				n++
+			}
+			expect(t, "descriptors opened up to the limit", int64(n), 5) // 3 to 7
+			expect(t, "EMFILE", g.open("/tmp", gRDONLY|g.p.abi.oDirectory, 0), -eMFILE)
+			expect(t, "dup2 beyond it", g.call("dup2", 0, 9), -eBADF)
+			expect(t, "F_DUPFD beyond it", g.call("fcntl", 0, 0, 9), -eINVAL)
+			expect(t, "raise back to the hard limit", g.call("prlimit64", 0, 7, put(8, 8), 0), 0)
+			expect(t, "setrlimit without a struct", g.call("setrlimit", 7, 0), -eFAULT)
 		})
 	}
 }

@@ -84,7 +84,7 @@ func (p *Process) syncFDs() {
 func (p *Process) allocFD(from int, f *openFile) (int, int) {
 	for {
 		fd := p.fdUsed.lowestFree(from)
-		if fd < 0 {
+		if fd < 0 || fd >= p.nofile() {
 			return -1, eMFILE
 		}
 		if p.fds[fd] == nil {

@@ -536,7 +536,8 @@ func (p *Process) sigQueueFull() bool {
 	for _, t := range p.thr.list {
 		n += len(t.sig.pending.info)
 	}
-	return n >= sigPendingLimit
+	limit, _ := p.rlimit(11)
+	return uint64(n) >= min(limit, sigPendingLimit)
 }
 
 // queueOf returns the queue of signals pending for t, or for the process

@@ -346,7 +346,7 @@ func (p *Process) sysCreat(a *[6]uint64) uint64 {
 // limit, EMFILE if no descriptor is free.
 func (p *Process) dup(oldfd, newfd int) uint64 {
 	f := p.fds[oldfd]
-	if f == nil || newfd >= fdLimit {
+	if f == nil || newfd >= p.nofile() {
 		return sysErr(eBADF)
 	}
 	if newfd < 0 {
@@ -968,7 +968,7 @@ func (p *Process) sysFcntl(a *[6]uint64) uint64 {
 	case 0, 1030: // F_DUPFD, F_DUPFD_CLOEXEC
 		// The minimum is unsigned for the kernel.
 		from := a[2] & 0xffffffff
-		if from >= fdLimit {
+		if from >= uint64(p.nofile()) {
 			return sysErr(eINVAL)
 		}
 		fd, e := p.allocFD(int(from), f)
@@ -1202,6 +1202,9 @@ func (p *Process) statPath(dirfd int32, pathAddr, buf uint64, flags uint64) uint
 	if e != 0 {
 		return sysErr(e)
 	}
+	if flags&^uint64(atSymlinkNofollow|0x800|atEmptyPath) != 0 { // AT_NO_AUTOMOUNT
+		return sysErr(eINVAL)
+	}
 	if path == "" && flags&atEmptyPath != 0 {
 		return p.sysFstat(&[6]uint64{uint64(dirfd), buf})
 	}
@@ -1237,6 +1240,9 @@ func (p *Process) sysStat(a *[6]uint64) uint64  { return p.statPath(atFDCWD, a[0
 func (p *Process) sysLstat(a *[6]uint64) uint64 { return p.statPath(atFDCWD, a[0], a[1], 0x100) }
 
 func (p *Process) access(dirfd int32, pathAddr, mode uint64) uint64 {
+	if mode&^7 != 0 {
+		return sysErr(eINVAL) // only R_OK, W_OK, X_OK
+	}
 	abs, e := p.guestPath(dirfd, pathAddr)
 	if e != 0 {
 		return sysErr(e)

@@ -357,6 +357,13 @@ func (p *Process) sysMincore(a *[6]uint64) uint64 {
 
 func (p *Process) sysMadvise(a *[6]uint64) uint64 {
 	addr, size := a[0], pageUp(a[1])
+	switch advice := int32(a[2]); {
+	case advice >= 0 && advice <= 4, advice >= 8 && advice <= 25:
+	case advice == 100 || advice == 101: // MADV_HWPOISON, MADV_SOFT_OFFLINE
+		return sysErr(ePERM)
+	default:
+		return sysErr(eINVAL) // madvise_behavior_valid
+	}
 	if addr%emu.PageSize != 0 || addr+size < addr {
 		return sysErr(eINVAL)
 	}

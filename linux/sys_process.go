@@ -46,6 +46,27 @@ func (p *Process) sysGetRobustList(a *[6]uint64) uint64 {
 }
 
 func (p *Process) rlimit(res uint64) (cur, max uint64) {
+	if res < uint64(len(p.limits)) && p.limits[res].set {
+		return p.limits[res].cur, p.limits[res].max
+	}
+	return defaultRlimit(res)
+}
+
+// rlimitSet is a limit setrlimit or prlimit64 set.
+type rlimitSet struct {
+	set      bool
+	cur, max uint64
+}
+
+// nofile is the descriptor limit in force: RLIMIT_NOFILE's soft limit,
+// at most fdLimit.
+func (p *Process) nofile() int {
+	cur, _ := p.rlimit(7)
+	return int(min(cur, fdLimit))
+}
+
+// defaultRlimit is the limit res has at the start.
+func defaultRlimit(res uint64) (cur, max uint64) {
 	const inf = ^uint64(0)
 	switch res {
 	case 3: // RLIMIT_STACK
@@ -60,18 +81,42 @@ func (p *Process) rlimit(res uint64) (cur, max uint64) {
 	return inf, inf
 }
 
+// sysPrlimit64 is prlimit64(pid, resource, new, old): the old limit is
+// written after the new one took effect, as in Linux. A limit may be
+// lowered, and raised up to its hard limit (raising that is EPERM: no
+// CAP_SYS_RESOURCE). The layer acts on RLIMIT_NOFILE (descriptors beyond
+// it EMFILE), and never lets RLIMIT_NPROC and RLIMIT_SIGPENDING past
+// its own bounds (threads.go, signals.go); the others are only kept.
 func (p *Process) sysPrlimit64(a *[6]uint64) uint64 {
-	if a[0] != 0 && a[0] != guestPID {
-		return sysErr(eSRCH)
-	}
-	if a[1] >= 16 {
-		return sysErr(eINVAL)
-	}
-	if a[3] != 0 {
-		cur, max := p.rlimit(a[1])
-		if !p.put64(a[3], cur, max) {
+	pid, res := int32(a[0]), uint32(a[1])
+	var cur, max uint64
+	if a[2] != 0 {
+		b, ok := p.readGuest(a[2], 16)
+		if !ok {
 			return sysErr(eFAULT)
 		}
+		cur, max = binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:])
+	}
+	switch {
+	case res >= 16:
+		return sysErr(eINVAL)
+	case a[2] != 0 && cur > max:
+		return sysErr(eINVAL)
+	case pid != 0 && pid != guestPID:
+		return sysErr(eSRCH)
+	}
+	oldCur, oldMax := p.rlimit(uint64(res))
+	if a[2] != 0 {
+		switch {
+		case max > oldMax:
+			return sysErr(ePERM)
+		case res == 7 && max > fdLimit: // RLIMIT_NOFILE past nr_open
+			return sysErr(ePERM)
+		}
+		p.limits[res] = rlimitSet{true, cur, max}
+	}
+	if a[3] != 0 && !p.put64(a[3], oldCur, oldMax) {
+		return sysErr(eFAULT)
 	}
 	return 0
 }
@@ -80,7 +125,18 @@ func (p *Process) sysGetrlimit(a *[6]uint64) uint64 {
 	return p.sysPrlimit64(&[6]uint64{0, a[0], 0, a[1]})
 }
 
+func (p *Process) sysSetrlimit(a *[6]uint64) uint64 {
+	if a[1] == 0 {
+		return sysErr(eFAULT)
+	}
+	return p.sysPrlimit64(&[6]uint64{0, a[0], a[1], 0})
+}
+
 func (p *Process) sysGetrandom(a *[6]uint64) uint64 {
+	const grndRandom, grndInsecure = 2, 4
+	if flags := uint32(a[2]); flags&^7 != 0 || flags&(grndRandom|grndInsecure) == grndRandom|grndInsecure {
+		return sysErr(eINVAL)
+	}
 	n := min(a[1], 1<<25)
 	if !p.writable(a[0], n) {
 		return sysErr(eFAULT)

@@ -161,7 +161,10 @@ import (
 //	                         SIGPENDING: queued real-time signals and POSIX
 //	                         timers, beyond which sigqueue, tkill and
 //	                         timer_create fail with EAGAIN), others
-//	                         unlimited; new limits ignored
+//	                         unlimited; new limits lowered or raised up to the
+//	                         hard limit (EPERM beyond), kept by checkpoints;
+//	                         NOFILE, NPROC and SIGPENDING act (below the
+//	                         layer's own bounds), the others are only kept
 //	getrandom                fixed-seed ChaCha8 bytes (reproducible)
 //	uname                    Linux 6.1.0, node "sframesim" (personality
 //	                         UNAME26: 2.6.61; PER_LINUX32 on x86-64: i686)
@@ -319,7 +322,7 @@ func init() {
 		"getpid": constResult(guestPID), "gettid": (*Process).sysGettid, "getppid": constResult(1),
 		"getpgid": constResult(guestPID), "getpgrp": constResult(guestPID), "getsid": constResult(guestPID),
 		"getuid": constResult(guestUID), "geteuid": constResult(guestUID), "getgid": constResult(guestGID), "getegid": constResult(guestGID),
-		"prlimit64": (*Process).sysPrlimit64, "getrlimit": (*Process).sysGetrlimit, "setrlimit": constResult(0),
+		"prlimit64": (*Process).sysPrlimit64, "getrlimit": (*Process).sysGetrlimit, "setrlimit": (*Process).sysSetrlimit,
 		"getrandom": (*Process).sysGetrandom, "uname": (*Process).sysUname,
 		"sysinfo": (*Process).sysSysinfo, "getgroups": (*Process).sysGetgroups,
 		"clock_gettime": (*Process).sysClockGettime, "clock_getres": (*Process).sysClockGetres,

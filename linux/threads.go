@@ -328,7 +328,7 @@ func (p *Process) clone(name string, flags, sp, ptid, ctid, tls, exitSig uint64)
 	if flags&0xff != 0 || exitSig != 0 || flags&threadFlags != threadFlags || flags&^uint64(threadFlags|threadOptional|0xff) != 0 || sp == 0 {
 		return p.refuseClone(name, flags)
 	}
-	if p.live() >= maxThreads {
+	if nproc, _ := p.rlimit(6); uint64(p.live()) >= min(nproc, maxThreads) {
 		return sysErr(eAGAIN)
 	}
 	// A new thread inherits its creator's mask (and no alternate stack:
