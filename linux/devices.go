@@ -85,6 +85,21 @@ func (p *Process) openSpecial(abs string, flags uint64) (ret uint64, done bool) 
 		}
 		return uint64(n), true
 	}
+	if data, ok := p.procFile(abs); ok {
+		switch {
+		case flags&(oCREAT|oEXCL) == oCREAT|oEXCL:
+			return sysErr(eEXIST), true
+		case flags&oACCMODE != 0:
+			return sysErr(eACCES), true // read-only: r--r--r--
+		case flags&p.abi.oDirectory != 0:
+			return sysErr(eNOTDIR), true
+		}
+		n, e := p.allocFD(0, &openFile{kind: fileRegular, path: abs, data: data, ino: p.inode("proc:" + abs), mode: 0o100444})
+		if e != 0 {
+			return sysErr(e), true
+		}
+		return uint64(n), true
+	}
 	minor, ok := devMinor[abs]
 	if !ok {
 		return 0, false

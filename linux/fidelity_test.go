@@ -4,6 +4,7 @@ package linux
 
 import (
 	"encoding/binary"
+	"strings"
 	"testing"
 )
 
@@ -109,6 +110,44 @@ func TestRlimits(t *testing.T) {
 			expect(t, "F_DUPFD beyond it", g.call("fcntl", 0, 0, 9), -eINVAL)
 			expect(t, "raise back to the hard limit", g.call("prlimit64", 0, 7, put(8, 8), 0), 0)
 			expect(t, "setrlimit without a struct", g.call("setrlimit", 7, 0), -eFAULT)
+		})
+	}
+}
+
+// TestProcSelf: /proc/self/maps lists the mappings (the program's by its
+// path, the stack), status and cmdline are made from what the layer knows,
+// and they are read-only.
+func TestProcSelf(t *testing.T) {
+	for _, a := range testArches {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{Args: []string{"prog", "arg"}})
+			read := func(path string) string {
+				t.Helper()
+				fd := g.open(path, gRDONLY, 0)
+				if fd < 0 {
+					t.Fatalf("open %s = %d", path, fd)
+				}
+				n := g.call("read", uint64(fd), g.buf, 60000)
+				if n < 0 {
+					t.Fatalf("read %s = %d", path, n)
+				}
+				return string(readGuestBytes(t, g.p, g.buf, uint64(n)))
+			}
+			maps := read("/proc/self/maps")
+			if !strings.Contains(maps, " rw-p 00000000 00:00 0") || !strings.Contains(maps, "[stack]\n") || !strings.Contains(maps, absPath(g.p.Path)+"\n") {
+				t.Errorf("maps:\n%s", maps)
+			}
+			if got := read("/proc/self/cmdline"); got != "prog\x00arg\x00" {
+				t.Errorf("cmdline %q", got)
+			}
+			if got := read("/proc/4242/status"); !strings.Contains(got, "\nThreads:\t1\n") || !strings.Contains(got, "\nUid:\t1000\t") {
+				t.Errorf("status:\n%s", got)
+			}
+			expect(t, "write", g.open("/proc/self/status", gWRONLY, 0), -eACCES)
+			expect(t, "not made", g.open("/proc/self/mounts", gRDONLY, 0), -eNOENT)
+			if mode, _, _ := g.stat("/proc/self/maps", true); mode != 0o100444 {
+				t.Errorf("stat maps: %#o", mode)
+			}
 		})
 	}
 }

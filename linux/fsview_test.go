@@ -82,7 +82,8 @@ func runCat(t *testing.T, a *arch.Arch, root string, view *fsView, cases []catCa
 
 // TestFSViewHost: with the host's "/" as sysroot (the x86-64 default),
 // the guest sees ld.so's files and what the user named, nothing else:
-// neither /etc/passwd, /root, /proc (but /proc/self/exe and fd) nor /dev
+// neither /etc/passwd, /root, /proc (but /proc/self/exe, fd and the files
+// procfs.go makes) nor /dev
 // (but the emulated devices: devices.go, never the host's); the host's
 // devices, FIFOs and sockets are refused even when named, and opening them
 // does not block.
@@ -97,12 +98,14 @@ func TestFSViewHost(t *testing.T) {
 		{path: "/etc/shadow", errno: eNOENT},
 		{path: "/root", errno: eNOENT},
 		{path: "/root/.profile", errno: eNOENT},
-		{path: "/proc/self/environ", errno: eNOENT},
-		{path: "/proc/self/maps", errno: eNOENT},
+		{path: "/proc/self/environ"}, // generated: the guest's (empty) environment
+		{path: "/proc/self/maps", out: "00"},
+		{path: "/proc/self/mounts", errno: eNOENT},
 		{path: "/proc/self/fd/0"},                // stdin: none, an empty read
 		{path: "/proc/self/fd/7", errno: eNOENT}, // not open
 		{path: "/proc/1/environ", errno: eNOENT},
-		{path: "/sys/devices/system/cpu/online", errno: eNOENT},
+		{path: "/sys/devices/system/cpu/online", out: "0\n"},
+		{path: "/sys/devices/system/cpu/cpu0/online", errno: eNOENT},
 		{path: "/dev/zero", out: "\x00\x00\x00\x00"},
 		{path: "/dev/mem", errno: eNOENT},
 		{path: "/dev/sda", errno: eNOENT},
@@ -121,7 +124,7 @@ func TestFSViewHost(t *testing.T) {
 		{path: "/dev/tty", allow: []string{"/dev/tty"}, errno: eACCES},
 		{path: fifo, allow: []string{fifo}, errno: eACCES},
 		{path: sock, allow: []string{sock}, errno: eACCES},
-		{path: "/proc/self/environ", allow: []string{"/proc/self/environ"}, errno: eNOENT},
+		{path: "/proc/self/environ", allow: []string{"/proc/self/environ"}}, // generated, never the host's
 		{path: environ, allow: []string{environ}, errno: eNOENT},
 	}
 	for _, f := range []string{"/etc/ld.so.cache", "/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6", "/lib64/ld-linux-x86-64.so.2"} {
@@ -287,7 +290,7 @@ func TestFSViewPartOpen(t *testing.T) {
 		{path: "/etc/passwd", out: "root:x:0:0"},
 		{path: "/lib/x86_64-linux-gnu/passwd-abs", out: "root:x:0:0"},
 		{path: "/lib/x86_64-linux-gnu/fifo", errno: eACCES},
-		{path: "/proc/self/environ", errno: eNOENT},
+		{path: "/proc/self/environ"}, // generated (procfs.go), not the sysroot's
 	})
 }
 

@@ -525,6 +525,13 @@ func loadSegments(path string, f *elf.File) ([]*elf.Prog, uint64, error) {
 	return loads, align, nil
 }
 
+// image is a PT_LOAD segment's pages and the file it came from
+// (/proc/self/maps names it).
+type image struct {
+	start, end uint64
+	path       string
+}
+
 // mapImage maps the PT_LOAD segments loads of the file path (fileSize
 // bytes, or -1 if unknown) at load bias base, and returns the end of the
 // last segment in memory.
@@ -557,6 +564,7 @@ func (p *Process) mapImage(path string, loads []*elf.Prog, base uint64, fileSize
 			start = shared
 		}
 		if start < end {
+			p.images = append(p.images, image{start, end, path})
 			if err := p.vm.mmap(start, end, prot, name); err != nil {
 				return 0, fmt.Errorf("%s: mapping %s at %#x: %w", path, name, start, err)
 			}

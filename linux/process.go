@@ -189,6 +189,7 @@ type Process struct {
 	fdUsed      fdSet                  // the descriptors in fds below fdLimit
 	cloexec     fdSet                  // those with FD_CLOEXEC (F_GETFD shows it; nothing execs)
 	limits      [16]rlimitSet          // the resource limits the guest set (sys_process.go)
+	images      []image                // the PT_LOAD segments the loader mapped
 	shared      map[fileID]*sharedFile // the host files opened, by identity
 	scratch     []byte                 // ioChunk bytes for copies to and from the guest
 	sig         sigState

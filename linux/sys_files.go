@@ -922,11 +922,24 @@ func (p *Process) sysLseek(a *[6]uint64) uint64 {
 		return sysErr(eBADF)
 	}
 	if f.kind == fileDir {
-		if a[2] != 0 || a[1] != 0 {
+		// The position is the index of the next entry, getdents64's
+		// d_off (telldir and seekdir); 0 lists the directory anew.
+		off := int64(a[1])
+		switch uint32(a[2]) {
+		case 0: // SEEK_SET
+		case 1: // SEEK_CUR
+			off += f.off
+		default:
 			return sysErr(eINVAL)
 		}
-		f.off, f.names = 0, nil
-		return 0
+		if off < 0 {
+			return sysErr(eINVAL)
+		}
+		if off == 0 {
+			f.names = nil
+		}
+		f.off = off
+		return uint64(off)
 	}
 	if f.kind == fileSignalfd || f.kind == fileEpoll || f.kind == fileEventfd || f.kind == fileTimerfd || f.kind == fileDevice {
 		return uint64(f.off) // noop_llseek (null_lseek, zero: 0): the offset, never moved
@@ -1215,6 +1228,9 @@ func (p *Process) statPath(dirfd int32, pathAddr, buf uint64, flags uint64) uint
 	if minor, ok := devMinor[abs]; ok {
 		return p.putStat(buf, devStat(p.inode("dev:"+abs), minor))
 	}
+	if _, ok := p.procFile(abs); ok {
+		return p.putStat(buf, procStat(p.inode("proc:"+abs)))
+	}
 	if fd, ok := fdPath(abs); ok {
 		if f := p.fds[fd]; f != nil {
 			return p.putStat(buf, f.stat())
@@ -1254,6 +1270,12 @@ func (p *Process) access(dirfd int32, pathAddr, mode uint64) uint64 {
 		return 0
 	}
 	if fd, ok := fdPath(abs); ok && p.fds[fd] != nil {
+		return 0
+	}
+	if _, ok := p.procFile(abs); ok {
+		if mode&3 != 0 {
+			return sysErr(eACCES) // r--r--r--
+		}
 		return 0
 	}
 	ent, e := p.lookup(abs, true)

@@ -248,7 +248,9 @@ import (
 //	                         emulated character devices (devices.go: random
 //	                         and urandom the getrandom stream, zero mappable);
 //	                         /dev/stdin, stdout, stderr, /dev/fd/N and
-//	                         /proc/self/fd/N open the descriptor's file (as dup)
+//	                         /proc/self/fd/N open the descriptor's file (as dup);
+//	                         /proc/self/maps, cmdline, environ, comm, status and
+//	                         /sys/devices/system/cpu/online are made (procfs.go)
 //	timerfd_create timerfd_settime timerfd_gettime
 //	                         on the fake real-time, monotonic and boot clocks
 //	                         (the _ALARM ones EPERM), read, polled and
