@@ -32,6 +32,24 @@ func TestSmallFidelity(t *testing.T) {
 			expect(t, "madvise, a bad advice", g.call("madvise", g.buf&^4095, 4096, 999), -eINVAL)
 			expect(t, "getrandom, a bad flag", g.call("getrandom", g.buf, 4, 99), -eINVAL)
 			expect(t, "getrandom, RANDOM|INSECURE", g.call("getrandom", g.buf, 4, 6), -eINVAL)
+			// More than all the RAM (the cap): ENOMEM, as Linux's heuristic
+			// overcommit gives malloc(1 TiB), not a stop.
+			expect(t, "mmap of 1 TiB", g.call("mmap", 0, 1<<40, 3, 0x22, ^uint64(0), 0), -eNOMEM)
+			if g.p.exit != nil {
+				t.Errorf("the run stopped: %v", g.p.exit)
+			}
+			brk := g.call("brk", 0)
+			expect(t, "brk 1 TiB up", g.call("brk", uint64(brk)+1<<40), brk)
+			// A directory's position is getdents64's d_off.
+			dir := g.open("/tmp", gRDONLY|g.p.abi.oDirectory, 0)
+			expect(t, "lseek dir SEEK_CUR", g.call("lseek", uint64(dir), 0, 1), 0)
+			expect(t, "getdents64", min(g.call("getdents64", uint64(dir), g.buf, 4096), 1), 1)
+			end := g.call("lseek", uint64(dir), 0, 1)
+			expect(t, "seek back to 1", g.call("lseek", uint64(dir), 1, 0), 1)
+			expect(t, "SEEK_END on a directory", g.call("lseek", uint64(dir), 0, 2), -eINVAL)
+			if end < 2 {
+				t.Errorf("position after a listing: %d", end)
+			}
 
 			expect(t, "pipe2", g.call("pipe2", g.buf, 0), 0)
 			ends := readGuestBytes(t, g.p, g.buf, 8)

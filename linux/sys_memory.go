@@ -14,6 +14,25 @@ import (
 // mmapMin is the lowest address mmap hands out (vm.mmap_min_addr).
 const mmapMin = 0x10000
 
+// totalRAM is the memory the guest's machine has: the memory cap (4 GiB
+// without one), as sysinfo reports it.
+func (p *Process) totalRAM() uint64 {
+	if p.vm.max == 0 {
+		return 4 << 30
+	}
+	return p.vm.max
+}
+
+// overcommits reports whether a new writable private mapping of size
+// bytes is refused by Linux's heuristic overcommit (__vm_enough_memory,
+// OVERCOMMIT_GUESS): one larger than all the RAM (and no swap) is ENOMEM
+// at once, as malloc(1 TiB) natively gets NULL. Smaller ones that do not
+// fit under the cap stop the run instead (memCap): Linux would map them.
+func (p *Process) overcommits(size uint64, prot, flags uint64) bool {
+	const protWrite, mapNoreserve = 2, 0x4000
+	return prot&protWrite != 0 && (flags&0xf == mapPrivate || flags&mapAnonymous != 0) && flags&mapNoreserve == 0 && size > p.totalRAM()
+}
+
 func (p *Process) sysBrk(a *[6]uint64) uint64 {
 	want := a[0]
 	if want < p.brkStart || want > p.abi.stackTop-stackSize {
@@ -22,7 +41,7 @@ func (p *Process) sysBrk(a *[6]uint64) uint64 {
 	oldTop, newTop := pageUp(p.brk), pageUp(want)
 	switch {
 	case newTop > oldTop:
-		if !p.vm.free(oldTop, newTop) {
+		if !p.vm.free(oldTop, newTop) || newTop-oldTop > p.totalRAM() {
 			return p.brk
 		}
 		if err := p.vm.mmap(oldTop, newTop, emu.ProtRead|emu.ProtWrite, "[heap]"); err != nil {
@@ -92,6 +111,9 @@ func (p *Process) sysMmap(a *[6]uint64) uint64 {
 			return sysErr(eACCES) // not open for reading and writing
 		}
 		name = file.path
+	}
+	if p.overcommits(size, prot, flags) {
+		return sysErr(eNOMEM)
 	}
 	var start uint64
 	if flags&(mapFixed|mapFixedNoreplace) != 0 {
