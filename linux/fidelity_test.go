@@ -4,6 +4,7 @@ package linux
 
 import (
 	"encoding/binary"
+	"os"
 	"strings"
 	"testing"
 )
@@ -32,14 +33,14 @@ func TestSmallFidelity(t *testing.T) {
 			expect(t, "madvise, a bad advice", g.call("madvise", g.buf&^4095, 4096, 999), -eINVAL)
 			expect(t, "getrandom, a bad flag", g.call("getrandom", g.buf, 4, 99), -eINVAL)
 			expect(t, "getrandom, RANDOM|INSECURE", g.call("getrandom", g.buf, 4, 6), -eINVAL)
-			// More than all the RAM (the cap): ENOMEM, as Linux's heuristic
-			// overcommit gives malloc(1 TiB), not a stop.
-			expect(t, "mmap of 1 TiB", g.call("mmap", 0, 1<<40, 3, 0x22, ^uint64(0), 0), -eNOMEM)
+			// More than any machine's RAM: ENOMEM, as Linux's heuristic
+			// overcommit gives malloc(2 TiB), not a stop.
+			expect(t, "mmap of 2 TiB", g.call("mmap", 0, 2<<40, 3, 0x22, ^uint64(0), 0), -eNOMEM)
 			if g.p.exit != nil {
 				t.Errorf("the run stopped: %v", g.p.exit)
 			}
 			brk := g.call("brk", 0)
-			expect(t, "brk 1 TiB up", g.call("brk", uint64(brk)+1<<40), brk)
+			expect(t, "brk 2 TiB up", g.call("brk", uint64(brk)+2<<40), brk)
 			// A directory's position is getdents64's d_off.
 			dir := g.open("/tmp", gRDONLY|g.p.abi.oDirectory, 0)
 			expect(t, "lseek dir SEEK_CUR", g.call("lseek", uint64(dir), 0, 1), 0)
@@ -165,6 +166,22 @@ func TestProcSelf(t *testing.T) {
 			expect(t, "not made", g.open("/proc/self/mounts", gRDONLY, 0), -eNOENT)
 			if mode, _, _ := g.stat("/proc/self/maps", true); mode != 0o100444 {
 				t.Errorf("stat maps: %#o", mode)
+			}
+			if got := read("/etc/passwd"); !strings.Contains(got, "\nuser:x:1000:1000:") {
+				t.Errorf("made /etc/passwd %q", got)
+			}
+			if got := read("/etc/group"); !strings.Contains(got, "\nuser:x:1000:") {
+				t.Errorf("made /etc/group %q", got)
+			}
+			// Named, the host's is the one seen.
+			h := newGuest(t, a, Config{ReadAllow: []string{"/etc/passwd"}})
+			host, err := os.ReadFile("/etc/passwd")
+			if err != nil {
+				t.Fatal(err)
+			}
+			fd := h.open("/etc/passwd", gRDONLY, 0)
+			if n := h.call("read", uint64(fd), h.buf, 60000); n != int64(min(len(host), 60000)) {
+				t.Errorf("read of the named /etc/passwd: %d bytes, the host's has %d", n, len(host))
 			}
 		})
 	}

@@ -80,9 +80,13 @@ func runCat(t *testing.T, a *arch.Arch, root string, view *fsView, cases []catCa
 	}
 }
 
+// synthPasswd is the start of the /etc/passwd the layer makes when the
+// guest sees none.
+const synthPasswd = "root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:"
+
 // TestFSViewHost: with the host's "/" as sysroot (the x86-64 default),
 // the guest sees ld.so's files and what the user named, nothing else:
-// neither /etc/passwd, /root, /proc (but /proc/self/exe, fd and the files
+// neither the host's /etc/passwd (a made one), /root, /proc (but /proc/self/exe, fd and the files
 // procfs.go makes) nor /dev
 // (but the emulated devices: devices.go, never the host's); the host's
 // devices, FIFOs and sockets are refused even when named, and opening them
@@ -94,7 +98,7 @@ func TestFSViewHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := []catCase{
-		{path: "/etc/passwd", errno: eNOENT},
+		{path: "/etc/passwd", out: synthPasswd}, // made (procfs.go): never the host's
 		{path: "/etc/shadow", errno: eNOENT},
 		{path: "/root", errno: eNOENT},
 		{path: "/root/.profile", errno: eNOENT},
@@ -109,8 +113,8 @@ func TestFSViewHost(t *testing.T) {
 		{path: "/dev/zero", out: "\x00\x00\x00\x00"},
 		{path: "/dev/mem", errno: eNOENT},
 		{path: "/dev/sda", errno: eNOENT},
-		{path: "/usr/lib/../../etc/passwd", errno: eNOENT},
-		{path: "/lib/../etc/passwd", errno: eNOENT},
+		{path: "/usr/lib/../../etc/passwd", out: synthPasswd},
+		{path: "/lib/../etc/passwd", out: synthPasswd},
 		{path: "/usr/bin/ls", errno: eNOENT},
 		{path: file, errno: eNOENT},
 		{path: "/proc/self/exe", out: "\x7fELF"},
@@ -277,7 +281,7 @@ func TestFSViewPartOpen(t *testing.T) {
 		{path: "/lib/x86_64-linux-gnu/libc.so.6", out: "\x7fELF libc"},
 		{path: "/lib/x86_64-linux-gnu/mylib", out: "\x7fELF libx"},
 		{path: "/etc/ld.so.cache", out: "ld.so-1.7.0"},
-		{path: "/etc/passwd", errno: eNOENT},
+		{path: "/etc/passwd", out: synthPasswd}, // hidden: the made one
 		{path: "/lib/x86_64-linux-gnu/passwd-abs", errno: eNOENT},
 		{path: "/lib/x86_64-linux-gnu/passwd-rel", errno: eNOENT},
 		{path: "/lib/x86_64-linux-gnu/etc/passwd", errno: eNOENT},

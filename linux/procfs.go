@@ -15,7 +15,16 @@ import (
 // pthread_getattr_np reads it for the main thread's stack), cmdline,
 // environ, comm and status, the same under /proc/PID; and
 // /sys/devices/system/cpu/online and possible (one CPU). Any other path
-// below /proc and /sys stays ENOENT.
+// below /proc and /sys stays ENOENT. And, unless the user named the
+// host's (or the sysroot has them), /etc/passwd and /etc/group with root
+// and the guest's own user (uid and gid 1000, "user"), so getpwuid of
+// the guest's uid finds it, as it does on any machine.
+
+// etcFiles are the generated /etc files.
+var etcFiles = map[string]string{
+	"/etc/passwd": "root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:user:/home/user:/bin/sh\n",
+	"/etc/group":  "root:x:0:\nuser:x:1000:\n",
+}
 
 // procFile returns the contents of the generated file abs, if it is one.
 func (p *Process) procFile(abs string) ([]byte, bool) {
@@ -27,6 +36,11 @@ func (p *Process) procFile(abs string) ([]byte, bool) {
 		switch abs {
 		case "/sys/devices/system/cpu/online", "/sys/devices/system/cpu/possible", "/sys/devices/system/cpu/present":
 			return []byte("0\n"), true
+		}
+		if s, ok := etcFiles[abs]; ok {
+			if _, e := p.lookup(abs, true); e == eNOENT {
+				return []byte(s), true
+			}
 		}
 		return nil, false
 	}

@@ -14,23 +14,21 @@ import (
 // mmapMin is the lowest address mmap hands out (vm.mmap_min_addr).
 const mmapMin = 0x10000
 
-// totalRAM is the memory the guest's machine has: the memory cap (4 GiB
-// without one), as sysinfo reports it.
-func (p *Process) totalRAM() uint64 {
-	if p.vm.max == 0 {
-		return 4 << 30
-	}
-	return p.vm.max
-}
+// overcommitLimit is the largest writable private mapping (or brk
+// growth) a machine is taken to grant: Linux's heuristic overcommit
+// (__vm_enough_memory, OVERCOMMIT_GUESS) refuses one larger than all its
+// RAM and swap at once, so malloc(1 TiB) natively returns NULL on about
+// any machine. It is a constant, not the host's memory, so that every
+// machine answers alike. A smaller mapping that does not fit under the
+// memory cap stops the run instead (memCap): Linux would have mapped it.
+const overcommitLimit = 1 << 40
 
-// overcommits reports whether a new writable private mapping of size
-// bytes is refused by Linux's heuristic overcommit (__vm_enough_memory,
-// OVERCOMMIT_GUESS): one larger than all the RAM (and no swap) is ENOMEM
-// at once, as malloc(1 TiB) natively gets NULL. Smaller ones that do not
-// fit under the cap stop the run instead (memCap): Linux would map them.
-func (p *Process) overcommits(size uint64, prot, flags uint64) bool {
+// overcommits reports whether a new mapping of size bytes with prot and
+// flags is refused at once (ENOMEM): writable, private or anonymous,
+// without MAP_NORESERVE, and larger than overcommitLimit.
+func overcommits(size uint64, prot, flags uint64) bool {
 	const protWrite, mapNoreserve = 2, 0x4000
-	return prot&protWrite != 0 && (flags&0xf == mapPrivate || flags&mapAnonymous != 0) && flags&mapNoreserve == 0 && size > p.totalRAM()
+	return prot&protWrite != 0 && (flags&0xf == mapPrivate || flags&mapAnonymous != 0) && flags&mapNoreserve == 0 && size > overcommitLimit
 }
 
 func (p *Process) sysBrk(a *[6]uint64) uint64 {
@@ -41,7 +39,7 @@ func (p *Process) sysBrk(a *[6]uint64) uint64 {
 	oldTop, newTop := pageUp(p.brk), pageUp(want)
 	switch {
 	case newTop > oldTop:
-		if !p.vm.free(oldTop, newTop) || newTop-oldTop > p.totalRAM() {
+		if !p.vm.free(oldTop, newTop) || newTop-oldTop > overcommitLimit {
 			return p.brk
 		}
 		if err := p.vm.mmap(oldTop, newTop, emu.ProtRead|emu.ProtWrite, "[heap]"); err != nil {
@@ -112,7 +110,7 @@ func (p *Process) sysMmap(a *[6]uint64) uint64 {
 		}
 		name = file.path
 	}
-	if p.overcommits(size, prot, flags) {
+	if overcommits(size, prot, flags) {
 		return sysErr(eNOMEM)
 	}
 	var start uint64

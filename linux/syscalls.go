@@ -250,7 +250,8 @@ import (
 //	                         /dev/stdin, stdout, stderr, /dev/fd/N and
 //	                         /proc/self/fd/N open the descriptor's file (as dup);
 //	                         /proc/self/maps, cmdline, environ, comm, status and
-//	                         /sys/devices/system/cpu/online are made (procfs.go)
+//	                         /sys/devices/system/cpu/online are made (procfs.go),
+//	                         /etc/passwd and /etc/group too unless the view has them
 //	timerfd_create timerfd_settime timerfd_gettime
 //	                         on the fake real-time, monotonic and boot clocks
 //	                         (the _ALARM ones EPERM), read, polled and
