@@ -14,21 +14,22 @@ import (
 // mmapMin is the lowest address mmap hands out (vm.mmap_min_addr).
 const mmapMin = 0x10000
 
-// overcommitLimit is the largest writable private mapping (or brk
-// growth) a machine is taken to grant: Linux's heuristic overcommit
-// (__vm_enough_memory, OVERCOMMIT_GUESS) refuses one larger than all its
-// RAM and swap at once, so malloc(1 TiB) natively returns NULL on about
-// any machine. It is a constant, not the host's memory, so that every
-// machine answers alike. A smaller mapping that does not fit under the
-// memory cap stops the run instead (memCap): Linux would have mapped it.
+// overcommitLimit is the size from which a writable private mapping (or
+// brk growth) is refused, as no machine is taken to grant it: Linux's
+// heuristic overcommit (__vm_enough_memory, OVERCOMMIT_GUESS) refuses one
+// larger than all its RAM and swap at once, so malloc(1 TiB) natively
+// returns NULL on about any machine. It is a constant, not the host's
+// memory, so that every machine answers alike. A smaller mapping that
+// does not fit under the memory cap stops the run instead (memCap): Linux
+// would have mapped it.
 const overcommitLimit = 1 << 40
 
 // overcommits reports whether a new mapping of size bytes with prot and
 // flags is refused at once (ENOMEM): writable, private or anonymous,
-// without MAP_NORESERVE, and larger than overcommitLimit.
+// without MAP_NORESERVE, and of overcommitLimit or more.
 func overcommits(size uint64, prot, flags uint64) bool {
 	const protWrite, mapNoreserve = 2, 0x4000
-	return prot&protWrite != 0 && (flags&0xf == mapPrivate || flags&mapAnonymous != 0) && flags&mapNoreserve == 0 && size > overcommitLimit
+	return prot&protWrite != 0 && (flags&0xf == mapPrivate || flags&mapAnonymous != 0) && flags&mapNoreserve == 0 && size >= overcommitLimit
 }
 
 func (p *Process) sysBrk(a *[6]uint64) uint64 {
@@ -39,7 +40,7 @@ func (p *Process) sysBrk(a *[6]uint64) uint64 {
 	oldTop, newTop := pageUp(p.brk), pageUp(want)
 	switch {
 	case newTop > oldTop:
-		if !p.vm.free(oldTop, newTop) || newTop-oldTop > overcommitLimit {
+		if !p.vm.free(oldTop, newTop) || newTop-oldTop >= overcommitLimit {
 			return p.brk
 		}
 		if err := p.vm.mmap(oldTop, newTop, emu.ProtRead|emu.ProtWrite, "[heap]"); err != nil {
