@@ -41,6 +41,29 @@ func TestSmallFidelity(t *testing.T) {
 			}
 			brk := g.call("brk", 0)
 			expect(t, "brk 2 TiB up", g.call("brk", uint64(brk)+2<<40), brk)
+			expect(t, "kill init", g.call("kill", 1, 0), -ePERM)
+			expect(t, "munmap beyond TASK_SIZE", g.call("munmap", 0, 1<<62), -eINVAL)
+			// writev stops at the first bad iovec, after what it wrote.
+			iov := make([]byte, 32)
+			binary.LittleEndian.PutUint64(iov, g.buf+256)
+			binary.LittleEndian.PutUint64(iov[8:], 2)
+			binary.LittleEndian.PutUint64(iov[16:], 8)
+			binary.LittleEndian.PutUint64(iov[24:], 4)
+			if err := g.p.Engine.WriteMem(g.buf+512, iov); err != nil {
+				t.Fatal(err)
+			}
+			expect(t, "writev, a bad second iovec", g.call("writev", uint64(fd), g.buf+512, 2), 2)
+			binary.LittleEndian.PutUint64(iov, 8)
+			if err := g.p.Engine.WriteMem(g.buf+512, iov); err != nil {
+				t.Fatal(err)
+			}
+			expect(t, "writev, a bad first iovec", g.call("writev", uint64(fd), g.buf+512, 2), -eFAULT)
+			// getcwd of a removed directory.
+			expect(t, "mkdir", g.call("mkdirat", atFDCWD64, g.path(2, "/tmp/gone"), 0o755), 0)
+			expect(t, "chdir", g.call("chdir", g.path(2, "/tmp/gone")), 0)
+			expect(t, "rmdir", g.call("unlinkat", atFDCWD64, g.path(2, "/tmp/gone"), 0x200), 0)
+			expect(t, "getcwd of a removed directory", g.call("getcwd", g.buf, 4096), -eNOENT)
+			expect(t, "chdir back", g.call("chdir", g.path(2, "/tmp")), 0)
 			// A directory's position is getdents64's d_off.
 			dir := g.open("/tmp", gRDONLY|g.p.abi.oDirectory, 0)
 			expect(t, "lseek dir SEEK_CUR", g.call("lseek", uint64(dir), 0, 1), 0)

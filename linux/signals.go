@@ -860,7 +860,15 @@ func (p *Process) forceFault(si sigInfo, pc, resume uint64, detail string) {
 }
 
 func (p *Process) sysKill(a *[6]uint64) uint64 {
-	if pid := int32(a[0]); pid != guestPID && pid != 0 && pid != -guestPID && pid != -1 {
+	pid := int32(a[0])
+	if pid == 1 {
+		// init, getppid's answer: there, but not the guest's to signal.
+		if sig := int32(a[1]); sig < 0 || sig > nsig {
+			return sysErr(eINVAL)
+		}
+		return sysErr(ePERM)
+	}
+	if pid != guestPID && pid != 0 && pid != -guestPID && pid != -1 {
 		return sysErr(eSRCH)
 	}
 	return p.send(nil, int(int32(a[1])), siUser)

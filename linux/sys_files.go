@@ -521,17 +521,24 @@ func (p *Process) iovecs(addr, n uint64) ([][2]uint64, int) {
 	return v, 0
 }
 
-// writeIovecs reads the iovecs of a write (n of them at addr), every
-// buffer readable guest memory (EFAULT otherwise, before anything is
-// written).
+// writeIovecs reads the iovecs of a write (n of them at addr): those up
+// to the first whose buffer is not readable guest memory, which ends the
+// write there, as copying it would (EFAULT if it is the first).
 func (p *Process) writeIovecs(addr, n uint64) ([][2]uint64, int) {
 	iov, e := p.iovecs(addr, n)
 	if e != 0 {
 		return nil, e
 	}
-	for _, v := range iov {
+	for i, v := range iov {
 		if !p.mapped(v[0], v[1]) {
-			return nil, eFAULT
+			var before uint64
+			for _, w := range iov[:i] {
+				before += w[1]
+			}
+			if before == 0 {
+				return nil, eFAULT
+			}
+			return iov[:i], 0
 		}
 	}
 	return iov, 0
@@ -1359,6 +1366,9 @@ func (p *Process) sysReadlinkat(a *[6]uint64) uint64 {
 func (p *Process) sysGetcwd(a *[6]uint64) uint64 {
 	if p.cwd == "" {
 		return sysErr(eNOENT)
+	}
+	if _, e := p.lookup(p.cwd, true); e == eNOENT {
+		return sysErr(eNOENT) // it was removed (d_unlinked)
 	}
 	b := append([]byte(p.cwd), 0)
 	if uint64(len(b)) > a[1] {

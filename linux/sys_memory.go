@@ -202,8 +202,8 @@ func (p *Process) isELF(sf *sharedFile) bool {
 func (p *Process) sysMunmap(a *[6]uint64) uint64 {
 	defer p.releaseCut()
 	addr, size := a[0], pageUp(a[1])
-	if addr%emu.PageSize != 0 || size == 0 || addr+size < addr {
-		return sysErr(eINVAL)
+	if addr%emu.PageSize != 0 || size == 0 || addr+size < addr || addr > p.abi.stackTop || size > p.abi.stackTop-addr {
+		return sysErr(eINVAL) // beyond TASK_SIZE
 	}
 	if err := p.vm.munmap(addr, addr+size); err != nil {
 		if errors.Is(err, emu.ErrRegionLimit) {
