@@ -209,3 +209,28 @@ func TestProcSelf(t *testing.T) {
 		})
 	}
 }
+
+// TestExecve: execve answers what is wrong with the file as Linux does
+// (a program trying PATH's directories goes on), and stops the run, named,
+// at a file it would run.
+func TestExecve(t *testing.T) {
+	for _, a := range testArches {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{})
+			expect(t, "missing", g.call("execve", g.path(2, "/usr/local/bin/nothing"), 0, 0), -eNOENT)
+			expect(t, "a directory", g.call("execve", g.path(2, "/tmp"), 0, 0), -eACCES)
+			expect(t, "create", g.call("close", uint64(g.open("/tmp/x", oCREAT|gWRONLY, 0o644))), 0)
+			expect(t, "not executable", g.call("execve", g.path(2, "/tmp/x"), 0, 0), -eACCES)
+			expect(t, "under a file", g.call("execve", g.path(2, "/tmp/x/y"), 0, 0), -eNOTDIR)
+			expect(t, "execveat, bad flags", g.call("execveat", atFDCWD64, g.path(2, "/tmp/x"), 0, 0, 1), -eINVAL)
+			if g.p.exit != nil {
+				t.Fatalf("stopped early: %v", g.p.exit)
+			}
+			expect(t, "chmod", g.call("fchmodat", atFDCWD64, g.path(2, "/tmp/x"), 0o755), 0)
+			g.call("execve", g.path(2, "/tmp/x"), 0, 0)
+			if x := g.p.exit; x == nil || x.Reason != StopUnsupported || !strings.Contains(x.Detail, "execve of /tmp/x") {
+				t.Errorf("execve of an executable: %v, want a stop naming it", x)
+			}
+		})
+	}
+}

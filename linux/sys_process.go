@@ -413,3 +413,55 @@ func (p *Process) sysGetcpu(a *[6]uint64) uint64 {
 func (p *Process) sysArchPrctl(a *[6]uint64) uint64 {
 	return p.abi.archPrctl(p, a[0], a[1])
 }
+
+// sysExecve is execve(path, argv, envp): what Linux finds wrong with the
+// file before it would replace the process (ENOENT, ENOTDIR, ELOOP,
+// EACCES for a directory or a file without an execute bit) is answered,
+// so a program trying the directories of PATH in turn goes on; an
+// executable file stops the run, named, as only one program is emulated.
+func (p *Process) sysExecve(a *[6]uint64) uint64 {
+	return p.execveat(atFDCWD, a[0], 0)
+}
+
+// sysExecveat is execveat(dirfd, path, argv, envp, flags).
+func (p *Process) sysExecveat(a *[6]uint64) uint64 {
+	const atEmptyPath, atSymlinkNofollow = 0x1000, 0x100
+	if a[4]&^uint64(atEmptyPath|atSymlinkNofollow) != 0 {
+		return sysErr(eINVAL)
+	}
+	return p.execveat(int32(a[0]), a[1], a[4])
+}
+
+func (p *Process) execveat(dirfd int32, pathAddr, flags uint64) uint64 {
+	path, e := p.cstring(pathAddr)
+	if e != 0 {
+		return sysErr(e)
+	}
+	name := path
+	if path == "" && flags&atEmptyPath != 0 {
+		f := p.fds[int(dirfd)]
+		if f == nil {
+			return sysErr(eBADF)
+		}
+		name = f.path
+	} else {
+		abs, e := p.resolve(dirfd, path)
+		if e != 0 {
+			return sysErr(e)
+		}
+		ent, e := p.lookup(abs, flags&atSymlinkNofollow == 0)
+		switch {
+		case e != 0:
+			return sysErr(e)
+		case ent.isDir():
+			return sysErr(eACCES)
+		case ent.node != nil && (ent.node.kind != nodeFile || ent.node.mode&0o111 == 0):
+			return sysErr(eACCES)
+		case ent.node == nil && (ent.vf.fi == nil || !ent.vf.fi.Mode().IsRegular() || statMode(ent.vf.fi)&0o111 == 0):
+			return sysErr(eACCES)
+		}
+		name = abs
+	}
+	p.sysStop(StopUnsupported, 0, fmt.Sprintf("unsupported system call execve of %s: only one program is emulated, not another in its place", name))
+	return 0
+}

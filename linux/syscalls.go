@@ -166,6 +166,8 @@ import (
 //	                         NOFILE, NPROC and SIGPENDING act (below the
 //	                         layer's own bounds), the others are only kept
 //	getrandom                fixed-seed ChaCha8 bytes (reproducible)
+//	execve execveat          what is wrong with the file (ENOENT, ENOTDIR,
+//	                         EACCES) as Linux; an executable stops the run
 //	uname                    Linux 6.1.0, node "sframesim" (personality
 //	                         UNAME26: 2.6.61; PER_LINUX32 on x86-64: i686)
 //	personality              per thread; the flags that act only when a
@@ -325,6 +327,7 @@ func init() {
 		"getpid": constResult(guestPID), "gettid": (*Process).sysGettid, "getppid": constResult(1),
 		"getpgid": constResult(guestPID), "getpgrp": constResult(guestPID), "getsid": constResult(guestPID),
 		"getuid": constResult(guestUID), "geteuid": constResult(guestUID), "getgid": constResult(guestGID), "getegid": constResult(guestGID),
+		"execve": (*Process).sysExecve, "execveat": (*Process).sysExecveat,
 		"prlimit64": (*Process).sysPrlimit64, "getrlimit": (*Process).sysGetrlimit, "setrlimit": (*Process).sysSetrlimit,
 		"getrandom": (*Process).sysGetrandom, "uname": (*Process).sysUname,
 		"sysinfo": (*Process).sysSysinfo, "getgroups": (*Process).sysGetgroups,
