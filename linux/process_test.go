@@ -51,14 +51,14 @@ var testCode = map[string]map[*arch.Arch]string{
 		arch.ARM64: "400080d2210080d2020080d2c81880d2010000d4400080d2210080d2020080d2c81880d2010000d4" +
 			"f30300aa600080d2010080d2020080d2681980d2010000d4e00313cbc80b80d2010000d4",
 	},
-	// execve(0, 0, 0) (unsupported: a stop); exit_group
-	"execve": {
-		// xor edi,edi; xor esi,esi; xor edx,edx; mov eax,59; syscall (at +0xb);
+	// ptrace(0, 0, 0) (unsupported: a stop); exit_group
+	"ptrace": {
+		// xor edi,edi; xor esi,esi; xor edx,edx; mov eax,101; syscall (at +0xb);
 		// mov eax,231; syscall
-		arch.AMD64: "31ff31f631d2b83b0000000f05b8e70000000f05",
-		// mov x0,#0; mov x1,#0; mov x2,#0; mov x8,#221; svc #0 (at +0x10);
+		arch.AMD64: "31ff31f631d2b8650000000f05b8e70000000f05",
+		// mov x0,#0; mov x1,#0; mov x2,#0; mov x8,#117; svc #0 (at +0x10);
 		// mov x8,#94; svc #0
-		arch.ARM64: "000080d2010080d2020080d2a81b80d2010000d4c80b80d2010000d4",
+		arch.ARM64: "000080d2010080d2020080d2a80e80d2010000d4c80b80d2010000d4",
 	},
 	// tgkill(getpid(), getpid(), SIGABRT); exit_group(0)
 	"abort": {
@@ -391,12 +391,12 @@ func TestUnsupportedSyscall(t *testing.T) {
 		a   *arch.Arch
 		nr  int
 		off uint64
-	}{{arch.AMD64, 59, 0xb}, {arch.ARM64, 221, 0x10}} {
+	}{{arch.AMD64, 101, 0xb}, {arch.ARM64, 117, 0x10}} {
 		for _, typ := range []elf.Type{elf.ET_EXEC, elf.ET_DYN} {
-			path, entry := testELF(t, c.a, typ, "execve")
+			path, entry := testELF(t, c.a, typ, "ptrace")
 			p, x := runTest(t, path, Config{})
 			pc := p.Base + entry + c.off
-			want := fmt.Sprintf("unsupported system call %d (execve) at pc %#x (_start+%#x)", c.nr, pc, c.off)
+			want := fmt.Sprintf("unsupported system call %d (ptrace) at pc %#x (_start+%#x)", c.nr, pc, c.off)
 			if x.Reason != StopUnsupported || x.Detail != want || x.PC != pc {
 				t.Errorf("%s %v: %+v\nwant detail %q", c.a.Name, typ, x, want)
 			}
