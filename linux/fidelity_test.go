@@ -234,3 +234,51 @@ func TestExecve(t *testing.T) {
 		})
 	}
 }
+
+// TestOpenPath: an O_PATH descriptor names the file without opening it:
+// fstat, fchdir, a dirfd, F_GETFL and dup work; reads, writes, mmap,
+// lseek and most fcntl commands are EBADF; a symbolic link opens itself
+// with O_NOFOLLOW.
+func TestOpenPath(t *testing.T) {
+	for _, a := range testArches {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{})
+			expect(t, "create", g.call("close", uint64(g.open("/tmp/f", oCREAT|gWRONLY, 0o200))), 0) // write-only: O_PATH needs no read
+			expect(t, "symlink", g.call("symlinkat", g.path(2, "f"), atFDCWD64, g.path(3, "/tmp/sl")), 0)
+			fd := g.open("/tmp/f", oPATH, 0)
+			if fd < 0 {
+				t.Fatalf("open O_PATH = %d", fd)
+			}
+			expect(t, "read", g.call("read", uint64(fd), g.buf, 1), -eBADF)
+			expect(t, "write", g.call("write", uint64(fd), g.buf, 1), -eBADF)
+			expect(t, "lseek", g.call("lseek", uint64(fd), 0, 0), -eBADF)
+			expect(t, "mmap", g.call("mmap", 0, 4096, 1, 2, uint64(fd), 0), -eBADF)
+			expect(t, "F_SETFL", g.call("fcntl", uint64(fd), 4, 0), -eBADF)
+			if fl := g.call("fcntl", uint64(fd), 3); fl&oPATH == 0 {
+				t.Errorf("F_GETFL %#o lacks O_PATH", fl)
+			}
+			expect(t, "fstat", g.call("fstat", uint64(fd), g.buf), 0)
+			if d := g.call("dup", uint64(fd)); d < 0 {
+				t.Errorf("dup = %d", d)
+			}
+			link := g.open("/tmp/sl", oPATH|g.p.abi.oNofollow(), 0)
+			if link < 0 {
+				t.Fatalf("open a link O_PATH|O_NOFOLLOW = %d", link)
+			}
+			expect(t, "fstat of the link", g.call("fstat", uint64(link), g.buf), 0)
+			off := 24
+			if a.Name == "aarch64" {
+				off = 16
+			}
+			if mode := binary.LittleEndian.Uint32(readGuestBytes(t, g.p, g.buf+uint64(off), 4)); mode&0o170000 != 0o120000 {
+				t.Errorf("fstat of an O_PATH link: mode %#o", mode)
+			}
+			dir := g.open("/tmp", oPATH|g.p.abi.oDirectory, 0)
+			if f := g.call("openat", uint64(dir), g.path(2, "f"), gWRONLY, 0); f < 0 {
+				t.Errorf("open a file at an O_PATH dirfd = %d", f)
+			}
+			expect(t, "getdents64", g.call("getdents64", uint64(dir), g.buf, 4096), -eBADF)
+			expect(t, "fchdir", g.call("fchdir", uint64(dir)), 0)
+		})
+	}
+}

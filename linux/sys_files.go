@@ -150,6 +150,38 @@ func (p *Process) resolve(dirfd int32, path string) (string, int) {
 	return abs, 0
 }
 
+// oPATH is O_PATH (the same on both targets).
+const oPATH = 0o10000000
+
+// openPath opens abs with O_PATH: a descriptor that names the file (a
+// symbolic link itself with O_NOFOLLOW) for fstat, fchdir, the *at calls
+// and F_GETFL, without opening it: every other use is EBADF (pathOnly).
+// The flags but O_DIRECTORY, O_NOFOLLOW and O_CLOEXEC are ignored.
+func (p *Process) openPath(raw, abs string, flags uint64) uint64 {
+	ent, e := p.lookup(abs, flags&p.abi.oNofollow() == 0)
+	switch {
+	case e != 0:
+		return sysErr(e)
+	case (flags&p.abi.oDirectory != 0 || trailingSlash(raw)) && !ent.isDir():
+		return sysErr(eNOTDIR)
+	}
+	st := p.entryStat(ent)
+	f := &openFile{kind: fileRegular, path: ent.path, node: ent.node, ino: st.ino, dirStat: st,
+		flags: oPATH | flags&(p.abi.oDirectory|p.abi.oNofollow())}
+	if ent.isDir() {
+		f.kind = fileDir
+	}
+	n, e := p.allocFD(0, f)
+	if e != 0 {
+		return sysErr(e)
+	}
+	return uint64(n)
+}
+
+// pathOnly reports whether f was opened with O_PATH: most calls on it
+// are EBADF.
+func (f *openFile) pathOnly() bool { return f.flags&oPATH != 0 }
+
 // nameMax is NAME_MAX: the longest name of a directory entry.
 const nameMax = 255
 
@@ -203,6 +235,9 @@ func (p *Process) open(dirfd int32, pathAddr, flags, mode uint64) uint64 {
 	abs, e := p.resolve(dirfd, raw)
 	if e != 0 {
 		return sysErr(e)
+	}
+	if flags&oPATH != 0 {
+		return p.openPath(raw, abs, flags)
 	}
 	acc, write := flags&oACCMODE, flags&oACCMODE != 0 || flags&oTRUNC != 0
 	if acc == oACCMODE {
@@ -389,7 +424,7 @@ func (p *Process) sysClose(a *[6]uint64) uint64 {
 // checked is writable. Host memory used: at most ioChunk at a time.
 func (p *Process) readInto(fd int, addr, n uint64, off int64) (uint64, int) {
 	f := p.fds[fd]
-	if f == nil || f.kind == fileStdout || f.kind == fileStderr || f.flags&oACCMODE == oWRONLY {
+	if f == nil || f.kind == fileStdout || f.kind == fileStderr || f.flags&oACCMODE == oWRONLY || f.pathOnly() {
 		return 0, eBADF
 	}
 	if f.kind == fileDir {
@@ -984,6 +1019,15 @@ func (p *Process) sysFcntl(a *[6]uint64) uint64 {
 	if f == nil {
 		return sysErr(eBADF)
 	}
+	if f.pathOnly() {
+		switch a[1] {
+		case 0, 1030, 1, 2: // F_DUPFD, F_DUPFD_CLOEXEC, F_GETFD, F_SETFD
+		case 3: // F_GETFL
+			return f.flags
+		default:
+			return sysErr(eBADF) // check_fcntl_cmd
+		}
+	}
 	switch a[1] {
 	case 0, 1030: // F_DUPFD, F_DUPFD_CLOEXEC
 		// The minimum is unsigned for the kernel.
@@ -1179,6 +1223,9 @@ func statTimes(st statInfo) [3]timespec {
 }
 
 func (f *openFile) stat() statInfo {
+	if f.pathOnly() {
+		return f.dirStat // taken at open
+	}
 	if f.node != nil {
 		return nodeStat(f.node)
 	}

@@ -100,7 +100,7 @@ func (p *Process) sysMmap(a *[6]uint64) uint64 {
 	}
 	if flags&mapAnonymous == 0 {
 		file = p.fds[fd]
-		if file == nil {
+		if file == nil || file.pathOnly() {
 			return sysErr(eBADF)
 		}
 		if file.kind != fileRegular {

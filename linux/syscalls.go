@@ -166,6 +166,9 @@ import (
 //	                         NOFILE, NPROC and SIGPENDING act (below the
 //	                         layer's own bounds), the others are only kept
 //	getrandom                fixed-seed ChaCha8 bytes (reproducible)
+//	open openat with O_PATH  a descriptor naming the file (a link itself with
+//	                         O_NOFOLLOW): fstat, fchdir, dirfd, dup, F_GETFL;
+//	                         reads, writes, mmap and the like EBADF
 //	execve execveat          what is wrong with the file (ENOENT, ENOTDIR,
 //	                         EACCES) as Linux; an executable stops the run
 //	uname                    Linux 6.1.0, node "sframesim" (personality
@@ -408,6 +411,37 @@ func init() {
 	}
 	for _, name := range deniedCalls {
 		handlers[name] = deny(name)
+	}
+	for name, args := range pathFDArgs {
+		if h := handlers[name]; h != nil {
+			handlers[name] = refusePathFD(h, args)
+		}
+	}
+}
+
+// pathFDArgs are the calls that refuse a descriptor opened with O_PATH
+// (EBADF, Linux's fdget where others take fdget_raw), by the arguments
+// that are descriptors (mmap, whose descriptor counts only for a file
+// mapping, and fcntl check it themselves).
+var pathFDArgs = map[string][]int{
+	"read": {0}, "write": {0}, "pread64": {0}, "pwrite64": {0}, "readv": {0}, "writev": {0},
+	"preadv": {0}, "pwritev": {0}, "preadv2": {0}, "pwritev2": {0}, "getdents64": {0},
+	"lseek": {0}, "ioctl": {0}, "fsync": {0}, "fdatasync": {0}, "ftruncate": {0},
+	"fallocate": {0}, "fchmod": {0}, "fchown": {0}, "flock": {0}, "fadvise64": {0},
+	"readahead": {0}, "sync_file_range": {0}, "sendfile": {0, 1},
+	"copy_file_range": {0, 2}, "epoll_ctl": {2}, "fgetxattr": {0}, "fsetxattr": {0},
+	"flistxattr": {0}, "fremovexattr": {0},
+}
+
+// refusePathFD wraps h so that an O_PATH descriptor among args is EBADF.
+func refusePathFD(h handler, args []int) handler {
+	return func(p *Process, a *[6]uint64) uint64 {
+		for _, i := range args {
+			if f := p.fds[int(int32(a[i]))]; f != nil && f.pathOnly() {
+				return sysErr(eBADF)
+			}
+		}
+		return h(p, a)
 	}
 }
 
