@@ -100,6 +100,9 @@ func (p *Process) openSpecial(abs string, flags uint64) (ret uint64, done bool) 
 		}
 		return uint64(n), true
 	}
+	if abs == "/dev/tty" {
+		return sysErr(eNXIO), true // no controlling terminal
+	}
 	minor, ok := devMinor[abs]
 	if !ok {
 		return 0, false

@@ -11,6 +11,7 @@ const (
 	eIO          = 5
 	eNXIO        = 6
 	eE2BIG       = 7
+	eNOEXEC      = 8
 	eBADF        = 9
 	eCHILD       = 10
 	eBUSY        = 16

@@ -227,6 +227,9 @@ func TestExecve(t *testing.T) {
 				t.Fatalf("stopped early: %v", g.p.exit)
 			}
 			expect(t, "chmod", g.call("fchmodat", atFDCWD64, g.path(2, "/tmp/x"), 0o755), 0)
+			expect(t, "empty: no binary format", g.call("execve", g.path(2, "/tmp/x"), 0, 0), -eNOEXEC)
+			fd := g.open("/tmp/x", gWRONLY, 0)
+			expect(t, "write a script", g.write(fd, "#!/bin/sh\n"), 10)
 			g.call("execve", g.path(2, "/tmp/x"), 0, 0)
 			if x := g.p.exit; x == nil || x.Reason != StopUnsupported || !strings.Contains(x.Detail, "execve of /tmp/x") {
 				t.Errorf("execve of an executable: %v, want a stop naming it", x)
@@ -279,6 +282,36 @@ func TestOpenPath(t *testing.T) {
 			}
 			expect(t, "getdents64", g.call("getdents64", uint64(dir), g.buf, 4096), -eBADF)
 			expect(t, "fchdir", g.call("fchdir", uint64(dir)), 0)
+		})
+	}
+}
+
+// TestPathEdgesMore: rename of a name ending in . or .. is EBUSY, unlink
+// of a link to a directory with a trailing slash ENOTDIR (the link is no
+// directory), a directory removed while open lists nothing, /dev/tty is
+// ENXIO (no controlling terminal), and the made /etc/passwd has nobody.
+func TestPathEdgesMore(t *testing.T) {
+	for _, a := range testArches {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{})
+			expect(t, "mkdir", g.call("mkdirat", atFDCWD64, g.path(2, "/tmp/d"), 0o755), 0)
+			expect(t, "rename d/.", g.call("renameat", atFDCWD64, g.path(2, "/tmp/d/."), atFDCWD64, g.path(3, "/tmp/x")), -eBUSY)
+			expect(t, "rename onto d/..", g.call("renameat", atFDCWD64, g.path(2, "/tmp/d"), atFDCWD64, g.path(3, "/tmp/d/..")), -eBUSY)
+			expect(t, "symlink", g.call("symlinkat", g.path(2, "d"), atFDCWD64, g.path(3, "/tmp/sd")), 0)
+			expect(t, "unlink sd/", g.call("unlinkat", atFDCWD64, g.path(2, "/tmp/sd/"), 0), -eNOTDIR)
+			dir := g.open("/tmp/d", gRDONLY|g.p.abi.oDirectory, 0)
+			expect(t, "rmdir while open", g.call("unlinkat", atFDCWD64, g.path(2, "/tmp/d"), 0x200), 0)
+			expect(t, "getdents64 of a removed directory", g.call("getdents64", uint64(dir), g.buf, 4096), 0)
+			expect(t, "/dev/tty", g.open("/dev/tty", gRDWR, 0), -eNXIO)
+			fd := g.open("/etc/passwd", gRDONLY, 0)
+			n := g.call("read", uint64(fd), g.buf, 4096)
+			if got := string(readGuestBytes(t, g.p, g.buf, uint64(max(n, 0)))); !strings.Contains(got, "\nnobody:x:65534:65534:") {
+				t.Errorf("made /etc/passwd: %q", got)
+			}
+			expect(t, "RLIMIT_CORE", g.call("prlimit64", 0, 4, 0, g.buf), 0)
+			if cur := binary.LittleEndian.Uint64(readGuestBytes(t, g.p, g.buf, 8)); cur != 0 {
+				t.Errorf("RLIMIT_CORE soft %d, want 0", cur)
+			}
 		})
 	}
 }

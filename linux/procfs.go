@@ -22,8 +22,8 @@ import (
 
 // etcFiles are the generated /etc files.
 var etcFiles = map[string]string{
-	"/etc/passwd": "root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:user:/home/user:/bin/sh\n",
-	"/etc/group":  "root:x:0:\nuser:x:1000:\n",
+	"/etc/passwd": "root:x:0:0:root:/root:/bin/sh\nuser:x:1000:1000:user:/home/user:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+	"/etc/group":  "root:x:0:\nuser:x:1000:\nnogroup:x:65534:\n",
 }
 
 // procFile returns the contents of the generated file abs, if it is one.
@@ -96,6 +96,8 @@ func (p *Process) procMaps() []byte {
 			name = ""
 		case v.file != nil:
 			ino = p.inode(v.file.host)
+		case v.node != nil:
+			ino = v.node.ino
 		case strings.HasPrefix(name, "PT_LOAD["):
 			for _, im := range p.images {
 				if v.start >= im.start && v.start < im.end {

@@ -1618,7 +1618,7 @@ func (p *Process) unlinkat(dirfd int32, pathAddr uint64, dir bool) uint64 {
 	case dir && lastDots(raw) == "..":
 		return sysErr(eNOTEMPTY)
 	case !dir && trailingSlash(raw):
-		ent, e := p.lookup(abs, true)
+		ent, e := p.lookup(abs, false) // the last component itself (a link is no directory)
 		switch {
 		case e != 0:
 			return sysErr(e)
@@ -1798,8 +1798,14 @@ func (p *Process) slashedNonDir(oldDirfd int32, oldAddr uint64, newDirfd int32, 
 		return e
 	}
 	newRaw, e := p.cstring(newAddr)
-	if e != 0 || !trailingSlash(oldRaw) && !trailingSlash(newRaw) {
+	if e != 0 {
 		return e
+	}
+	if oldRaw != "" && newRaw != "" && (lastDots(oldRaw) != "" || lastDots(newRaw) != "") {
+		return eBUSY // a last component "." or ".." (LAST_DOT, LAST_DOTDOT)
+	}
+	if !trailingSlash(oldRaw) && !trailingSlash(newRaw) {
+		return 0
 	}
 	abs, e := p.resolve(oldDirfd, oldRaw)
 	if e != 0 {
@@ -2115,6 +2121,9 @@ func (p *Process) sysGetdents64(a *[6]uint64) uint64 {
 		return sysErr(eNOTDIR)
 	}
 	if f.off == 0 || f.names == nil {
+		if _, e := p.lookup(f.path, true); e == eNOENT {
+			return 0 // removed since it was opened: no entries, not even . and ..
+		}
 		f.names = append([]string{".", ".."}, p.children(ovEntry{path: f.path, node: f.node})...)
 	}
 	var out []byte

@@ -77,6 +77,10 @@ func defaultRlimit(res uint64) (cur, max uint64) {
 		return sigPendingLimit, sigPendingLimit
 	case 7: // RLIMIT_NOFILE
 		return fdLimit, fdLimit
+	case 4: // RLIMIT_CORE: no core files (the usual soft limit)
+		return 0, inf
+	case 8: // RLIMIT_MEMLOCK (sys_ids.go)
+		return memlockLimit, memlockLimit
 	}
 	return inf, inf
 }
@@ -432,6 +436,31 @@ func (p *Process) sysExecveat(a *[6]uint64) uint64 {
 	return p.execveat(int32(a[0]), a[1], a[4])
 }
 
+// entryHead returns the first n bytes (fewer if it is shorter) of the
+// regular file e names.
+func (p *Process) entryHead(e ovEntry, n int) []byte {
+	if e.node != nil {
+		b := make([]byte, 0, n)
+		e.node.data.each(0, min(int64(n), e.node.data.Len()), func(piece []byte, _ int64) bool {
+			b = append(b, piece...)
+			return true
+		})
+		return b
+	}
+	sf, errno := p.openShared(e.vf)
+	if errno != 0 {
+		return nil
+	}
+	defer p.released(sf)
+	f := sf.file()
+	if f == nil {
+		return nil
+	}
+	b := make([]byte, n)
+	k, _ := f.ReadAt(b, 0)
+	return b[:k]
+}
+
 func (p *Process) execveat(dirfd int32, pathAddr, flags uint64) uint64 {
 	path, e := p.cstring(pathAddr)
 	if e != 0 {
@@ -459,6 +488,11 @@ func (p *Process) execveat(dirfd int32, pathAddr, flags uint64) uint64 {
 			return sysErr(eACCES)
 		case ent.node == nil && (ent.vf.fi == nil || !ent.vf.fi.Mode().IsRegular() || statMode(ent.vf.fi)&0o111 == 0):
 			return sysErr(eACCES)
+		}
+		// Neither an ELF file nor a script (#!): no binary format takes
+		// it (search_binary_handler).
+		if head := p.entryHead(ent, 4); string(head) != "\x7fELF" && (len(head) < 2 || string(head[:2]) != "#!") {
+			return sysErr(eNOEXEC)
 		}
 		name = abs
 	}

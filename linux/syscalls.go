@@ -170,7 +170,8 @@ import (
 //	                         O_NOFOLLOW): fstat, fchdir, dirfd, dup, F_GETFL;
 //	                         reads, writes, mmap and the like EBADF
 //	execve execveat          what is wrong with the file (ENOENT, ENOTDIR,
-//	                         EACCES) as Linux; an executable stops the run
+//	                         EACCES, ENOEXEC for neither ELF nor #!) as Linux;
+//	                         an executable stops the run
 //	uname                    Linux 6.1.0, node "sframesim" (personality
 //	                         UNAME26: 2.6.61; PER_LINUX32 on x86-64: i686)
 //	personality              per thread; the flags that act only when a
