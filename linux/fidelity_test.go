@@ -42,6 +42,15 @@ func TestSmallFidelity(t *testing.T) {
 			brk := g.call("brk", 0)
 			expect(t, "brk 2 TiB up", g.call("brk", uint64(brk)+2<<40), brk)
 			expect(t, "kill init", g.call("kill", 1, 0), -ePERM)
+			expect(t, "clock_getres COARSE", g.call("clock_getres", 6, g.buf), 0)
+			if res := binary.LittleEndian.Uint64(readGuestBytes(t, g.p, g.buf+8, 8)); res != 4_000_000 {
+				t.Errorf("MONOTONIC_COARSE resolution %d ns, want a 4 ms tick", res)
+			}
+			expect(t, "umask", g.call("umask", 0o22), 0o22)
+			expect(t, "mkdir with set-id bits", g.call("mkdirat", atFDCWD64, g.path(2, "/tmp/sd"), 0o7777), 0)
+			if mode, _, _ := g.stat("/tmp/sd", false); mode != 0o41755 {
+				t.Errorf("mkdir 07777: mode %#o, want 041755", mode)
+			}
 			expect(t, "munmap beyond TASK_SIZE", g.call("munmap", 0, 1<<62), -eINVAL)
 			// writev stops at the first bad iovec, after what it wrote.
 			iov := make([]byte, 32)
@@ -79,6 +88,7 @@ func TestSmallFidelity(t *testing.T) {
 			ends := readGuestBytes(t, g.p, g.buf, 8)
 			r, w := uint64(binary.LittleEndian.Uint32(ends)), uint64(binary.LittleEndian.Uint32(ends[4:]))
 			expect(t, "F_GETPIPE_SZ", g.call("fcntl", r, 1032), 65536)
+			expect(t, "fsync of a pipe", g.call("fsync", r), -eINVAL)
 			expect(t, "F_SETPIPE_SZ 5000", g.call("fcntl", w, 1031, 5000), 8192)
 			expect(t, "F_GETPIPE_SZ after", g.call("fcntl", r, 1032), 8192)
 			expect(t, "F_SETPIPE_SZ past pipe-max-size", g.call("fcntl", w, 1031, 2<<20), -ePERM)

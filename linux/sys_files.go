@@ -1516,8 +1516,12 @@ func (p *Process) sysTruncate(a *[6]uint64) uint64 {
 
 // fsync and fdatasync: nothing to write back.
 func (p *Process) sysFsync(a *[6]uint64) uint64 {
-	if p.fds[int(int32(a[0]))] == nil {
+	f := p.fds[int(int32(a[0]))]
+	switch {
+	case f == nil:
 		return sysErr(eBADF)
+	case f.kind == filePipe || f.kind == fileEventfd || f.kind == fileTimerfd || f.kind == fileSignalfd || f.kind == fileEpoll:
+		return sysErr(eINVAL) // no fsync for it
 	}
 	return 0
 }
@@ -1541,7 +1545,7 @@ func (p *Process) mkdir(dirfd int32, pathAddr, mode uint64) uint64 {
 	if e != 0 {
 		return sysErr(e)
 	}
-	n := p.ov.newNode(nodeDir, uint32(mode)&^p.ov.umask)
+	n := p.ov.newNode(nodeDir, uint32(mode)&0o1777&^p.ov.umask) // no set-id bits
 	n.opaque, n.nlink = true, 2
 	if e := p.put(path, n); e != 0 {
 		return sysErr(e)

@@ -95,6 +95,9 @@ func (p *Process) sysMmap(a *[6]uint64) uint64 {
 		if f.minor != devZero {
 			return sysErr(eNODEV)
 		}
+		if flags&0xf != mapPrivate && prot&2 != 0 && f.flags&oACCMODE != oRDWR {
+			return sysErr(eACCES) // a shared writable mapping needs the file open for writing
+		}
 		// /dev/zero: anonymous memory (shmem_zero_setup, vma_set_anonymous).
 		flags |= mapAnonymous
 	}

@@ -42,7 +42,11 @@ func (p *Process) sysClockGetres(a *[6]uint64) uint64 {
 	if _, ok := p.now(a[0]); !ok {
 		return sysErr(eINVAL)
 	}
-	if a[1] != 0 && !p.put64(a[1], 0, 1) {
+	res := uint64(1)
+	if int32(a[0]) == 5 || int32(a[0]) == 6 { // REALTIME_COARSE, MONOTONIC_COARSE: a tick (HZ 250)
+		res = 4_000_000
+	}
+	if a[1] != 0 && !p.put64(a[1], 0, res) {
 		return sysErr(eFAULT)
 	}
 	return 0
