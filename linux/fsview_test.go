@@ -124,7 +124,7 @@ func TestFSViewHost(t *testing.T) {
 		{path: link, allow: []string{link}, out: "allowed content\n"},
 		{path: link, allow: []string{file}, errno: eNOENT},
 		{path: dir, allow: []string{dir}},
-		{path: "/dev/null", allow: []string{"/dev/null"}}, // emulated: never the host's
+		{path: "/dev/null", allow: []string{"/dev/null"}},             // emulated: never the host's
 		{path: "/dev/tty", allow: []string{"/dev/tty"}, errno: eNXIO}, // emulated: no controlling terminal
 		{path: "/dev/console", allow: []string{"/dev/console"}, errno: eACCES},
 		{path: fifo, allow: []string{fifo}, errno: eACCES},
