@@ -102,6 +102,29 @@ func TestSmallFidelity(t *testing.T) {
 
 			expect(t, "close_range CLOEXEC", g.call("close_range", uint64(fd), uint64(fd), 4), 0)
 			expect(t, "  flag", g.call("fcntl", uint64(fd), 1), 1)
+			expect(t, "dup2 onto itself", g.call("dup2", uint64(fd), uint64(fd)), fd)
+			expect(t, "  flag kept", g.call("fcntl", uint64(fd), 1), 1)
+			expect(t, "FIONCLEX", g.call("ioctl", uint64(fd), 0x5450, 0), 0)
+			expect(t, "  flag cleared", g.call("fcntl", uint64(fd), 1), 0)
+			expect(t, "FIOCLEX", g.call("ioctl", uint64(fd), 0x5451, 0), 0)
+			expect(t, "  flag set", g.call("fcntl", uint64(fd), 1), 1)
+			// MADV_DONTNEED drops private anonymous pages, not shared ones.
+			for _, c := range []struct {
+				flags uint64
+				want  byte
+			}{{0x22, 0}, {0x21, 7}} { // MAP_PRIVATE, MAP_SHARED | MAP_ANONYMOUS
+				m := g.call("mmap", 0, 4096, 3, c.flags, ^uint64(0), 0)
+				if m < 0 {
+					t.Fatalf("mmap %#x = %d", c.flags, m)
+				}
+				if err := g.p.Engine.WriteMem(uint64(m), []byte{7}); err != nil {
+					t.Fatal(err)
+				}
+				expect(t, "MADV_DONTNEED", g.call("madvise", uint64(m), 4096, 4), 0)
+				if b := readGuestBytes(t, g.p, uint64(m), 1); b[0] != c.want {
+					t.Errorf("flags %#x: after MADV_DONTNEED %d, want %d", c.flags, b[0], c.want)
+				}
+			}
 			expect(t, "  still open", g.call("fcntl", uint64(fd), 3)&3, 2)
 
 			// SIGUSR1 ignored but blocked: it stays pending.

@@ -77,6 +77,9 @@ type vma struct {
 	// descriptor open for reading and writing), from file offset off at
 	// start: kept coherent with the file at every system call (shared.go).
 	node *oNode
+	// shared: shared anonymous memory (MAP_SHARED|MAP_ANONYMOUS, /dev/zero),
+	// whose pages MADV_DONTNEED does not drop.
+	shared bool
 }
 
 // slice returns the part [start, end) of v, with its file offset.
@@ -235,7 +238,7 @@ func (m *addrSpace) insert(v vma) {
 // going on: the same protection, name, file or shared node, at the next
 // offset.
 func continues(a, b vma) bool {
-	return a.end == b.start && a.prot == b.prot && a.name == b.name && a.file == b.file && a.node == b.node &&
+	return a.end == b.start && a.prot == b.prot && a.name == b.name && a.file == b.file && a.node == b.node && a.shared == b.shared &&
 		(a.file == nil && a.node == nil || a.off+(a.end-a.start) == b.off)
 }
 

@@ -99,6 +99,15 @@ func (p *Process) syncSharedOut() {
 
 // share makes the mappings in [start, end) shared mappings of node, from
 // file offset off at start.
+// markShared marks the mappings in [start, end) shared anonymous memory.
+func (m *addrSpace) markShared(start, end uint64) {
+	for i := range m.vmas {
+		if v := &m.vmas[i]; v.start >= start && v.end <= end {
+			v.shared = true
+		}
+	}
+}
+
 func (m *addrSpace) share(start, end uint64, node *oNode, off uint64) {
 	for i := range m.vmas {
 		v := &m.vmas[i]

@@ -391,6 +391,9 @@ func (p *Process) dup(oldfd, newfd int) uint64 {
 		}
 		return uint64(fd)
 	}
+	if newfd == oldfd {
+		return uint64(newfd) // dup2 onto itself changes nothing (dup3 is EINVAL)
+	}
 	p.setFD(newfd, f)
 	return uint64(newfd)
 }
@@ -1172,6 +1175,13 @@ func (p *Process) sysIoctl(a *[6]uint64) uint64 {
 	// The command is an unsigned int for the kernel.
 	switch uint32(a[1]) {
 	case ioFIOCLEX, ioFIONCLEX:
+		if fd := int(int32(a[0])); fd < fdLimit {
+			if uint32(a[1]) == ioFIOCLEX {
+				p.cloexec.set(fd)
+			} else {
+				p.cloexec.clear(fd)
+			}
+		}
 		return 0
 	case ioFIONBIO:
 		b, ok := p.readGuest(a[2], 4)

@@ -117,6 +117,9 @@ func (p *Process) sysMmap(a *[6]uint64) uint64 {
 	if overcommits(size, prot, flags) {
 		return sysErr(eNOMEM)
 	}
+	if file == nil && flags&0xf != mapPrivate {
+		name = "/dev/zero (deleted)" // shared anonymous memory, as /proc/self/maps names it
+	}
 	var start uint64
 	if flags&(mapFixed|mapFixedNoreplace) != 0 {
 		if addr%emu.PageSize != 0 || addr+size < addr || addr+size > p.abi.stackTop {
@@ -145,6 +148,9 @@ func (p *Process) sysMmap(a *[6]uint64) uint64 {
 			return p.regionCap("mmap", start, size)
 		}
 		return sysErr(eNOMEM)
+	}
+	if file == nil && flags&0xf != mapPrivate {
+		p.vm.markShared(start, start+size)
 	}
 	if file != nil {
 		p.fillFromFile(file, start, off, length)
@@ -399,8 +405,8 @@ func (p *Process) sysMadvise(a *[6]uint64) uint64 {
 		// mapping as the file's contents.
 		for _, v := range p.vm.vmas {
 			s, e := max(v.start, addr), min(v.end, addr+size)
-			if s >= e {
-				continue
+			if s >= e || v.shared || v.node != nil {
+				continue // shared memory keeps its contents (shmem, the page cache)
 			}
 			p.vm.zero(s, e)
 			if v.file != nil {
