@@ -8,8 +8,10 @@ import "fmt"
 // never opened): /dev/null, /dev/zero, /dev/full, and /dev/random and
 // /dev/urandom, which read the deterministic stream getrandom reads. And
 // /dev/stdin, /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N,
-// which open what the descriptor refers to (a new descriptor for the same
-// open file, as dup: on Linux they reopen it).
+// which open what the descriptor refers to: a regular file or directory
+// anew (an open file of its own, at offset 0, with the access asked for),
+// a stream, pipe, device or anonymous inode as dup (on Linux a pipe
+// reopened is the same pipe).
 
 // devMinor gives the minor number (major 1, mem) of each device.
 var devMinor = map[string]uint64{"/dev/null": 3, "/dev/zero": 5, "/dev/full": 7, "/dev/random": 8, "/dev/urandom": 9}
@@ -79,6 +81,9 @@ func (p *Process) openSpecial(abs string, flags uint64) (ret uint64, done bool) 
 		if flags&p.abi.oDirectory != 0 && f.kind != fileDir {
 			return sysErr(eNOTDIR), true
 		}
+		if (f.kind == fileRegular || f.kind == fileDir) && !f.pathOnly() {
+			return p.reopen(f, flags), true
+		}
 		n, e := p.allocFD(0, f)
 		if e != 0 {
 			return sysErr(e), true
@@ -119,6 +124,36 @@ func (p *Process) openSpecial(abs string, flags uint64) (ret uint64, done bool) 
 		return sysErr(e), true
 	}
 	return uint64(n), true
+}
+
+// reopen opens the regular file or directory f again, as open of
+// /proc/self/fd/N does: an open file of its own. Writing needs a file of
+// the overlay (the view's are read-only: EACCES, as their 0444 says).
+func (p *Process) reopen(f *openFile, flags uint64) uint64 {
+	write := flags&oACCMODE != 0 || flags&oTRUNC != 0
+	switch {
+	case flags&oACCMODE == oACCMODE:
+		return sysErr(eINVAL)
+	case f.kind == fileDir && write:
+		return sysErr(eISDIR)
+	case write && f.node == nil:
+		return sysErr(eACCES)
+	}
+	g := &openFile{kind: f.kind, path: f.path, host: f.host, mode: f.mode, sf: f.sf, data: f.data, node: f.node,
+		ino: f.ino, dirStat: f.dirStat, flags: flags & (oACCMODE | oAPPEND | oNONBLOCK)}
+	if f.kind == fileDir {
+		g.flags = 0
+	}
+	if write && flags&oTRUNC != 0 && f.node != nil {
+		if e := p.resize(f.node, 0); e != 0 {
+			return sysErr(e)
+		}
+	}
+	n, e := p.allocFD(0, g)
+	if e != 0 {
+		return sysErr(e)
+	}
+	return p.withCloexec(uint64(n), flags&oCLOEXEC != 0)
 }
 
 // devRead reads up to n bytes of device f into guest memory at addr

@@ -254,7 +254,8 @@ import (
 //	                         emulated character devices (devices.go: random
 //	                         and urandom the getrandom stream, zero mappable);
 //	                         /dev/stdin, stdout, stderr, /dev/fd/N and
-//	                         /proc/self/fd/N open the descriptor's file (as dup);
+//	                         /proc/self/fd/N open the descriptor's file (a regular
+//	                         file anew, a stream, pipe or device as dup);
 //	                         /proc/self/maps, cmdline, environ, comm, status and
 //	                         /sys/devices/system/cpu/online are made (procfs.go),
 //	                         /etc/passwd and /etc/group too unless the view has them

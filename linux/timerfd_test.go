@@ -222,6 +222,16 @@ func TestDevices(t *testing.T) {
 				t.Errorf("open /proc/self/fd/%d = %d", zero, fd)
 			}
 			expect(t, "a closed descriptor", g.open("/dev/fd/99", gRDONLY, 0), -eNOENT)
+			// A regular file is opened anew: its own offset and access.
+			f := g.open("/tmp/f", oCREAT|gRDWR, 0o644)
+			expect(t, "write", g.write(f, "hello"), 5)
+			again := g.open(fmt.Sprintf("/proc/self/fd/%d", f), gRDONLY, 0)
+			if again < 0 || g.p.fds[int(again)] == g.p.fds[int(f)] {
+				t.Fatalf("reopen = %d, the same open file", again)
+			}
+			expect(t, "read from its own offset", g.call("read", uint64(again), g.buf, 16), 5)
+			expect(t, "write to a read-only reopen", g.call("write", uint64(again), g.buf, 1), -eBADF)
+			expect(t, "the first offset stays", g.call("lseek", uint64(f), 0, 1), 5)
 		})
 	}
 }
