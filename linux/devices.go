@@ -2,7 +2,11 @@
 
 package linux
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // The character devices every program may open, emulated (the host's are
 // never opened): /dev/null, /dev/zero, /dev/full, and /dev/random and
@@ -48,6 +52,9 @@ func fdTarget(f *openFile) string {
 	return f.path
 }
 
+// fdPrefixes are the directories whose entries name descriptors.
+var fdPrefixes = []string{"/dev/fd/", "/proc/self/fd/", procPID + "fd/"}
+
 // fdPath returns the descriptor a path like /dev/stdout or /proc/self/fd/3
 // names, if it is one.
 func fdPath(abs string) (int, bool) {
@@ -59,10 +66,11 @@ func fdPath(abs string) (int, bool) {
 	case "/dev/stderr":
 		return 2, true
 	}
-	var fd int
-	for _, prefix := range []string{"/dev/fd/", "/proc/self/fd/", fmt.Sprintf("/proc/%d/fd/", guestPID)} {
-		if len(abs) > len(prefix) && abs[:len(prefix)] == prefix {
-			if _, err := fmt.Sscanf(abs[len(prefix):], "%d", &fd); err == nil && fmt.Sprint(fd) == abs[len(prefix):] {
+	for _, prefix := range fdPrefixes {
+		if n, ok := strings.CutPrefix(abs, prefix); ok {
+			// A descriptor's number as Linux writes it: no sign, no
+			// leading zero.
+			if fd, err := strconv.Atoi(n); err == nil && strconv.Itoa(fd) == n {
 				return fd, true
 			}
 		}
@@ -90,7 +98,7 @@ func (p *Process) openSpecial(abs string, flags uint64) (ret uint64, done bool) 
 		}
 		return uint64(n), true
 	}
-	if data, ok := p.procFile(abs); ok {
+	if mk, ok := p.procFile(abs); ok {
 		switch {
 		case flags&(oCREAT|oEXCL) == oCREAT|oEXCL:
 			return sysErr(eEXIST), true
@@ -99,7 +107,7 @@ func (p *Process) openSpecial(abs string, flags uint64) (ret uint64, done bool) 
 		case flags&p.abi.oDirectory != 0:
 			return sysErr(eNOTDIR), true
 		}
-		n, e := p.allocFD(0, &openFile{kind: fileRegular, path: abs, data: data, ino: p.inode("proc:" + abs), mode: 0o100444})
+		n, e := p.allocFD(0, &openFile{kind: fileRegular, path: abs, data: mk(), ino: p.inode("proc:" + abs), mode: 0o100444})
 		if e != 0 {
 			return sysErr(e), true
 		}

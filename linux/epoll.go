@@ -419,9 +419,8 @@ func (p *Process) eventfdIO(fd, buf, count uint64, write bool) uint64 {
 // eventfdResume retries the eventfd read or write thread t waits in;
 // false if it must wait again.
 func (p *Process) eventfdResume(t *thread) bool {
-	f := p.fds[int(int32(t.wargs[0]))]
-	if f == nil || f.kind != fileEventfd || f.ino != t.wargs[3] {
-		t.ret = sysErr(eBADF)
+	f := p.waitedFile(t, fileEventfd)
+	if f == nil {
 		return true
 	}
 	n, e, block := p.eventfdTry(f, t.wargs[1], t.wargs[2] != 0)

@@ -5,6 +5,7 @@ package linux
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/sframesim/sframesim/emu"
@@ -26,44 +27,58 @@ var etcFiles = map[string]string{
 	"/etc/group":  "root:x:0:\nuser:x:1000:\nnogroup:x:65534:\n",
 }
 
-// procFile returns the contents of the generated file abs, if it is one.
-func (p *Process) procFile(abs string) ([]byte, bool) {
+// procPID is the prefix of the process's own /proc directory by its pid.
+var procPID = "/proc/" + strconv.Itoa(guestPID) + "/"
+
+// procFile returns what makes the generated file abs, if it is one (stat
+// and access only ask whether it is there: nothing is made for them).
+func (p *Process) procFile(abs string) (func() []byte, bool) {
 	rest, ok := strings.CutPrefix(abs, "/proc/self/")
 	if !ok {
-		rest, ok = strings.CutPrefix(abs, fmt.Sprintf("/proc/%d/", guestPID))
+		rest, ok = strings.CutPrefix(abs, procPID)
 	}
 	if !ok {
 		switch abs {
 		case "/sys/devices/system/cpu/online", "/sys/devices/system/cpu/possible", "/sys/devices/system/cpu/present":
-			return []byte("0\n"), true
+			return func() []byte { return []byte("0\n") }, true
 		}
 		if s, ok := etcFiles[abs]; ok {
 			if _, e := p.lookup(abs, true); e == eNOENT {
-				return []byte(s), true
+				return func() []byte { return []byte(s) }, true
 			}
 		}
 		return nil, false
 	}
 	switch rest {
 	case "maps":
-		return p.procMaps(), true
+		return p.procMaps, true
 	case "cmdline":
-		args := p.cfg.Args
-		if len(args) == 0 {
-			args = []string{p.Path}
-		}
-		return []byte(strings.Join(args, "\x00") + "\x00"), true
+		return p.procCmdline, true
 	case "environ":
-		if len(p.cfg.Env) == 0 {
-			return nil, true
-		}
-		return []byte(strings.Join(p.cfg.Env, "\x00") + "\x00"), true
+		return p.procEnviron, true
 	case "comm":
-		return []byte(p.comm(p.thr.cur) + "\n"), true
+		return func() []byte { return []byte(p.comm(p.thr.cur) + "\n") }, true
 	case "status":
-		return p.procStatus(), true
+		return p.procStatus, true
 	}
 	return nil, false
+}
+
+// procCmdline is /proc/self/cmdline: argv, each string NUL-terminated.
+func (p *Process) procCmdline() []byte {
+	args := p.cfg.Args
+	if len(args) == 0 {
+		args = []string{p.Path}
+	}
+	return []byte(strings.Join(args, "\x00") + "\x00")
+}
+
+// procEnviron is /proc/self/environ: the environment, as cmdline.
+func (p *Process) procEnviron() []byte {
+	if len(p.cfg.Env) == 0 {
+		return nil
+	}
+	return []byte(strings.Join(p.cfg.Env, "\x00") + "\x00")
 }
 
 // procStat is the struct stat of a generated file: procfs's, size 0.

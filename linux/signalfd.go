@@ -114,9 +114,8 @@ func (p *Process) signalfdIO(fd, buf, count uint64) uint64 {
 // signalfdResume retries the read thread t waits in; false if it must
 // wait again.
 func (p *Process) signalfdResume(t *thread) bool {
-	f := p.fds[int(int32(t.wargs[0]))]
-	if f == nil || f.kind != fileSignalfd || f.ino != t.wargs[3] {
-		t.ret = sysErr(eBADF)
+	f := p.waitedFile(t, fileSignalfd)
+	if f == nil {
 		return true
 	}
 	n, e, block := p.signalfdRead(t, f, t.wargs[1], t.wargs[2])

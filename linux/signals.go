@@ -990,6 +990,18 @@ func (p *Process) resumed(t *thread) bool {
 	return true
 }
 
+// waitedFile returns the file of kind that thread t's blocked read or
+// write (wargs: fd, ..., ino) waits on, or nil with the call's result
+// EBADF if the descriptor was closed (or is another file) meanwhile.
+func (p *Process) waitedFile(t *thread, kind fileKind) *openFile {
+	f := p.fds[int(int32(t.wargs[0]))]
+	if f == nil || f.kind != kind || f.ino != t.wargs[3] {
+		t.ret = sysErr(eBADF)
+		return nil
+	}
+	return f
+}
+
 // retried ends the read or write thread t waits in (resume kind k) with
 // what its retry gave: n, or errno e; or, if it would block again, puts
 // it back to waiting (false, unless a signal came meanwhile: waitAgain).

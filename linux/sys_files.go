@@ -427,7 +427,7 @@ func (p *Process) sysClose(a *[6]uint64) uint64 {
 // checked is writable. Host memory used: at most ioChunk at a time.
 func (p *Process) readInto(fd int, addr, n uint64, off int64) (uint64, int) {
 	f := p.fds[fd]
-	if f == nil || f.kind == fileStdout || f.kind == fileStderr || f.flags&oACCMODE == oWRONLY || f.pathOnly() {
+	if f == nil || f.kind == fileStdout || f.kind == fileStderr || f.flags&oACCMODE == oWRONLY {
 		return 0, eBADF
 	}
 	if f.kind == fileDir {

@@ -124,20 +124,12 @@ func (p *Process) timerfdGettime(tf *timerfd) []byte {
 // sysTimerfdSettime is timerfd_settime(fd, flags, new, old): the old
 // setting is written after the new one took effect, as in Linux.
 func (p *Process) sysTimerfdSettime(a *[6]uint64) uint64 {
-	b, ok := p.readGuest(a[2], 32)
-	if !ok {
-		return sysErr(eFAULT)
-	}
-	if a[1]&^uint64(tfdTimerAbstime|tfdTimerCancelOnSet) != 0 {
+	interval, value, e := p.readItimerspec(a[2])
+	switch {
+	case e != 0:
+		return sysErr(e)
+	case a[1]&^uint64(tfdTimerAbstime|tfdTimerCancelOnSet) != 0:
 		return sysErr(eINVAL)
-	}
-	interval, e := p.timespecNS(b)
-	if e != 0 {
-		return sysErr(e)
-	}
-	value, e := p.timespecNS(b[16:])
-	if e != 0 {
-		return sysErr(e)
 	}
 	f, e := p.timerfdFile(a[0])
 	if e != 0 {
@@ -221,9 +213,8 @@ func (p *Process) timerfdIO(fd, buf, count uint64, write bool) uint64 {
 // timerfdResume retries the read thread t waits in; false if it must
 // wait again (until the timer's next expiry).
 func (p *Process) timerfdResume(t *thread) bool {
-	f := p.fds[int(int32(t.wargs[0]))]
-	if f == nil || f.kind != fileTimerfd || f.ino != t.wargs[3] {
-		t.ret = sysErr(eBADF)
+	f := p.waitedFile(t, fileTimerfd)
+	if f == nil {
 		return true
 	}
 	n, e, block := p.timerfdTry(f, t.wargs[1], t.wargs[2])

@@ -64,13 +64,7 @@ func TestTimerfdCalls(t *testing.T) {
 				t.Fatalf("timerfd_create = %d", fd)
 			}
 			spec := func(interval, value int64) uint64 {
-				b := make([]byte, 32)
-				le := binary.LittleEndian
-				le.PutUint64(b, uint64(interval/1e9))
-				le.PutUint64(b[8:], uint64(interval%1e9))
-				le.PutUint64(b[16:], uint64(value/1e9))
-				le.PutUint64(b[24:], uint64(value%1e9))
-				if err := g.p.Engine.WriteMem(g.buf, b); err != nil {
+				if err := g.p.Engine.WriteMem(g.buf, itimerspec(interval, value)); err != nil {
 					t.Fatal(err)
 				}
 				return g.buf

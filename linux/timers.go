@@ -444,6 +444,20 @@ func (p *Process) sysTimerCreate(a *[6]uint64) uint64 {
 	return 0
 }
 
+// readItimerspec reads the struct itimerspec at addr in nanoseconds:
+// EFAULT, or EINVAL if a timespec is not normalized or negative.
+func (p *Process) readItimerspec(addr uint64) (interval, value int64, errno int) {
+	b, ok := p.readGuest(addr, 32)
+	if !ok {
+		return 0, 0, eFAULT
+	}
+	if interval, errno = p.timespecNS(b); errno != 0 {
+		return 0, 0, errno
+	}
+	value, errno = p.timespecNS(b[16:])
+	return interval, value, errno
+}
+
 // itimerspec encodes a struct itimerspec: interval, value.
 func itimerspec(interval, value int64) []byte {
 	b := make([]byte, 32)
@@ -469,15 +483,7 @@ func (p *Process) sysTimerSettime(a *[6]uint64) uint64 {
 	if t == nil {
 		return sysErr(eINVAL)
 	}
-	b, ok := p.readGuest(a[2], 32)
-	if !ok {
-		return sysErr(eFAULT)
-	}
-	interval, e := p.timespecNS(b)
-	if e != 0 {
-		return sysErr(e)
-	}
-	value, e := p.timespecNS(b[16:])
+	interval, value, e := p.readItimerspec(a[2])
 	if e != 0 {
 		return sysErr(e)
 	}
