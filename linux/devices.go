@@ -156,6 +156,7 @@ func (p *Process) reopen(f *openFile, flags uint64) uint64 {
 		if e := p.resize(f.node, 0); e != 0 {
 			return sysErr(e)
 		}
+		p.touch(f.node, touchModify|touchChange)
 	}
 	n, e := p.allocFD(0, g)
 	if e != 0 {

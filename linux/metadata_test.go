@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sframesim/sframesim/arch"
 )
@@ -236,6 +237,103 @@ func TestFallocate(t *testing.T) {
 			expect(t, "pipe", g.call("fallocate", uint64(w), 0, 0, 1), -eSPIPE)
 			if n := size(); n != 20 {
 				t.Errorf("size at the end = %d, want 20", n)
+			}
+		})
+	}
+}
+
+// fileTimes returns the atime, mtime and ctime of path (newfstatat, not
+// following a last link): the same offsets on both targets.
+func (g *guest) fileTimes(path string) [3]timespec {
+	g.t.Helper()
+	if r := g.call("newfstatat", atFDCWD64, g.path(1, path), g.buf, atSymlinkNofollow); r != 0 {
+		g.t.Fatalf("newfstatat %s = %d", path, r)
+	}
+	b := readGuestBytes(g.t, g.p, g.buf, 120)
+	le := binary.LittleEndian
+	var t [3]timespec
+	for i := range t {
+		t[i] = timespec{int64(le.Uint64(b[72+16*i:])), int64(le.Uint64(b[80+16*i:]))}
+	}
+	return t
+}
+
+// TestFileTimes: the overlay's files and directories get their times
+// from the fake clock as ext4's get them from Linux's (relatime): which
+// of atime, mtime and ctime each call moves, for the file and for its
+// directory, is what the same calls moved natively (Linux 6.1, ext4).
+func TestFileTimes(t *testing.T) {
+	host := readOnlyHostFile(t)
+	for _, a := range testArches {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{ReadAllow: []string{host}})
+			expect(t, "mkdir", g.call("mkdirat", atFDCWD64, g.path(2, "/tmp/d"), 0o755), 0)
+			file := "/tmp/d/f"
+			g.p.sleep += time.Millisecond
+			fd := g.open(file, oCREAT|gRDWR, 0o644)
+			if ts := g.fileTimes(file); ts[0] != ts[1] || ts[1] != ts[2] || ts[1] != g.fileTimes("/tmp/d")[1] || ts[1].sec != epoch || ts[1].nsec != 1e6 {
+				t.Errorf("a new file's times %v and its directory's mtime %v: want all now", ts, g.fileTimes("/tmp/d")[1])
+			}
+			// moved reports which of the times of the file and of its
+			// directory step moves: "amc/amc", '-' for one unchanged.
+			moved := func(what string, step func()) string {
+				t.Helper()
+				f0, d0 := g.fileTimes(file), g.fileTimes("/tmp/d")
+				g.p.sleep += time.Millisecond
+				step()
+				f1, d1 := g.fileTimes(file), g.fileTimes("/tmp/d")
+				s := []byte("---/---")
+				for i := range 3 {
+					if f1[i] != f0[i] {
+						s[i] = "amc"[i]
+					}
+					if d1[i] != d0[i] {
+						s[4+i] = "amc"[i]
+					}
+				}
+				return string(s)
+			}
+			for _, c := range []struct {
+				what string
+				step func()
+				want string
+			}{
+				{"write", func() { g.write(fd, "hello") }, "-mc/---"},
+				{"write of nothing", func() { g.write(fd, "") }, "---/---"},
+				{"read", func() { g.pread(fd, 0, 5) }, "a--/---"},
+				{"read again (relatime)", func() { g.pread(fd, 0, 5) }, "---/---"},
+				{"ftruncate, same size", func() { g.call("ftruncate", uint64(fd), 5) }, "-mc/---"},
+				{"fchmod", func() { g.call("fchmod", uint64(fd), 0o600) }, "--c/---"},
+				{"fchown to itself", func() { g.call("fchown", uint64(fd), guestUID, guestGID) }, "--c/---"},
+				{"O_TRUNC", func() { g.call("close", uint64(g.open(file, gRDWR|oTRUNC, 0))) }, "-mc/---"},
+				{"O_TRUNC of an empty file", func() { g.call("close", uint64(g.open(file, gRDWR|oTRUNC, 0))) }, "-mc/---"},
+				{"open, close", func() { g.call("close", uint64(g.open(file, gRDWR, 0))) }, "---/---"},
+				{"fallocate", func() { g.call("fallocate", uint64(fd), 0, 0, 100) }, "-mc/---"},
+				{"mmap", func() { g.call("mmap", 0, 4096, 3, 1, uint64(fd), 0) }, "a--/---"},
+				{"link", func() { g.call("linkat", atFDCWD64, g.path(2, file), atFDCWD64, g.path(3, "/tmp/d/l"), 0) }, "--c/-mc"},
+				{"unlink of the other name", func() { g.call("unlinkat", atFDCWD64, g.path(2, "/tmp/d/l"), 0) }, "--c/-mc"},
+				{"symlink", func() { g.call("symlinkat", g.path(2, "f"), atFDCWD64, g.path(3, "/tmp/d/s")) }, "---/-mc"},
+				{"mkdir", func() { g.call("mkdirat", atFDCWD64, g.path(2, "/tmp/d/sub"), 0o755) }, "---/-mc"},
+				{"getdents64", func() {
+					dir := g.open("/tmp/d", gRDONLY|g.p.abi.oDirectory, 0)
+					g.call("getdents64", uint64(dir), g.buf+4096, 4096)
+					g.call("close", uint64(dir))
+				}, "---/a--"},
+				{"rmdir", func() { g.call("unlinkat", atFDCWD64, g.path(2, "/tmp/d/sub"), 0x200) }, "---/-mc"},
+				{"utimensat now", func() { g.call("utimensat", atFDCWD64, g.path(2, file), 0, 0) }, "amc/---"},
+				{"chmod of the directory", func() { g.call("fchmodat", atFDCWD64, g.path(2, "/tmp/d"), 0o700) }, "---/--c"},
+				{"rename", func() {
+					g.call("renameat", atFDCWD64, g.path(2, file), atFDCWD64, g.path(3, "/tmp/d/g"))
+					file = "/tmp/d/g"
+				}, "--c/-mc"},
+			} {
+				if got := moved(c.what, c.step); got != c.want {
+					t.Errorf("%s: moved %s, want %s (file/directory)", c.what, got, c.want)
+				}
+			}
+			// A host file keeps the fake clock's start.
+			if ts := g.fileTimes(host); ts != epochTimes {
+				t.Errorf("a host file's times %v, want the clock's start", ts)
 			}
 		})
 	}

@@ -40,8 +40,10 @@ import (
 // target).
 //
 // Deterministic: inode numbers are handed out in the order nodes are made
-// (a copied-up file keeps the inode number the guest saw), and every
-// file's times are the fake clock's epoch, as for the view's files.
+// (a copied-up file keeps the inode number the guest saw), and times come
+// from the fake clock: the view's files show its start (epochTimes), the
+// guest's files and directories the time of the call that made, wrote,
+// read or changed them (touch), as ext4's on Linux.
 // The permission bits are recorded (chmod, the creation mode less the
 // umask: 022 until the guest sets another) and shown, but not enforced:
 // the guest is its files' owner.
@@ -89,10 +91,15 @@ type oNode struct {
 	cost   uint64   // what it counts against the memory cap
 	// shared: data is shared with a checkpoint, copied before a write.
 	shared bool
-	// times are the atime and mtime utimensat set; nil: the fake
-	// clock's start, as for every other file.
-	times *[2]timespec
+	// times are the access, modification and status change times
+	// (atime, mtime, ctime), from the fake wall clock (touch); the
+	// view's files and the directories made to mirror them keep the
+	// clock's start (epochTimes).
+	times [3]timespec
 }
+
+// epochTimes are the times of the view's files: the fake clock's start.
+var epochTimes = [3]timespec{{sec: epoch}, {sec: epoch}, {sec: epoch}}
 
 // overlay is the writable file system of one process.
 type overlay struct {
@@ -133,9 +140,75 @@ func newOverlay(cwd string) *overlay {
 	return o
 }
 
+// newNode makes a node with the times of the view's files: a directory
+// that mirrors one of the view (Process.newNode makes a new file).
 func (o *overlay) newNode(kind nodeKind, mode uint32) *oNode {
 	o.nextIno++
-	return &oNode{kind: kind, mode: mode & 0o7777, ino: o.nextIno - 1, nlink: 1}
+	return &oNode{kind: kind, mode: mode & 0o7777, ino: o.nextIno - 1, nlink: 1, times: epochTimes}
+}
+
+// newNode makes the node of a file, directory or link the guest creates:
+// all its times are now.
+func (p *Process) newNode(kind nodeKind, mode uint32) *oNode {
+	n := p.ov.newNode(kind, mode)
+	now := p.stamp()
+	n.times = [3]timespec{now, now, now}
+	return n
+}
+
+// Which of a node's times touch sets.
+const (
+	touchAccess = 1 << iota // atime
+	touchModify             // mtime
+	touchChange             // ctime
+)
+
+// stamp is the fake wall clock's time now, for a file's times.
+func (p *Process) stamp() timespec {
+	t, _ := p.now(0)
+	return timespec{t / 1e9, t % 1e9}
+}
+
+// touch sets the times of node n that which names to now, as Linux does
+// when a file is written (touchModify|touchChange), its inode changed
+// (touchChange: chmod, chown, link, unlink, rename) or its contents
+// read (touchAccess, through accessed). Files are compared by their
+// times (make, rsync, tar), so these move on the fake clock as on
+// Linux's, deterministically.
+func (p *Process) touch(n *oNode, which int) {
+	if n == nil {
+		return
+	}
+	now := p.stamp()
+	for i := range n.times {
+		if which&(1<<i) != 0 {
+			n.times[i] = now
+		}
+	}
+}
+
+// accessed sets node n's atime as Linux's default relatime does on a
+// read: only when it is not after the last modification or change, or
+// is a day old.
+func (p *Process) accessed(n *oNode) {
+	if n == nil {
+		return
+	}
+	a, now := n.times[0], p.stamp()
+	if !after(a, n.times[1]) || !after(a, n.times[2]) || now.sec-a.sec >= 24*60*60 {
+		n.times[0] = now
+	}
+}
+
+// after reports whether time a is after b.
+func after(a, b timespec) bool { return a.sec > b.sec || a.sec == b.sec && a.nsec > b.nsec }
+
+// entriesChanged sets the modification and change times of the directory
+// holding path, whose entries changed (a name made, removed or moved):
+// the overlay's node, which put, materialize or the name's own existence
+// in the overlay made.
+func (p *Process) entriesChanged(path string) {
+	p.touch(p.ov.nodes[filepath.Dir(path)], touchModify|touchChange)
 }
 
 // writable reports whether the guest path g is in a writable tree.
@@ -385,7 +458,9 @@ func (p *Process) materialize(path string) int {
 func (p *Process) unname(path string) {
 	n := p.ov.nodes[path]
 	p.dropName(path)
+	p.entriesChanged(path)
 	if n != nil {
+		p.touch(n, touchChange)
 		n.nlink--
 		if n.kind == nodeDir {
 			n.nlink = 0
@@ -471,6 +546,7 @@ func (p *Process) fillNode(nd *oNode, n uint64, pos int64, fill func(piece []byt
 		nd.data = nd.data.clone()
 		nd.shared = false
 	}
+	p.touch(nd, touchModify|touchChange)
 	fault := false
 	nd.data.eachMut(pos, pos+int64(n), func(piece []byte, at int64) bool {
 		fault = !fill(piece, uint64(at-pos))
@@ -508,7 +584,7 @@ func (p *Process) copyUp(e ovEntry) (*oNode, int) {
 		if err != nil {
 			return nil, eIO
 		}
-		n = &oNode{kind: nodeLink, mode: 0o777, target: t}
+		n = &oNode{kind: nodeLink, mode: 0o777, target: t, times: epochTimes}
 	case fi.Mode().IsRegular():
 		if uint64(fi.Size()) > p.room() {
 			return nil, eNOSPC
@@ -526,7 +602,7 @@ func (p *Process) copyUp(e ovEntry) (*oNode, int) {
 		if err != nil {
 			return nil, eIO
 		}
-		n = &oNode{kind: nodeFile, mode: uint32(fi.Mode().Perm()), data: data}
+		n = &oNode{kind: nodeFile, mode: uint32(fi.Mode().Perm()), data: data, times: epochTimes}
 	default:
 		return nil, eACCES
 	}
@@ -611,7 +687,8 @@ func nodeStat(n *oNode) statInfo {
 		st.size = int64(len(n.target))
 	}
 	st.blocks = statBlocks(st.mode, st.size)
-	st.times = n.times
+	t := n.times
+	st.times = &t
 	return st
 }
 

@@ -69,6 +69,7 @@ func (p *Process) syncSharedIn() {
 			c.node.data.writeAt(c.mem[i:j], int64(c.lo)+int64(i))
 			i = j
 		}
+		p.touch(c.node, touchModify|touchChange) // written through the mapping
 	}
 }
 

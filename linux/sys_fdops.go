@@ -163,7 +163,7 @@ func (p *Process) sysMemfdCreate(a *[6]uint64) uint64 {
 	case len(name) > 249: // NAME_MAX less "memfd:"
 		return sysErr(eINVAL)
 	}
-	n := p.ov.newNode(nodeFile, 0o777)
+	n := p.newNode(nodeFile, 0o777)
 	n.nlink = 0
 	if !p.charge(nodeOverhead) {
 		return sysErr(eNOSPC)

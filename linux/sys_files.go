@@ -268,10 +268,11 @@ func (p *Process) open(dirfd int32, pathAddr, flags, mode uint64) uint64 {
 		if e != 0 {
 			return sysErr(e)
 		}
-		n := p.ov.newNode(nodeFile, uint32(mode)&^p.ov.umask)
+		n := p.newNode(nodeFile, uint32(mode)&^p.ov.umask)
 		if e := p.put(path, n); e != 0 {
 			return sysErr(e)
 		}
+		p.entriesChanged(path)
 		ent = ovEntry{path: path, node: n}
 	case e != 0:
 		return sysErr(e)
@@ -309,10 +310,11 @@ func (p *Process) open(dirfd int32, pathAddr, flags, mode uint64) uint64 {
 		ent.node = n
 	}
 	if ent.node != nil {
-		if flags&oTRUNC != 0 {
+		if flags&oTRUNC != 0 && ent.node.kind == nodeFile {
 			if e := p.resize(ent.node, 0); e != 0 {
 				return sysErr(e)
 			}
+			p.touch(ent.node, touchModify|touchChange) // even if it was empty
 		}
 		fd, e := p.allocFD(0, &openFile{kind: fileRegular, path: ent.path, node: ent.node, flags: flags & (oACCMODE | oAPPEND), ino: ent.node.ino})
 		if e != 0 {
@@ -350,7 +352,7 @@ func (p *Process) openTmpfile(dir ovEntry, flags, mode uint64) uint64 {
 	case !p.ov.writable(dir.path):
 		return sysErr(eROFS)
 	}
-	n := p.ov.newNode(nodeFile, uint32(mode)&^p.ov.umask)
+	n := p.newNode(nodeFile, uint32(mode)&^p.ov.umask)
 	n.nlink = 0
 	if !p.charge(nodeOverhead) {
 		return sysErr(eNOSPC)
@@ -469,6 +471,9 @@ func (p *Process) readInto(fd int, addr, n uint64, off int64) (uint64, int) {
 	}
 	var k uint64
 	if f.node != nil {
+		if n > 0 {
+			p.accessed(f.node) // also at the end of the file
+		}
 		if size := f.node.data.Len(); at < size {
 			hi := min(size, at+int64(n))
 			f.node.data.each(at, hi, func(piece []byte, off int64) bool {
@@ -1215,9 +1220,9 @@ type statInfo struct {
 	dev, ino, nlink, rdev uint64
 	mode, uid, gid        uint32
 	size, blksize, blocks int64
-	// times are atime and mtime, when set (utimensat); else every
-	// time is the fake clock's start, epoch.
-	times *[2]timespec
+	// times are atime, mtime and ctime, of an overlay's node; nil:
+	// every time is the fake clock's start, epoch.
+	times *[3]timespec
 }
 
 // timespec is a struct timespec: seconds and nanoseconds.
@@ -1225,11 +1230,10 @@ type timespec struct{ sec, nsec int64 }
 
 // statTimes returns st's atime, mtime and ctime.
 func statTimes(st statInfo) [3]timespec {
-	t := [3]timespec{{sec: epoch}, {sec: epoch}, {sec: epoch}}
 	if st.times != nil {
-		t[0], t[1] = st.times[0], st.times[1]
+		return *st.times
 	}
-	return t
+	return epochTimes
 }
 
 func (f *openFile) stat() statInfo {
@@ -1491,6 +1495,7 @@ func (p *Process) truncate(n *oNode, length uint64) uint64 {
 	if e := p.resize(n, int64(length)); e != 0 {
 		return sysErr(e)
 	}
+	p.touch(n, touchModify|touchChange) // even to the same length
 	return 0
 }
 
@@ -1555,11 +1560,12 @@ func (p *Process) mkdir(dirfd int32, pathAddr, mode uint64) uint64 {
 	if e != 0 {
 		return sysErr(e)
 	}
-	n := p.ov.newNode(nodeDir, uint32(mode)&0o1777&^p.ov.umask) // no set-id bits
+	n := p.newNode(nodeDir, uint32(mode)&0o1777&^p.ov.umask) // no set-id bits
 	n.opaque, n.nlink = true, 2
 	if e := p.put(path, n); e != 0 {
 		return sysErr(e)
 	}
+	p.entriesChanged(path)
 	return 0
 }
 
@@ -1656,11 +1662,12 @@ func (p *Process) symlink(targetAddr uint64, dirfd int32, pathAddr uint64) uint6
 	if e != 0 {
 		return sysErr(e)
 	}
-	n := p.ov.newNode(nodeLink, 0o777)
+	n := p.newNode(nodeLink, 0o777)
 	n.target = target
 	if e := p.put(path, n); e != 0 {
 		return sysErr(e)
 	}
+	p.entriesChanged(path)
 	return 0
 }
 
@@ -1708,6 +1715,8 @@ func (p *Process) link(oldDir int32, oldAddr uint64, newDir int32, newAddr, flag
 		old.node.nlink--
 		return sysErr(e)
 	}
+	p.touch(old.node, touchChange)
+	p.entriesChanged(path)
 	return 0
 }
 
@@ -1796,6 +1805,9 @@ func (p *Process) move(from, to string, noReplace bool) uint64 {
 		}
 	}
 	p.dropName(from)
+	p.touch(n, touchChange)
+	p.entriesChanged(from)
+	p.entriesChanged(to)
 	return 0
 }
 
@@ -1867,6 +1879,7 @@ func (p *Process) chmod(abs string, follow bool, mode uint64) uint64 {
 		return sysErr(e)
 	}
 	n.mode = uint32(mode) & 0o7777
+	p.touch(n, touchChange)
 	return 0
 }
 
@@ -1915,20 +1928,16 @@ func (p *Process) utimes(n *oNode, abs string, follow bool, t *[2]timespec) uint
 			return sysErr(e)
 		}
 	}
-	now, _ := p.now(0)
-	times := [2]timespec{{sec: epoch}, {sec: epoch}}
-	if n.times != nil {
-		times = *n.times
-	}
-	for i := range times {
+	now := p.stamp()
+	for i := range 2 { // atime, mtime
 		switch {
 		case t == nil || t[i].nsec == utimeNow:
-			times[i] = timespec{now / 1e9, now % 1e9}
+			n.times[i] = now
 		case t[i].nsec != utimeOmit:
-			times[i] = t[i]
+			n.times[i] = t[i]
 		}
 	}
-	n.times = &times
+	n.times[2] = now // setting times changes the inode
 	return 0
 }
 
@@ -2015,16 +2024,16 @@ func (p *Process) futimens(fd int32, t *[2]timespec) uint64 {
 // for a user without CAP_CHOWN), and nothing changes; the view's files
 // are read-only (EROFS).
 func (p *Process) chown(f *openFile, abs string, follow bool, uid, gid uint64) uint64 {
-	path := abs
+	path, node := abs, (*oNode)(nil)
 	switch {
 	case f == nil:
 		ent, e := p.lookup(abs, follow)
 		if e != 0 {
 			return sysErr(e)
 		}
-		path = ent.path
+		path, node = ent.path, ent.node
 	case f.kind == fileRegular, f.kind == fileDir:
-		path = f.path
+		path, node = f.path, f.node
 	default:
 		path = "" // a pipe or a signalfd
 	}
@@ -2037,6 +2046,7 @@ func (p *Process) chown(f *openFile, abs string, follow bool, uid, gid uint64) u
 	if g := uint32(gid); g != ^uint32(0) && g != guestGID {
 		return sysErr(ePERM)
 	}
+	p.touch(node, touchChange) // even unchanged, as Linux's chown_common
 	return 0
 }
 
@@ -2116,6 +2126,7 @@ func (p *Process) sysFchmod(a *[6]uint64) uint64 {
 		return sysErr(eROFS) // a directory above a writable tree
 	case f.node != nil:
 		f.node.mode = uint32(a[1]) & 0o7777
+		p.touch(f.node, touchChange)
 		return 0
 	case f.kind == fileRegular:
 		return p.chmod(f.path, true, a[1])
@@ -2140,6 +2151,7 @@ func (p *Process) sysGetdents64(a *[6]uint64) uint64 {
 		}
 		f.names = append([]string{".", ".."}, p.children(ovEntry{path: f.path, node: f.node})...)
 	}
+	p.accessed(f.node) // a listing reads the directory
 	var out []byte
 	for ; f.off < int64(len(f.names)); f.off++ {
 		name := f.names[f.off]
@@ -2321,6 +2333,7 @@ func (p *Process) sysFallocate(a *[6]uint64) uint64 {
 		if e := p.resize(nd, end); e != 0 {
 			return sysErr(e)
 		}
+		p.touch(nd, touchModify|touchChange) // the size, as on ext4
 	}
 	return 0
 }

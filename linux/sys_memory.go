@@ -180,6 +180,7 @@ func (p *Process) sysMmap(a *[6]uint64) uint64 {
 // file goes) into the mapping at addr.
 func (p *Process) fillFromFile(f *openFile, addr, off, n uint64) {
 	if f.node != nil {
+		p.accessed(f.node)
 		if size := uint64(f.node.data.Len()); off < size {
 			f.node.data.each(int64(off), int64(min(size, off+n)), func(piece []byte, at int64) bool {
 				p.Engine.WriteMem(addr+uint64(at)-off, piece)
