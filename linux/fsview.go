@@ -167,6 +167,7 @@ func kernelFS(g string) bool {
 // viewFile is a host file the view shows.
 type viewFile struct {
 	host   string
+	path   string      // the guest path host is at: the path looked up, its links followed (a named file's, as named)
 	fi     fs.FileInfo // Lstat of host (Stat for a named file followed)
 	follow bool        // a file the user named: opened following symbolic links
 }
@@ -205,7 +206,7 @@ func (v *fsView) lookupLinks(abs string, followLast bool, links *int) (viewFile,
 		if err != nil {
 			return viewFile{}, hostErrno(err)
 		}
-		return viewFile{host: abs, fi: fi, follow: followLast}, 0
+		return viewFile{host: abs, path: abs, fi: fi, follow: followLast}, 0
 	}
 	if v.root == "" {
 		return viewFile{}, eNOENT
@@ -214,7 +215,12 @@ func (v *fsView) lookupLinks(abs string, followLast bool, links *int) (viewFile,
 	if e != 0 {
 		return viewFile{}, e
 	}
-	return viewFile{host: host, fi: fi}, 0
+	// host is below the sysroot: its guest path is what follows root.
+	g := strings.TrimPrefix(host, strings.TrimSuffix(v.root, "/"))
+	if g == "" {
+		g = "/"
+	}
+	return viewFile{host: host, path: g, fi: fi}, 0
 }
 
 // treeOf returns the named tree (fsView.trees) the clean, absolute guest
@@ -232,7 +238,7 @@ func (v *fsView) treeOf(abs string) string {
 // is abs itself: component by component from root, each with Lstat. A
 // symbolic link (but one in the last component without followLast) is
 // followed as the guest path it names (a relative target from the link's
-// directory, lexically, as the guest's paths are), looked up in the whole
+// directory, its ".." as Linux takes it: walkDots), looked up in the whole
 // view again: inside a named tree, a file of it; outside, what the view
 // shows there, so that a link out of the tree never reaches a host file
 // the user did not name.
@@ -260,7 +266,12 @@ func (v *fsView) treeLookup(root, abs string, followLast bool, links *int) (view
 			if err != nil || target == "" {
 				return viewFile{}, eNOENT
 			}
-			if !filepath.IsAbs(target) {
+			if strings.Contains(target, "..") {
+				var e int
+				if target, e = v.walkDots(cur, target, links); e != 0 {
+					return viewFile{}, e
+				}
+			} else if !filepath.IsAbs(target) {
 				target = filepath.Join(cur, target)
 			}
 			return v.lookupLinks(filepath.Join(append([]string{target}, rest[i+1:]...)...), followLast, links)
@@ -269,11 +280,29 @@ func (v *fsView) treeLookup(root, abs string, followLast bool, links *int) (view
 			return viewFile{}, eNOTDIR
 		}
 		if last {
-			return viewFile{host: next, fi: fi}, 0
+			return viewFile{host: next, path: next, fi: fi}, 0
 		}
 		cur = next
 	}
 	return viewFile{}, eNOENT // not reached: abs is below root
+}
+
+// walkDots is walkDots for a link's target in a named tree (cur: the
+// link's directory), the prefix before each ".." looked up in the view
+// (a directory above a named file is one too).
+func (v *fsView) walkDots(cur, target string, links *int) (string, int) {
+	return walkDots(cur, target, func(g string) (string, int) {
+		vf, e := v.lookupLinks(g, true, links)
+		switch {
+		case e == eNOENT && v.aboveAllowed(g):
+			return g, 0
+		case e != 0:
+			return "", e
+		case !vf.fi.IsDir():
+			return "", eNOTDIR
+		}
+		return vf.path, 0
+	})
 }
 
 // hostErrno is the errno the guest gets for an error of a host file

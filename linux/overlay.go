@@ -37,7 +37,9 @@ import (
 // and hands what remains, from the first component the overlay does not
 // hold, to the view (which follows the host's links itself: a host link
 // written through is copied up at the path the guest named, not at its
-// target).
+// target). A ".." is taken before, as Linux takes it (walkDots): the
+// paths looked up are clean, each ".." replaced by the parent of the
+// directory the components before it name, their links followed.
 //
 // Deterministic: inode numbers are handed out in the order nodes are made
 // (a copied-up file keeps the inode number the guest saw), and times come
@@ -252,11 +254,30 @@ func (e ovEntry) isDir() bool {
 // from the view.
 func (e ovEntry) merged() bool { return e.isDir() && (e.node == nil || !e.node.opaque) }
 
+// real returns the path e names with all its links resolved: path, but
+// for a file of the view, whose own symbolic links the view followed
+// (path is the name the guest gave it, the overlay's links resolved).
+// A directory's ".." is the directory above it.
+func (e ovEntry) real() string {
+	if e.node == nil && e.vf.fi != nil {
+		return e.vf.path
+	}
+	return e.path
+}
+
 // lookup finds what the absolute, clean guest path abs names (follow: a
 // symbolic link in its last component is followed), or returns an errno.
 func (p *Process) lookup(abs string, follow bool) (ovEntry, int) {
-	o := p.ov
 	links := 0
+	return p.lookupLinks(abs, follow, &links)
+}
+
+// lookupLinks is lookup, counting the symbolic links followed in *links:
+// one path's walk follows at most maxSymlinks, those followed to find the
+// directories before the ".." components of the path and of its links'
+// targets included (walkDots).
+func (p *Process) lookupLinks(abs string, follow bool, links *int) (ovEntry, int) {
+	o := p.ov
 restart:
 	rest := strings.Split(abs, "/")
 	// The components after the last that names something are "" or ".":
@@ -289,17 +310,25 @@ restart:
 			if pn := o.nodes[cur]; pn != nil && pn.opaque {
 				return ovEntry{path: full}, eNOENT
 			}
-			return p.viewEntry(full, follow)
+			return p.viewEntryLinks(full, follow, links)
 		}
 		if n == nil {
 			return ovEntry{path: filepath.Join(append([]string{next}, rest...)...)}, eNOENT
 		}
 		if n.kind == nodeLink && (!last || follow) {
-			if links++; links > maxSymlinks {
+			if *links++; *links > maxSymlinks {
 				return ovEntry{}, eLOOP
 			}
+			// The target from the link's directory (cur: the overlay's
+			// links resolved), its ".." after a link taken from the
+			// link's target, not lexically.
 			t := n.target
-			if !filepath.IsAbs(t) {
+			if strings.Contains(t, "..") {
+				var e int
+				if t, e = p.walkDots(cur, t, links); e != 0 {
+					return ovEntry{}, e
+				}
+			} else if !filepath.IsAbs(t) {
 				t = filepath.Join(cur, t)
 			}
 			abs = filepath.Join(append([]string{t}, rest...)...)
@@ -311,15 +340,100 @@ restart:
 		cur = next
 	}
 	if cur == "/" {
-		return p.viewEntry("/", follow)
+		return p.viewEntryLinks("/", follow, links)
 	}
 	return ovEntry{path: cur, node: o.nodes[cur]}, 0
+}
+
+// walkDots is resolve's walk of a path with ".." components (from base,
+// the physical path of a directory, if path is relative): the prefix
+// before each ".." is looked up, following its links (counted in
+// *links).
+func (p *Process) walkDots(base, path string, links *int) (string, int) {
+	return walkDots(base, path, func(g string) (string, int) {
+		// The emulated files (devices.go, procfs.go) are not in the
+		// overlay or the view: /dev/null/.. is ENOTDIR, and
+		// /proc/self/fd/N/.. the parent of directory N, as on Linux.
+		if fd, ok := fdPath(g); ok {
+			switch f := p.fds[fd]; {
+			case f == nil:
+				return "", eNOENT
+			case f.kind != fileDir:
+				return "", eNOTDIR
+			default:
+				return f.path, 0
+			}
+		}
+		if _, ok := devMinor[g]; ok {
+			return "", eNOTDIR
+		}
+		if _, ok := p.procFile(g); ok {
+			return "", eNOTDIR
+		}
+		ent, e := p.lookupLinks(g, true, links)
+		switch {
+		case e != 0:
+			return "", e
+		case !ent.isDir():
+			return "", eNOTDIR
+		}
+		return ent.real(), 0
+	})
+}
+
+// walkDots returns the clean absolute path that path names (relative to
+// base, the physical path of a directory, unless absolute) with each ".."
+// taken as Linux takes it: the parent of the directory the components
+// before it name, once dir has resolved them (their links followed: ".."
+// after a link to /a/b/c is /a/b, not the link's own directory), or the
+// errno dir returns for them (ENOENT, ENOTDIR, ELOOP). Only the prefixes
+// before a ".." are looked up: the caller looks up the whole path after.
+func walkDots(base, path string, dir func(string) (string, int)) (string, int) {
+	cur := base
+	if filepath.IsAbs(path) {
+		cur = "/"
+	}
+	// known: cur is resolved (the base, or what dir returned), so that
+	// its ".." needs no lookup. Linux takes the ".." of a working
+	// directory or dirfd from the directory itself, even once removed.
+	known := true
+	for rest := path; rest != ""; {
+		var c string
+		c, rest, _ = strings.Cut(rest, "/")
+		switch c {
+		case "", ".":
+		case "..":
+			if !known {
+				d, e := dir(cur)
+				if e != 0 {
+					return "", e
+				}
+				cur = d
+			}
+			cur, known = filepath.Dir(cur), true
+		default:
+			if cur == "/" {
+				cur = "/" + c
+			} else {
+				cur += "/" + c
+			}
+			known = false
+		}
+	}
+	return cur, 0
 }
 
 // viewEntry looks the guest path g up in the view: a directory on the way
 // to a file the user named exists too.
 func (p *Process) viewEntry(g string, follow bool) (ovEntry, int) {
-	vf, e := p.view.lookup(g, follow)
+	links := 0
+	return p.viewEntryLinks(g, follow, &links)
+}
+
+// viewEntryLinks is viewEntry, counting the symbolic links followed in
+// *links.
+func (p *Process) viewEntryLinks(g string, follow bool, links *int) (ovEntry, int) {
+	vf, e := p.view.lookupLinks(g, follow, links)
 	if e == 0 {
 		return ovEntry{path: g, vf: vf}, 0
 	}

@@ -107,23 +107,27 @@ func (p *Process) inode(host string) uint64 {
 }
 
 // resolve makes a guest path absolute (relative ones against dirfd: the
-// path the directory was opened at, even if it was renamed since; or the
-// working directory).
+// directory's path, which follows it when the guest renames it; or the
+// working directory) and clean, each ".." taken as Linux takes it: from
+// the directory the components before it name, their links followed
+// (walkDots). A path without ".." is not looked up here.
 func (p *Process) resolve(dirfd int32, path string) (string, int) {
 	if path == "" {
 		return "", eNOENT
 	}
+	dots := false
 	for rest := path; rest != ""; {
 		c, next, _ := strings.Cut(rest, "/")
 		if len(c) > nameMax {
 			return "", eNAMETOOLONG // no name is longer than NAME_MAX
 		}
+		dots = dots || c == ".."
 		rest = next
 	}
-	var abs string
+	var base string
 	switch {
 	case filepath.IsAbs(path):
-		abs = filepath.Clean(path)
+		base = "/"
 	case dirfd != atFDCWD:
 		f, ok := p.fds[int(dirfd)]
 		switch {
@@ -132,11 +136,26 @@ func (p *Process) resolve(dirfd int32, path string) (string, int) {
 		case f.kind != fileDir:
 			return "", eNOTDIR
 		}
-		abs = filepath.Join(f.path, path)
+		base = f.path
 	case p.cwd == "":
 		return "", eNOENT // the host's was gone at the start
 	default:
-		abs = filepath.Join(p.cwd, path)
+		base = p.cwd
+	}
+	// Without "..", the lexical clean path is the same, and costs no
+	// lookup.
+	var abs string
+	switch {
+	case dots:
+		links := 0
+		var e int
+		if abs, e = p.walkDots(base, path, &links); e != 0 {
+			return "", e
+		}
+	case filepath.IsAbs(path):
+		abs = filepath.Clean(path)
+	default:
+		abs = filepath.Join(base, path)
 	}
 	// Files are found by their absolute names: one longer than PATH_MAX,
 	// below a directory reached step by step (mkdirat and openat from
@@ -169,7 +188,7 @@ func (p *Process) openPath(raw, abs string, flags uint64) uint64 {
 	f := &openFile{kind: fileRegular, path: ent.path, node: ent.node, ino: st.ino, dirStat: st,
 		flags: oPATH | flags&(p.abi.oDirectory|p.abi.oNofollow())}
 	if ent.isDir() {
-		f.kind = fileDir
+		f.kind, f.path = fileDir, ent.real() // as open's
 	}
 	n, e := p.allocFD(0, f)
 	if e != 0 {
@@ -218,6 +237,34 @@ func lastDots(path string) string {
 	return ""
 }
 
+// lastDir finds the directory that holds the last component of the guest
+// path raw (resolved: abs), as Linux's walk to it (path_parentat) does
+// before a call that makes or removes a name looks at the component
+// itself: its errno (ENOENT, ENOTDIR) if that fails. The directory is
+// abs's parent; for a last "." abs itself, which the cleaned path no
+// longer tells apart ("f/." is ENOTDIR, "missing/." ENOENT); for a last
+// "..", resolve looked it up already, as for a lone "." (the start).
+func (p *Process) lastDir(raw, abs string) int {
+	dir := filepath.Dir(abs)
+	switch lastDots(raw) {
+	case "..":
+		return 0
+	case ".":
+		if !strings.Contains(strings.TrimRight(raw, "/"), "/") {
+			return 0
+		}
+		dir = abs
+	}
+	ent, e := p.lookup(dir, true)
+	switch {
+	case e != 0:
+		return e
+	case !ent.isDir():
+		return eNOTDIR
+	}
+	return 0
+}
+
 // guestPath reads a path argument and resolves it against dirfd.
 func (p *Process) guestPath(dirfd int32, pathAddr uint64) (string, int) {
 	path, e := p.cstring(pathAddr)
@@ -254,6 +301,9 @@ func (p *Process) open(dirfd int32, pathAddr, flags, mode uint64) uint64 {
 	if trailingSlash(raw) {
 		switch {
 		case e == eNOENT && flags&oCREAT != 0:
+			if e := p.lastDir(raw, abs); e != 0 {
+				return sysErr(e) // "missing/new/", "missing/."
+			}
 			return sysErr(eISDIR) // a name to create that must be a directory
 		case e == 0 && !ent.isDir():
 			return sysErr(eNOTDIR)
@@ -282,7 +332,10 @@ func (p *Process) open(dirfd int32, pathAddr, flags, mode uint64) uint64 {
 		if write || flags&oCREAT != 0 {
 			return sysErr(eISDIR)
 		}
-		f := &openFile{kind: fileDir, path: ent.path, node: ent.node}
+		// Its path with all links resolved, as Linux names it (in
+		// /proc/self/fd, for fchdir's getcwd): ".." from it (a dirfd's)
+		// is then its parent.
+		f := &openFile{kind: fileDir, path: ent.real(), node: ent.node}
 		if ent.node == nil {
 			// A directory of the view (a named tree's, the sysroot's, one
 			// above a named file), listed by getdents64 as the view
@@ -1441,9 +1494,9 @@ func (p *Process) sysGetcwd(a *[6]uint64) uint64 {
 	return uint64(len(b))
 }
 
-// sysChdir makes a directory the guest sees its working directory (the
-// overlay's links in the path resolved). Only the guest's changes: the
-// host's stays.
+// sysChdir makes a directory the guest sees its working directory (all
+// links in the path resolved, as getcwd gives it). Only the guest's
+// changes: the host's stays.
 func (p *Process) sysChdir(a *[6]uint64) uint64 {
 	abs, e := p.guestPath(atFDCWD, a[0])
 	if e != 0 {
@@ -1456,7 +1509,7 @@ func (p *Process) sysChdir(a *[6]uint64) uint64 {
 	case !ent.isDir():
 		return sysErr(eNOTDIR)
 	}
-	return p.enterDir(ent.path, ent.node)
+	return p.enterDir(ent.real(), ent.node)
 }
 
 // sysFchdir makes the directory open at fd the working directory.
@@ -1542,12 +1595,23 @@ func (p *Process) sysFsync(a *[6]uint64) uint64 {
 }
 
 // newName resolves the guest path at pathAddr (relative to dirfd) for a
-// name about to be made (mkdir, symlink): EEXIST when it exists, else the
-// errors of its parent directory (missing, not a directory, read-only).
+// name about to be made (mkdir, symlink, link): EEXIST when it exists (a
+// last "." or ".." too, once its directory was found), else the errors
+// of its parent directory (missing, not a directory, read-only).
 func (p *Process) newName(dirfd int32, pathAddr uint64) (string, int) {
-	abs, e := p.guestPath(dirfd, pathAddr)
+	raw, e := p.cstring(pathAddr)
 	if e != 0 {
 		return "", e
+	}
+	abs, e := p.resolve(dirfd, raw)
+	if e != 0 {
+		return "", e
+	}
+	if lastDots(raw) != "" {
+		if e := p.lastDir(raw, abs); e != 0 {
+			return "", e
+		}
+		return "", eEXIST // filename_create: not LAST_NORM
 	}
 	if _, e := p.lookup(abs, false); e == 0 {
 		return "", eEXIST
@@ -1620,9 +1684,10 @@ func (p *Process) sysUnlinkat(a *[6]uint64) uint64 {
 }
 
 // unlinkat is unlink (dir false) or rmdir of the path at pathAddr, with
-// what Linux's do_rmdir and do_unlinkat say of its last component:
-// rmdir of "." EINVAL, of ".." ENOTEMPTY; unlink of a name with a
-// trailing slash EISDIR or ENOTDIR.
+// what Linux's do_rmdir and do_unlinkat say of its last component once
+// the directories before it were found: rmdir of "." EINVAL, of ".."
+// ENOTEMPTY; unlink of either EISDIR, of a name with a trailing slash
+// EISDIR or ENOTDIR.
 func (p *Process) unlinkat(dirfd int32, pathAddr uint64, dir bool) uint64 {
 	raw, e := p.cstring(pathAddr)
 	if e != 0 {
@@ -1632,12 +1697,19 @@ func (p *Process) unlinkat(dirfd int32, pathAddr uint64, dir bool) uint64 {
 	if e != 0 {
 		return sysErr(e)
 	}
-	switch {
-	case dir && lastDots(raw) == ".":
-		return sysErr(eINVAL)
-	case dir && lastDots(raw) == "..":
+	if dots := lastDots(raw); dots != "" {
+		if e := p.lastDir(raw, abs); e != 0 {
+			return sysErr(e)
+		}
+		switch {
+		case !dir:
+			return sysErr(eISDIR) // LAST_DOT or LAST_DOTDOT: a directory
+		case dots == ".":
+			return sysErr(eINVAL)
+		}
 		return sysErr(eNOTEMPTY)
-	case !dir && trailingSlash(raw):
+	}
+	if !dir && trailingSlash(raw) {
 		ent, e := p.lookup(abs, false) // the last component itself (a link is no directory)
 		switch {
 		case e != 0:
@@ -1803,6 +1875,20 @@ func (p *Process) move(from, to string, noReplace bool) uint64 {
 				p.ov.nodes[to+path[len(from):]] = c
 			}
 		}
+		// The descriptors of the directory and of what is below it, and
+		// the working directory, follow it, as on Linux (where they
+		// refer to the inodes): a dirfd's relative paths and ".." are
+		// taken from where it is now. (A path once renamed no longer has
+		// the prefix from: each open file is moved once, however many
+		// descriptors share it.)
+		for _, f := range p.fds {
+			if f.path == from || strings.HasPrefix(f.path, from+"/") {
+				f.path = to + f.path[len(from):]
+			}
+		}
+		if p.cwd == from || strings.HasPrefix(p.cwd, from+"/") {
+			p.cwd = to + p.cwd[len(from):]
+		}
 	}
 	p.dropName(from)
 	p.touch(n, touchChange)
@@ -1828,7 +1914,21 @@ func (p *Process) slashedNonDir(oldDirfd int32, oldAddr uint64, newDirfd int32, 
 		return e
 	}
 	if oldRaw != "" && newRaw != "" && (lastDots(oldRaw) != "" || lastDots(newRaw) != "") {
-		return eBUSY // a last component "." or ".." (LAST_DOT, LAST_DOTDOT)
+		// A last component "." or ".." (LAST_DOT, LAST_DOTDOT), once the
+		// directories of both names were found: "missing/.." is ENOENT.
+		for _, n := range []struct {
+			dirfd int32
+			raw   string
+		}{{oldDirfd, oldRaw}, {newDirfd, newRaw}} {
+			abs, e := p.resolve(n.dirfd, n.raw)
+			if e == 0 {
+				e = p.lastDir(n.raw, abs)
+			}
+			if e != 0 {
+				return e
+			}
+		}
+		return eBUSY
 	}
 	if !trailingSlash(oldRaw) && !trailingSlash(newRaw) {
 		return 0
