@@ -47,8 +47,10 @@ import (
 // guest's files and directories the time of the call that made, wrote,
 // read or changed them (touch), as ext4's on Linux.
 // The permission bits are recorded (chmod, the creation mode less the
-// umask: 022 until the guest sets another) and shown, but not enforced:
-// the guest is its files' owner.
+// umask: 022 until the guest sets another), shown and enforced on the
+// overlay's files and directories (allows) as Linux enforces them on
+// their owner without capabilities, which the guest is; the view's files
+// show 0444 (0555 for directories) and the host's execute bits.
 //
 // Memory: the contents of the overlay's files, their paths and link
 // targets and a fixed 256 bytes per node count against Config.MaxMem
@@ -90,7 +92,11 @@ type oNode struct {
 	target string   // a link's target
 	opaque bool     // a directory the guest made: the view below it is hidden
 	nlink  int      // names (0 once removed)
-	cost   uint64   // what it counts against the memory cap
+	// linkable: a file made without a name by O_TMPFILE (without
+	// O_EXCL), which linkat may name once; another file without names
+	// cannot get one back (ENOENT).
+	linkable bool
+	cost     uint64 // what it counts against the memory cap
 	// shared: data is shared with a checkpoint, copied before a write.
 	shared bool
 	// times are the access, modification and status change times
@@ -98,6 +104,16 @@ type oNode struct {
 	// view's files and the directories made to mirror them keep the
 	// clock's start (epochTimes).
 	times [3]timespec
+}
+
+// allows reports whether node n's owner permission bits grant all of
+// want (4 read, 2 write, 1 search or execute, as access's R_OK, W_OK and
+// X_OK): the guest owns the overlay's files and has no capability that
+// overrides them, so Linux checks exactly these bits. A file of the view
+// (n nil) is checked by the view's own rules instead: read-only, its
+// directories searchable.
+func allows(n *oNode, want uint32) bool {
+	return n == nil || n.mode>>6&want == want
 }
 
 // epochTimes are the times of the view's files: the fake clock's start.
@@ -337,6 +353,9 @@ restart:
 		if !last && n.kind != nodeDir {
 			return ovEntry{}, eNOTDIR
 		}
+		if !last && !allows(n, 1) {
+			return ovEntry{}, eACCES // no search permission: nothing below is seen
+		}
 		cur = next
 	}
 	if cur == "/" {
@@ -457,7 +476,7 @@ func (v *fsView) aboveAllowed(g string) bool {
 // parentOf looks up the directory that would hold the guest path abs and
 // returns the path abs names with its parent resolved: ENOENT if the
 // parent does not exist, ENOTDIR if it is not a directory, EROFS if it is
-// not writable.
+// not writable, EACCES if its permission bits forbid it.
 func (p *Process) parentOf(abs string) (string, int) {
 	if abs == "/" {
 		return "", eBUSY
@@ -471,6 +490,9 @@ func (p *Process) parentOf(abs string) (string, int) {
 	}
 	if !p.ov.writable(dir.path) {
 		return "", eROFS
+	}
+	if !allows(dir.node, 3) {
+		return "", eACCES // entries are made and removed with write and search permission
 	}
 	return filepath.Join(dir.path, filepath.Base(abs)), 0
 }
@@ -787,14 +809,16 @@ func (p *Process) dirLinks(e ovEntry) uint64 {
 
 // nodeStat is the struct stat of an overlay node.
 func nodeStat(n *oNode) statInfo {
-	st := statInfo{dev: 0x801, ino: n.ino, nlink: uint64(max(n.nlink, 1)), uid: guestUID, gid: guestGID, blksize: 4096, mode: n.mode}
+	// A file without names (removed while open, O_TMPFILE, memfd) shows
+	// none, as on Linux; a removed directory none either.
+	st := statInfo{dev: 0x801, ino: n.ino, nlink: uint64(n.nlink), uid: guestUID, gid: guestGID, blksize: 4096, mode: n.mode}
 	switch n.kind {
 	case nodeFile:
 		st.mode |= 0o100000
 		st.size = n.data.Len()
 	case nodeDir:
 		st.mode |= 0o040000
-		st.nlink = 2
+		st.nlink = min(st.nlink, 2)
 		st.size = 4096
 	case nodeLink:
 		st.mode |= 0o120000

@@ -295,6 +295,7 @@ func (p *Process) open(dirfd int32, pathAddr, flags, mode uint64) uint64 {
 	}
 	follow := flags&p.abi.oNofollow() == 0 && flags&(oCREAT|oEXCL) != oCREAT|oEXCL
 	ent, e := p.lookup(abs, follow)
+	created := false // by this open: its mode does not apply to it
 	if flags&oTMPFILE != 0 && e == 0 {
 		return p.openTmpfile(ent, flags, mode)
 	}
@@ -323,7 +324,7 @@ func (p *Process) open(dirfd int32, pathAddr, flags, mode uint64) uint64 {
 			return sysErr(e)
 		}
 		p.entriesChanged(path)
-		ent = ovEntry{path: path, node: n}
+		ent, created = ovEntry{path: path, node: n}, true
 	case e != 0:
 		return sysErr(e)
 	case flags&(oCREAT|oEXCL) == oCREAT|oEXCL:
@@ -331,6 +332,9 @@ func (p *Process) open(dirfd int32, pathAddr, flags, mode uint64) uint64 {
 	case ent.isDir():
 		if write || flags&oCREAT != 0 {
 			return sysErr(eISDIR)
+		}
+		if !allows(ent.node, 4) {
+			return sysErr(eACCES) // a listing needs read permission
 		}
 		// Its path with all links resolved, as Linux names it (in
 		// /proc/self/fd, for fchdir's getcwd): ".." from it (a dirfd's)
@@ -354,6 +358,11 @@ func (p *Process) open(dirfd int32, pathAddr, flags, mode uint64) uint64 {
 		return sysErr(eNOTDIR)
 	case ent.node != nil && ent.node.kind == nodeLink, ent.node == nil && ent.vf.fi.Mode()&fs.ModeSymlink != 0:
 		return sysErr(eLOOP) // O_NOFOLLOW on a link
+	}
+	switch {
+	case created:
+	case acc != oWRONLY && !allows(ent.node, 4), write && !allows(ent.node, 2):
+		return sysErr(eACCES)
 	}
 	if write && ent.node == nil {
 		n, e := p.copyUp(ent)
@@ -404,9 +413,11 @@ func (p *Process) openTmpfile(dir ovEntry, flags, mode uint64) uint64 {
 		return sysErr(eNOTDIR)
 	case !p.ov.writable(dir.path):
 		return sysErr(eROFS)
+	case !allows(dir.node, 3):
+		return sysErr(eACCES)
 	}
 	n := p.newNode(nodeFile, uint32(mode)&^p.ov.umask)
-	n.nlink = 0
+	n.nlink, n.linkable = 0, flags&oEXCL == 0
 	if !p.charge(nodeOverhead) {
 		return sysErr(eNOSPC)
 	}
@@ -1410,8 +1421,8 @@ func (p *Process) access(dirfd int32, pathAddr, mode uint64) uint64 {
 		return sysErr(eROFS) // a directory above a writable tree
 	case mode&1 != 0 && ent.node == nil && !ent.isDir() && (ent.vf.fi == nil || statMode(ent.vf.fi)&0o111 == 0):
 		return sysErr(eACCES) // X_OK: the view's directories are 0555, its files 0444 with the host's execute bits
-	case mode&1 != 0 && ent.node != nil && ent.node.mode&0o111 == 0:
-		return sysErr(eACCES)
+	case !allows(ent.node, uint32(mode)):
+		return sysErr(eACCES) // R_OK, W_OK, X_OK are the bits' own values
 	}
 	return 0
 }
@@ -1528,7 +1539,7 @@ func (p *Process) sysFchdir(a *[6]uint64) uint64 {
 // one of the view, all 0555) the working directory, unless it lacks
 // search permission.
 func (p *Process) enterDir(path string, node *oNode) uint64 {
-	if node != nil && node.mode&0o111 == 0 {
+	if !allows(node, 1) {
 		return sysErr(eACCES)
 	}
 	p.cwd = path
@@ -1574,6 +1585,9 @@ func (p *Process) sysTruncate(a *[6]uint64) uint64 {
 	}
 	if ent.isDir() {
 		return sysErr(eISDIR)
+	}
+	if !allows(ent.node, 2) {
+		return sysErr(eACCES)
 	}
 	n, e := p.copyUp(ent)
 	if e != 0 {
@@ -1625,6 +1639,9 @@ func (p *Process) mkdir(dirfd int32, pathAddr, mode uint64) uint64 {
 		return sysErr(e)
 	}
 	n := p.newNode(nodeDir, uint32(mode)&0o1777&^p.ov.umask) // no set-id bits
+	if d := p.ov.nodes[filepath.Dir(path)]; d != nil {
+		n.mode |= d.mode & 0o2000 // but a set-group-ID directory's
+	}
 	n.opaque, n.nlink = true, 2
 	if e := p.put(path, n); e != 0 {
 		return sysErr(e)
@@ -1755,7 +1772,9 @@ func (p *Process) sysSymlinkat(a *[6]uint64) uint64 {
 // are then one file, as they are on the host); one elsewhere is on
 // another file system (EXDEV). A directory cannot be linked (EPERM);
 // AT_EMPTY_PATH needs a capability the guest lacks, so an empty path is
-// ENOENT, as from Linux.
+// ENOENT, as from Linux 6.1. A descriptor's path (/proc/self/fd/N,
+// /dev/fd/N) followed is its open file, which may have no name: an
+// O_TMPFILE file gets one so (ENOENT for a file removed while open).
 func (p *Process) link(oldDir int32, oldAddr uint64, newDir int32, newAddr, flags uint64) uint64 {
 	const atSymlinkFollow, atEmptyPath = 0x400, 0x1000
 	if flags&^uint64(atSymlinkFollow|atEmptyPath) != 0 {
@@ -1765,8 +1784,12 @@ func (p *Process) link(oldDir int32, oldAddr uint64, newDir int32, newAddr, flag
 	if e != 0 {
 		return sysErr(e)
 	}
-	old, e := p.lookup(oldAbs, flags&atSymlinkFollow != 0)
-	if e != 0 {
+	var old ovEntry
+	if fd, ok := fdPath(oldAbs); ok {
+		if old, e = p.linkedFD(fd, flags&atSymlinkFollow != 0); e != 0 {
+			return sysErr(e)
+		}
+	} else if old, e = p.lookup(oldAbs, flags&atSymlinkFollow != 0); e != 0 {
 		return sysErr(e)
 	}
 	path, e := p.newName(newDir, newAddr)
@@ -1775,6 +1798,8 @@ func (p *Process) link(oldDir int32, oldAddr uint64, newDir int32, newAddr, flag
 		return sysErr(e)
 	case old.isDir():
 		return sysErr(ePERM)
+	case old.node != nil && old.node.nlink == 0 && !old.node.linkable:
+		return sysErr(eNOENT) // removed while open
 	case old.node == nil && !p.ov.writable(old.path):
 		return sysErr(eXDEV)
 	case old.node == nil:
@@ -1787,9 +1812,33 @@ func (p *Process) link(oldDir int32, oldAddr uint64, newDir int32, newAddr, flag
 		old.node.nlink--
 		return sysErr(e)
 	}
+	old.node.linkable = false
 	p.touch(old.node, touchChange)
 	p.entriesChanged(path)
 	return 0
+}
+
+// linkedFD is what link links for descriptor fd's path (/proc/self/fd/N)
+// with AT_SYMLINK_FOLLOW (follow) or without it: the path is a symbolic
+// link of /proc, another file system (EXDEV), which leads to the open
+// file; a file of the overlay is linked as the node itself (with or
+// without names), one of the view by its path; pipes, devices, memfds and
+// anonymous inodes are on file systems of their own (EXDEV).
+func (p *Process) linkedFD(fd int, follow bool) (ovEntry, int) {
+	f := p.fds[fd]
+	switch {
+	case f == nil:
+		return ovEntry{}, eNOENT
+	case !follow:
+		return ovEntry{}, eXDEV
+	case f.kind == fileDir:
+		return ovEntry{path: f.path, node: f.node}, 0 // EPERM: a directory
+	case f.kind != fileRegular, f.node != nil && strings.HasPrefix(f.path, "/memfd:"):
+		return ovEntry{}, eXDEV
+	case f.node != nil:
+		return ovEntry{path: f.path, node: f.node}, 0
+	}
+	return p.lookup(f.path, true)
 }
 
 func (p *Process) sysLink(a *[6]uint64) uint64 { return p.link(atFDCWD, a[0], atFDCWD, a[1], 0) }
@@ -1836,6 +1885,8 @@ func (p *Process) move(from, to string, noReplace bool) uint64 {
 			return sysErr(eINVAL)
 		case src.merged():
 			return sysErr(eXDEV) // its contents are (partly) the host's
+		case filepath.Dir(from) != filepath.Dir(to) && !allows(src.node, 2):
+			return sysErr(eACCES) // its ".." entry changes
 		}
 	}
 	if dst, e := p.lookup(to, false); e == 0 {

@@ -484,7 +484,7 @@ func (p *Process) execveat(dirfd int32, pathAddr, flags uint64) uint64 {
 			return sysErr(e)
 		case ent.isDir():
 			return sysErr(eACCES)
-		case ent.node != nil && (ent.node.kind != nodeFile || ent.node.mode&0o111 == 0):
+		case ent.node != nil && (ent.node.kind != nodeFile || !allows(ent.node, 1)):
 			return sysErr(eACCES)
 		case ent.node == nil && (ent.vf.fi == nil || !ent.vf.fi.Mode().IsRegular() || statMode(ent.vf.fi)&0o111 == 0):
 			return sysErr(eACCES)

@@ -1,0 +1,167 @@
+//go:build cgo
+
+package linux
+
+import (
+	"encoding/binary"
+	"strconv"
+	"testing"
+
+	"github.com/sframesim/sframesim/arch"
+)
+
+// TestPermissions: the overlay's permission bits are enforced as Linux
+// enforces them for a process that owns the files and has no capability
+// (the guest: uid 1000). Each errno is what the same call gave natively,
+// run as uid 1000 (setpriv) on ext4.
+func TestPermissions(t *testing.T) {
+	for _, a := range testArches {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{})
+			at := func(s string) uint64 { return g.path(2, s) }
+			at2 := func(s string) uint64 { return g.path(3, s) }
+			stat := func(s string) int64 { return g.call("newfstatat", atFDCWD64, at(s), g.buf, 0) }
+			chmod := func(s string, mode uint64) {
+				t.Helper()
+				expect(t, "chmod "+s, g.call("fchmodat", atFDCWD64, at(s), mode), 0)
+			}
+			closed := func(fd int64) int64 {
+				if fd >= 0 {
+					g.call("close", uint64(fd))
+					return 0
+				}
+				return fd
+			}
+			expect(t, "mkdir", g.call("mkdirat", atFDCWD64, at("/tmp/p"), 0o755), 0)
+			expect(t, "chdir", g.call("chdir", at("/tmp/p")), 0)
+			expect(t, "create 0444 for writing", closed(g.open("ro", oCREAT|gRDWR, 0o444)), 0)
+			expect(t, "0444 for reading", closed(g.open("ro", gRDONLY, 0)), 0)
+			expect(t, "0444 for writing", g.open("ro", gWRONLY, 0), -eACCES)
+			expect(t, "0444 O_RDWR", g.open("ro", gRDWR, 0), -eACCES)
+			expect(t, "0444 O_TRUNC", g.open("ro", gRDONLY|oTRUNC, 0), -eACCES)
+			expect(t, "truncate 0444", g.call("truncate", at("ro"), 0), -eACCES)
+			expect(t, "access W_OK", g.call("faccessat", atFDCWD64, at("ro"), 2), -eACCES)
+			expect(t, "access R_OK", g.call("faccessat", atFDCWD64, at("ro"), 4), 0)
+			expect(t, "create f", closed(g.open("f", oCREAT|gRDWR, 0o644)), 0)
+			chmod("f", 0o200)
+			expect(t, "0200 for reading", g.open("f", gRDONLY, 0), -eACCES)
+			expect(t, "0200 for writing", closed(g.open("f", gWRONLY, 0)), 0)
+			expect(t, "0200 O_PATH", closed(g.open("f", oPATH, 0)), 0)
+			expect(t, "0200 stat", stat("f"), 0)
+			chmod("f", 0o644)
+
+			expect(t, "mkdir d", g.call("mkdirat", atFDCWD64, at("d"), 0o755), 0)
+			expect(t, "create d/x", closed(g.open("d/x", oCREAT|gWRONLY, 0o644)), 0)
+			chmod("d", 0o555)
+			expect(t, "read-only directory: create", g.open("d/y", oCREAT|gWRONLY, 0o644), -eACCES)
+			expect(t, "read-only directory: O_EXCL of a name it has", g.open("d/x", oCREAT|oEXCL|gWRONLY, 0o644), -eEXIST)
+			expect(t, "read-only directory: its file for writing", closed(g.open("d/x", gRDWR, 0)), 0)
+			expect(t, "read-only directory: unlink", g.call("unlinkat", atFDCWD64, at("d/x"), 0), -eACCES)
+			expect(t, "read-only directory: unlink of no file", g.call("unlinkat", atFDCWD64, at("d/none"), 0), -eNOENT)
+			expect(t, "read-only directory: mkdir", g.call("mkdirat", atFDCWD64, at("d/sub"), 0o755), -eACCES)
+			expect(t, "read-only directory: mkdir of a name it has", g.call("mkdirat", atFDCWD64, at("d/x"), 0o755), -eEXIST)
+			expect(t, "read-only directory: rename out", g.call("renameat", atFDCWD64, at("d/x"), atFDCWD64, at2("x2")), -eACCES)
+			expect(t, "read-only directory: rename in", g.call("renameat", atFDCWD64, at("f"), atFDCWD64, at2("d/f")), -eACCES)
+			expect(t, "read-only directory: symlink", g.call("symlinkat", at("x"), atFDCWD64, at2("d/l")), -eACCES)
+			expect(t, "read-only directory: link", g.call("linkat", atFDCWD64, at("f"), atFDCWD64, at2("d/h"), 0), -eACCES)
+			expect(t, "read-only directory: O_TMPFILE", g.open("d", oTMPFILE|gRDWR, 0o600), -eACCES)
+			expect(t, "access W_OK of the directory", g.call("faccessat", atFDCWD64, at("d"), 2), -eACCES)
+
+			chmod("d", 0o666)
+			expect(t, "no search: stat below", stat("d/x"), -eACCES)
+			expect(t, "no search: open below", g.open("d/x", gRDONLY, 0), -eACCES)
+			expect(t, "no search: stat of no file below", stat("d/none"), -eACCES)
+			expect(t, "no search: chdir", g.call("chdir", at("d")), -eACCES)
+			expect(t, "no search: list", closed(g.open("d", gRDONLY|g.p.abi.oDirectory, 0)), 0)
+			expect(t, "no search: unlink below", g.call("unlinkat", atFDCWD64, at("d/x"), 0), -eACCES)
+			expect(t, "access X_OK of the directory", g.call("faccessat", atFDCWD64, at("d"), 1), -eACCES)
+
+			chmod("d", 0o333)
+			expect(t, "no read: list", g.open("d", gRDONLY|g.p.abi.oDirectory, 0), -eACCES)
+			expect(t, "no read: stat below", stat("d/x"), 0)
+			expect(t, "no read: chdir", g.call("chdir", at("d")), 0)
+			expect(t, "chdir back", g.call("chdir", at("..")), 0)
+			chmod("d", 0o755)
+
+			expect(t, "mkdir m", g.call("mkdirat", atFDCWD64, at("m"), 0o755), 0)
+			expect(t, "mkdir m/sub 0555", g.call("mkdirat", atFDCWD64, at("m/sub"), 0o555), 0)
+			expect(t, "rename a read-only directory elsewhere", g.call("renameat", atFDCWD64, at("m/sub"), atFDCWD64, at2("sub2")), -eACCES)
+			expect(t, "rename a read-only directory in place", g.call("renameat", atFDCWD64, at("m/sub"), atFDCWD64, at2("m/sub3")), 0)
+			chmod(".", 0o555)
+			expect(t, "read-only working directory: create", g.open("new", oCREAT|gWRONLY, 0o644), -eACCES)
+			expect(t, "read-only working directory: write a file in it", closed(g.open("f", gWRONLY, 0)), 0)
+			chmod(".", 0o755)
+			expect(t, "execve of a 0644 file", g.call("execve", at("f"), 0, 0), -eACCES)
+		})
+	}
+}
+
+// fdNlink returns the link count fstat gives for fd.
+func (g *guest) fdNlink(fd int64) uint64 {
+	g.t.Helper()
+	if r := g.call("fstat", uint64(fd), g.buf); r != 0 {
+		g.t.Fatalf("fstat %d = %d", fd, r)
+	}
+	b := readGuestBytes(g.t, g.p, g.buf, 24)
+	if g.p.abi == abiFor(arch.AMD64) {
+		return binary.LittleEndian.Uint64(b[16:])
+	}
+	return uint64(binary.LittleEndian.Uint32(b[20:]))
+}
+
+// TestLinkDescriptor: linkat of a descriptor's path (/proc/self/fd/N)
+// names the open file, as Linux 6.1 does: an O_TMPFILE file gets its
+// name so, one removed while open or made with O_EXCL cannot get one;
+// link counts of files without names are 0; a subdirectory of a
+// set-group-ID directory inherits the bit. Natively checked as uid 1000.
+func TestLinkDescriptor(t *testing.T) {
+	const follow = 0x400 // AT_SYMLINK_FOLLOW
+	for _, a := range testArches {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{})
+			fdp := func(fd int64) uint64 { return g.path(2, "/proc/self/fd/"+strconv.Itoa(int(fd))) }
+			link := func(from uint64, to string, flags uint64) int64 {
+				return g.call("linkat", atFDCWD64, from, atFDCWD64, g.path(3, to), flags)
+			}
+			tmp := g.open("/tmp", oTMPFILE|gRDWR, 0o600)
+			g.write(tmp, "hi")
+			expect(t, "O_TMPFILE's links", int64(g.fdNlink(tmp)), 0)
+			expect(t, "linkat, not followed", link(fdp(tmp), "/tmp/n0", 0), -eXDEV)
+			expect(t, "linkat, followed", link(fdp(tmp), "/tmp/named", follow), 0)
+			expect(t, "links after", int64(g.fdNlink(tmp)), 1)
+			expect(t, "linkat again", link(fdp(tmp), "/tmp/named2", follow), 0)
+			expect(t, "links after two", int64(g.fdNlink(tmp)), 2)
+			if got := g.pread(g.open("/tmp/named", gRDONLY, 0), 0, 8); got != "hi" {
+				t.Errorf("the named file holds %q, want hi", got)
+			}
+			expect(t, "AT_EMPTY_PATH (a capability in 6.1)", g.call("linkat", uint64(tmp), g.path(2, ""), atFDCWD64, g.path(3, "/tmp/n3"), atEmptyPath), -eNOENT)
+			excl := g.open("/tmp", oTMPFILE|oEXCL|gRDWR, 0o600)
+			expect(t, "linkat of an O_EXCL O_TMPFILE", link(fdp(excl), "/tmp/ex", follow), -eNOENT)
+			del := g.open("/tmp/del", oCREAT|gRDWR, 0o644)
+			expect(t, "unlink", g.call("unlinkat", atFDCWD64, g.path(2, "/tmp/del"), 0), 0)
+			expect(t, "links of a file removed while open", int64(g.fdNlink(del)), 0)
+			expect(t, "linkat of it", link(fdp(del), "/tmp/undel", follow), -eNOENT)
+			expect(t, "linkat of it onto a name that exists", link(fdp(del), "/tmp/named", follow), -eEXIST)
+			mfd := g.call("memfd_create", g.path(2, "m"), 0)
+			expect(t, "memfd's links", int64(g.fdNlink(mfd)), 0)
+			expect(t, "linkat of a memfd", link(fdp(mfd), "/tmp/mem", follow), -eXDEV)
+			h := g.open("/tmp/h", oCREAT|gRDWR, 0o644)
+			expect(t, "linkat of a named file's descriptor", link(fdp(h), "/tmp/h2", follow), 0)
+			expect(t, "its links", int64(g.fdNlink(h)), 2)
+			expect(t, "linkat of no descriptor", link(g.path(2, "/proc/self/fd/77"), "/tmp/x", follow), -eNOENT)
+			pfd := g.call("pipe2", g.buf+1024, 0)
+			expect(t, "pipe2", pfd, 0)
+			expect(t, "linkat of a pipe", link(g.path(2, "/dev/fd/"+strconv.Itoa(int(binary.LittleEndian.Uint32(readGuestBytes(t, g.p, g.buf+1024, 4))))), "/tmp/p", follow), -eXDEV)
+
+			expect(t, "mkdir", g.call("mkdirat", atFDCWD64, g.path(2, "/tmp/sg"), 0o755), 0)
+			expect(t, "chmod g+s", g.call("fchmodat", atFDCWD64, g.path(2, "/tmp/sg"), 0o2755), 0)
+			expect(t, "mkdir below", g.call("mkdirat", atFDCWD64, g.path(2, "/tmp/sg/sub"), 0o755), 0)
+			if mode, _, _ := g.stat("/tmp/sg/sub", false); mode != 0o42755 {
+				t.Errorf("a subdirectory of a set-group-ID directory: mode %#o, want 042755", mode)
+			}
+			dir := g.open("/tmp/sg/sub", gRDONLY|g.p.abi.oDirectory, 0)
+			expect(t, "rmdir", g.call("unlinkat", atFDCWD64, g.path(2, "/tmp/sg/sub"), 0x200), 0)
+			expect(t, "links of a removed directory", int64(g.fdNlink(dir)), 0)
+		})
+	}
+}
