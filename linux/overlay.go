@@ -61,10 +61,11 @@ import (
 // released when it has no name and no descriptor refers to it (a file
 // unlinked while open stays readable and writable through it).
 //
-// Limits: no hard links; renaming a directory the view shows (or one
-// merged with it) is EXDEV, as on overlayfs without redirect_dir; a
-// O_TMPFILE makes a file without a name in a directory of the overlay
-// (linkat cannot give it one: no hard links). A shared mapping of a file
+// Hard links are names of one node (a file of the view is copied up
+// first). Limits: renaming a directory the view shows (or one merged with
+// it) is EXDEV, as on overlayfs without redirect_dir. O_TMPFILE makes a
+// file without a name in a directory of the overlay, which linkat of
+// /proc/self/fd/N can name (linkedFD). A shared mapping of a file
 // open for reading and writing is kept coherent with the file at every
 // system call (shared.go); a shared writable mapping of a file open only
 // for reading is refused (EACCES), as on Linux, and a private mapping, or
