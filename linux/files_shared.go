@@ -108,6 +108,9 @@ func (p *Process) setFD(fd int, f *openFile) {
 	if old != nil && old != f {
 		p.released(old.sf)
 		p.releaseNode(old.node)
+		if old.flock != 0 {
+			p.flockChanged()
+		}
 		if old.pipe != nil {
 			old.pipe.rgen++ // maybe the last of its end
 			old.pipe.wgen++
@@ -132,6 +135,9 @@ func (p *Process) closeFD(fd int) bool {
 	}
 	p.released(f.sf)
 	p.releaseNode(f.node)
+	if f.flock != 0 {
+		p.flockChanged() // dropped if this was its last descriptor
+	}
 	if f.pipe != nil {
 		f.pipe.rgen++ // maybe the last of its end
 		f.pipe.wgen++

@@ -5,6 +5,7 @@ package linux
 import (
 	"encoding/binary"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/sframesim/sframesim/arch"
@@ -81,6 +82,57 @@ func TestRecordLocks(t *testing.T) {
 			}
 			expect(t, "unmapped struct flock", call(p, "fcntl", 3, fSetlk, 8), -eFAULT)
 			expect(t, "F_GETLK, unmapped struct flock", call(p, "fcntl", 3, fGetlk, 8), -eFAULT)
+		})
+	}
+}
+
+// TestFlockConflicts: flock locks belong to open file descriptions and
+// conflict between two of one file, also within one process, as on
+// Linux (the expected answers are what the same calls gave natively): a
+// shared lock beside shared locks, an exclusive one alone; a change
+// drops the old lock first; dup shares the lock and the last close drops
+// it; a blocking flock waits until the holder lets go.
+func TestFlockConflicts(t *testing.T) {
+	for _, a := range testArches {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{})
+			fa := uint64(g.open("/tmp/l", oCREAT|gRDWR, 0o644))
+			fb := uint64(g.open("/tmp/l", gRDWR, 0))
+			fc := uint64(g.open("/tmp/l", gRDONLY, 0))
+			other := uint64(g.open("/tmp/other", oCREAT|gRDWR, 0o644))
+			expect(t, "A shared", g.call("flock", fa, lockSH), 0)
+			expect(t, "B shared", g.call("flock", fb, lockSH|lockNB), 0)
+			expect(t, "C exclusive", g.call("flock", fc, lockEX|lockNB), -eAGAIN)
+			expect(t, "another file exclusive", g.call("flock", other, lockEX|lockNB), 0)
+			expect(t, "A to exclusive while B shares", g.call("flock", fa, lockEX|lockNB), -eAGAIN)
+			expect(t, "C exclusive: A dropped its lock, B holds", g.call("flock", fc, lockEX|lockNB), -eAGAIN)
+			expect(t, "B unlocks", g.call("flock", fb, lockUN), 0)
+			expect(t, "C exclusive", g.call("flock", fc, lockEX|lockNB), 0)
+			expect(t, "A shared while C holds", g.call("flock", fa, lockSH|lockNB), -eAGAIN)
+			d := uint64(g.call("dup", fc))
+			expect(t, "the dup's lock is C's", g.call("flock", d, lockEX|lockNB), 0)
+			expect(t, "close C", g.call("close", fc), 0)
+			expect(t, "A shared while the dup holds", g.call("flock", fa, lockSH|lockNB), -eAGAIN)
+			expect(t, "close the dup", g.call("close", d), 0)
+			expect(t, "A shared once all are closed", g.call("flock", fa, lockSH|lockNB), 0)
+
+			// A blocking exclusive lock waits for A's, and gets it once
+			// A's descriptor is closed.
+			expect(t, "B blocks", g.call("flock", fb, lockEX), 0)
+			th := g.p.thr.cur
+			if th.state != blocked || th.resume != resumeFlock || !strings.Contains(th.why, "flock of /tmp/l") {
+				t.Fatalf("B's flock: state %v, resume %v, why %q; want blocked in flock", th.state, th.resume, th.why)
+			}
+			if g.p.resumed(th) || th.state != blocked {
+				t.Errorf("B's flock went on while A holds its lock")
+			}
+			g.p.closeFD(int(fa))
+			if th.state == blocked {
+				t.Errorf("closing A's lock did not wake B")
+			}
+			if !g.p.resumed(th) || th.ret != 0 || g.p.fds[int(fb)].flock != lockEX {
+				t.Errorf("B after A's close: ret %d, lock %d; want 0 and exclusive", int64(th.ret), g.p.fds[int(fb)].flock)
+			}
 		})
 	}
 }

@@ -947,6 +947,7 @@ const (
 	resumeSignalfd             // read of a signalfd (signalfd.go)
 	resumeEventfd              // read or write of an eventfd (epoll.go)
 	resumeTimerfd              // read of a timerfd (timerfd.go)
+	resumeFlock                // flock (sys_fdops.go)
 )
 
 // restartBlock is what restart_syscall continues (the kernel's
@@ -986,6 +987,8 @@ func (p *Process) resumed(t *thread) bool {
 		return p.eventfdResume(t)
 	case resumeTimerfd:
 		return p.timerfdResume(t)
+	case resumeFlock:
+		return p.flockResume(t)
 	}
 	return true
 }

@@ -2,6 +2,8 @@
 
 package linux
 
+import "fmt"
+
 // Descriptor operations beside read and write: closing ranges, advisory
 // locks, positional vector reads and writes with flags, and the hints
 // (readahead, sync_file_range) that have nothing to do here.
@@ -30,18 +32,109 @@ func (p *Process) sysCloseRange(a *[6]uint64) uint64 {
 	return 0
 }
 
-// sysFlock is flock(fd, op): granted at once, as for a process alone
-// (fcntl's record locks are too).
+// flock's operations.
+const (
+	lockSH = 1
+	lockEX = 2
+	lockNB = 4
+	lockUN = 8
+)
+
+// sysFlock is flock(fd, op). A lock belongs to the open file description
+// (openFile.flock: dup shares it, its last close drops it) and conflicts
+// with the other descriptions' locks of the same file, as on Linux, also
+// within one process: LOCK_NB is then EWOULDBLOCK, else the thread waits
+// until the holder unlocks or closes (a thread waiting on its own
+// process's lock with no other thread to drop it waits forever natively:
+// here every thread waits, which stops the run, named). Changing a lock
+// drops the old one first, as Linux does, so a refused LOCK_NB change
+// leaves none.
 func (p *Process) sysFlock(a *[6]uint64) uint64 {
-	const lockSH, lockEX, lockNB, lockUN = 1, 2, 4, 8
-	if p.fds[int(int32(a[0]))] == nil {
+	fd, op := int(int32(a[0])), a[1]
+	f := p.fds[fd]
+	switch {
+	case f == nil:
+		return sysErr(eBADF)
+	case op&^lockNB != lockSH && op&^lockNB != lockEX && op&^lockNB != lockUN:
+		return sysErr(eINVAL)
+	case f.pathOnly():
 		return sysErr(eBADF)
 	}
-	switch a[1] &^ lockNB {
-	case lockSH, lockEX, lockUN:
+	want := int8(op &^ lockNB)
+	if want == lockUN {
+		if f.flock != 0 {
+			f.flock = 0
+			p.flockChanged()
+		}
 		return 0
 	}
-	return sysErr(eINVAL)
+	if f.flock == want {
+		return 0
+	}
+	if f.flock != 0 {
+		f.flock = 0
+		p.flockChanged()
+	}
+	if !p.flockConflicts(f, want) {
+		f.flock = want
+		return 0
+	}
+	if op&lockNB != 0 {
+		return sysErr(eAGAIN) // EWOULDBLOCK
+	}
+	t := p.thr.cur
+	p.waitOn(0, 0, -1, fmt.Sprintf("flock of %s", f.path))
+	t.resume, t.wargs = resumeFlock, [8]uint64{uint64(fd), uint64(want), f.ino}
+	return 0
+}
+
+// flockConflicts reports whether another open file description of f's
+// file holds a lock that want (lockSH, lockEX) conflicts with.
+func (p *Process) flockConflicts(f *openFile, want int8) bool {
+	for _, g := range p.fds {
+		if g != f && g.flock != 0 && (want == lockEX || g.flock == lockEX) && sameLockFile(f, g) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameLockFile reports whether two open files are one file for flock: a
+// file or directory by its inode number (a file of the view keeps its
+// number once copied up), anything else by kind and number.
+func sameLockFile(f, g *openFile) bool {
+	file := func(x *openFile) bool { return x.kind == fileRegular || x.kind == fileDir }
+	if file(f) || file(g) {
+		return file(f) && file(g) && f.ino == g.ino
+	}
+	return f.kind == g.kind && f.ino == g.ino
+}
+
+// flockChanged wakes the threads waiting for a flock: they try again
+// when they get the CPU (flockResume).
+func (p *Process) flockChanged() {
+	for _, t := range p.thr.list {
+		if t.state == blocked && t.resume == resumeFlock {
+			t.wake(0)
+		}
+	}
+}
+
+// flockResume completes the flock thread t waits in (wargs: fd, the lock,
+// the file's inode), or puts it back to waiting.
+func (p *Process) flockResume(t *thread) bool {
+	f := p.fds[int(int32(t.wargs[0]))]
+	if f == nil || f.ino != t.wargs[2] {
+		t.ret = sysErr(eBADF) // closed meanwhile
+		return true
+	}
+	want := int8(t.wargs[1])
+	if p.flockConflicts(f, want) {
+		return p.waitAgain(t, -1, resumeFlock)
+	}
+	f.flock = want
+	t.ret = 0
+	return true
 }
 
 // rwfFlags are the RWF_* flags of preadv2 and pwritev2 that change

@@ -56,6 +56,7 @@ type openFile struct {
 	efd     *eventfd // fileEventfd: the counter
 	tfd     *timerfd // fileTimerfd: the timer
 	minor   uint64   // fileDevice: its minor number (major 1)
+	flock   int8     // the flock it holds: 0, lockSH or lockEX
 }
 
 // size returns the file's size.
