@@ -193,7 +193,7 @@ func copyFiles(fds map[int]*openFile, node func(*oNode) *oNode) map[int]*openFil
 				pp := pipes[f.pipe]
 				if pp == nil {
 					y := *f.pipe
-					y.buf = slices.Clone(f.pipe.buf)
+					y.buf, y.pages = slices.Clone(f.pipe.buf), slices.Clone(f.pipe.pages)
 					pp = &y
 					pipes[f.pipe] = pp
 				}

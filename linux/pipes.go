@@ -11,7 +11,7 @@ import (
 // Pipes (pipe, pipe2) between the guest's threads, and waiting for
 // descriptors to be ready (poll, ppoll, select, pselect6), as Linux does
 // them: a read of an empty pipe blocks while a write end is open (end of
-// file once none is), a write blocks while the pipe is full (64 KiB;
+// file once none is), a write blocks while the pipe is full (16 pages;
 // writes of at most PIPE_BUF bytes are atomic) and fails with EPIPE and a
 // SIGPIPE once no read end is open; O_NONBLOCK makes EAGAIN of a wait. A
 // signal interrupts a blocked read or write with ERESTARTSYS (restarted
@@ -27,23 +27,76 @@ const (
 )
 
 // pipe is a pipe's buffer; its ends are open files of kind filePipe
-// (openFile.flags: O_RDONLY or O_WRONLY, and O_NONBLOCK).
+// (openFile.flags: O_RDONLY or O_WRONLY, and O_NONBLOCK). Its bytes are
+// held in pages, as Linux's pipe_buffers hold them: a write's first
+// len%4096 bytes go into the last page if they fit after its contents,
+// the rest into new pages of up to 4096 bytes; a page is freed once read
+// whole; the pipe is full (no POLLOUT, writers wait) when every one of
+// its capacity's pages is taken, so 64 writes of 1000 bytes fill it.
 type pipe struct {
-	ino  uint64
-	buf  []byte
-	size int // its capacity, if F_SETPIPE_SZ set one (else pipeCap)
+	ino   uint64
+	buf   []byte
+	pages []pipePage // buf's bytes by page, in order
+	size  int        // its capacity, if F_SETPIPE_SZ set one (else pipeCap)
 	// Generations for EPOLLET (epoll.go): wgen counts the writes and
 	// closed ends a reader is woken by, rgen the reads and closed ends a
 	// writer is.
 	wgen, rgen uint64
 }
 
-// capacity is how many bytes the pipe holds.
+// pipePage is one page of a pipe's buffer: n bytes from offset off.
+type pipePage struct{ off, n int }
+
+// capacity is how many bytes the pipe holds at most.
 func (pp *pipe) capacity() int {
 	if pp.size == 0 {
 		return pipeCap
 	}
 	return pp.size
+}
+
+// full reports whether every page of the pipe's capacity holds bytes.
+func (pp *pipe) full() bool { return len(pp.pages) >= pp.capacity()/pageSize }
+
+// pageSize is the size of a page of a pipe's buffer.
+const pageSize = 4096
+
+// put appends b (at most what fits: put returns how much) to the pipe as
+// Linux's pipe_write does: merging its first chars bytes into the last
+// page if they fit there after its contents, then whole pages while any
+// is free.
+func (pp *pipe) put(b []byte, chars int) int {
+	n := 0
+	if chars = min(chars, len(b)); chars > 0 && len(pp.pages) > 0 {
+		if last := &pp.pages[len(pp.pages)-1]; last.off+last.n+chars <= pageSize {
+			last.n += chars
+			n = chars
+		}
+	}
+	for n < len(b) && !pp.full() {
+		k := min(len(b)-n, pageSize)
+		pp.pages = append(pp.pages, pipePage{n: k})
+		n += k
+	}
+	pp.buf = append(pp.buf, b[:n]...)
+	return n
+}
+
+// take removes the first k (at most len(buf)) bytes, freeing the pages
+// read whole.
+func (pp *pipe) take(k int) {
+	pp.buf = pp.buf[k:]
+	for k > 0 {
+		pg := &pp.pages[0]
+		d := min(k, pg.n)
+		pg.off, pg.n, k = pg.off+d, pg.n-d, k-d
+		if pg.n == 0 {
+			pp.pages = pp.pages[1:]
+		}
+	}
+	if len(pp.pages) == 0 {
+		pp.pages = nil
+	}
 }
 
 // pipeMaxSize is /proc/sys/fs/pipe-max-size, the most an unprivileged
@@ -64,8 +117,8 @@ func setPipeSize(pp *pipe, arg uint64) uint64 {
 	switch {
 	case size > pipeMaxSize:
 		return sysErr(ePERM)
-	case len(pp.buf) > size:
-		return sysErr(eBUSY)
+	case len(pp.pages) > size/pageSize:
+		return sysErr(eBUSY) // more pages taken than it would have
 	}
 	pp.size = size
 	return uint64(size)
@@ -195,7 +248,7 @@ func (p *Process) pipeRead(f *openFile, iov [][2]uint64) (n uint64, errno int, b
 	for _, v := range iov {
 		k := min(v[1], uint64(len(pp.buf)))
 		p.writeGuest(v[0], pp.buf[:k])
-		pp.buf = pp.buf[k:]
+		pp.take(int(k))
 		n += k
 		if len(pp.buf) == 0 {
 			break
@@ -229,9 +282,20 @@ func (p *Process) pipeWrite(f *openFile, iov [][2]uint64, done uint64) (n uint64
 	if total == 0 {
 		return 0, 0, false
 	}
-	room := uint64(pp.capacity() - len(pp.buf))
-	if total-done <= pipeBuf && room < total-done || room == 0 {
-		// Small writes are atomic: all or wait.
+	// What may fit: the first (total % 4096) bytes merged into the last
+	// page (only at the write's start, as pipe_write merges once), then
+	// whole free pages. Small writes are atomic so: all or wait.
+	chars := 0
+	if done == 0 {
+		chars = int(total % pageSize)
+	}
+	room := uint64(pp.capacity()/pageSize-len(pp.pages)) * pageSize
+	if chars > 0 && len(pp.pages) > 0 {
+		if last := pp.pages[len(pp.pages)-1]; last.off+last.n+chars <= pageSize {
+			room += uint64(chars)
+		}
+	}
+	if room == 0 {
 		if f.flags&oNONBLOCK != 0 {
 			if done > 0 {
 				return done, 0, false
@@ -240,28 +304,31 @@ func (p *Process) pipeWrite(f *openFile, iov [][2]uint64, done uint64) (n uint64
 		}
 		return done, 0, true
 	}
-	n = done
-	skip := done
+	var b []byte
+	skip, fault := done, false
 	for _, v := range iov {
 		if skip >= v[1] {
 			skip -= v[1]
 			continue
 		}
-		k := min(v[1]-skip, room)
-		b, ok := p.readGuest(v[0]+skip, k)
+		k := min(v[1]-skip, room-uint64(len(b)))
+		piece, ok := p.readGuest(v[0]+skip, k)
 		if !ok {
-			if n > 0 {
-				break
-			}
-			return 0, eFAULT, false
-		}
-		pp.buf = append(pp.buf, b...)
-		n += k
-		room -= k
-		skip = 0
-		if room == 0 {
+			fault = true
 			break
 		}
+		b = append(b, piece...)
+		skip = 0
+		if uint64(len(b)) == room {
+			break
+		}
+	}
+	if fault && len(b) == 0 && done == 0 {
+		return 0, eFAULT, false
+	}
+	n = done + uint64(pp.put(b, chars))
+	if fault {
+		total = n // a write stops at what it cannot read
 	}
 	if n > 0 {
 		pp.wgen++
@@ -455,7 +522,7 @@ func (p *Process) readinessIn(t *thread, f *openFile, ends map[uint64][2]bool) u
 		}
 		var m uint32
 		if f.flags&oACCMODE == oWRONLY {
-			if len(f.pipe.buf) < f.pipe.capacity() {
+			if !f.pipe.full() {
 				m |= pollOut | pollWrnorm
 			}
 			if !r {
