@@ -214,16 +214,22 @@ func amd64Stat(st statInfo) []byte {
 	return b
 }
 
+// amd64CPUIDLeaves are the CPUID leaves (with subleaves) the layer asks
+// the emulated CPU: AT_HWCAP's and those /proc/cpuinfo shows (cpuinfo.go).
+var amd64CPUIDLeaves = [][2]uint32{{0, 0}, {1, 0}, {6, 0}, {7, 0}, {7, 1}, {0xd, 1},
+	{0x80000000, 0}, {0x80000001, 0}, {0x80000002, 0}, {0x80000003, 0}, {0x80000004, 0},
+	{0x80000005, 0}, {0x80000006, 0}, {0x80000007, 0}, {0x80000008, 0}}
+
 var (
-	amd64HwcapOnce sync.Once
-	amd64HwcapVal  uint64
+	amd64CPUIDOnce sync.Once
+	amd64CPUIDVals map[[2]uint32][4]uint32 // EAX, EBX, ECX, EDX by leaf and subleaf
 )
 
-// amd64Hwcap is AT_HWCAP as Linux gives it on x86-64: CPUID leaf 1's
-// EDX, here of the emulated CPU (asked once, on a scratch engine).
-func amd64Hwcap() uint64 {
-	amd64HwcapOnce.Do(func() {
-		amd64HwcapVal = 0x078bfbff // qemu64's, if asking fails
+// amd64CPUID returns what CPUID gives for leaf and subleaf sub on the
+// emulated CPU, as the guest's cpuid instruction does (asked once, on a
+// scratch engine; false for a leaf not asked, or if asking failed).
+func amd64CPUID(leaf, sub uint32) ([4]uint32, bool) {
+	amd64CPUIDOnce.Do(func() {
 		e, err := emu.NewEngine(arch.AMD64)
 		if err != nil {
 			return
@@ -235,12 +241,29 @@ func amd64Hwcap() uint64 {
 			return
 		}
 		copy(mem, []byte{0x0f, 0xa2}) // cpuid
-		if e.WriteRegs([]emu.RegID{emu.X86RAX, emu.X86RCX}, []uint64{1, 0}) != nil || e.Start(at, at+2, 0, 0) != nil {
-			return
+		vals := map[[2]uint32][4]uint32{}
+		regs := []emu.RegID{emu.X86RAX, emu.X86RBX, emu.X86RCX, emu.X86RDX}
+		for _, l := range amd64CPUIDLeaves {
+			if e.WriteRegs([]emu.RegID{emu.X86RAX, emu.X86RCX}, []uint64{uint64(l[0]), uint64(l[1])}) != nil || e.Start(at, at+2, 0, 0) != nil {
+				return
+			}
+			out := make([]uint64, 4)
+			if e.ReadRegs(regs, out) != nil {
+				return
+			}
+			vals[l] = [4]uint32{uint32(out[0]), uint32(out[1]), uint32(out[2]), uint32(out[3])}
 		}
-		if v, err := e.Reg(emu.X86RDX); err == nil {
-			amd64HwcapVal = v & 0xffffffff
-		}
+		amd64CPUIDVals = vals
 	})
-	return amd64HwcapVal
+	v, ok := amd64CPUIDVals[[2]uint32{leaf, sub}]
+	return v, ok
+}
+
+// amd64Hwcap is AT_HWCAP as Linux gives it on x86-64: CPUID leaf 1's
+// EDX, here of the emulated CPU.
+func amd64Hwcap() uint64 {
+	if v, ok := amd64CPUID(1, 0); ok {
+		return uint64(v[3])
+	}
+	return 0x078bfbff // qemu64's, if asking fails
 }

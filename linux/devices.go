@@ -49,11 +49,37 @@ func fdTarget(f *openFile) string {
 	case fileEpoll:
 		return "anon_inode:[eventpoll]"
 	}
+	if f.node != nil && f.node.nlink == 0 && f.kind == fileRegular {
+		return f.path + " (deleted)" // unlinked while open, or a memfd
+	}
 	return f.path
 }
 
 // fdPrefixes are the directories whose entries name descriptors.
-var fdPrefixes = []string{"/dev/fd/", "/proc/self/fd/", procPID + "fd/"}
+var fdPrefixes = []string{"/dev/fd/", "/proc/self/fd/", procPID + "fd/", "/proc/thread-self/fd/"}
+
+// fdLinkStat is the lstat of abs, which names descriptor fd (fdPath): a
+// symbolic link, as procfs shows /proc/self/fd/N (readable and executable
+// by its owner if the descriptor reads, writable and executable if it
+// writes; size 64) and devtmpfs /dev/stdin, /dev/stdout and /dev/stderr
+// (links to /proc/self/fd/N).
+func (p *Process) fdLinkStat(abs string, fd int) (statInfo, int) {
+	f := p.fds[fd]
+	switch {
+	case abs == "/dev/stdin" || abs == "/dev/stdout" || abs == "/dev/stderr":
+		return statInfo{dev: 5, ino: p.inode("dev:" + abs), nlink: 1, mode: 0o120777, size: 15, blksize: 4096}, 0
+	case f == nil:
+		return statInfo{}, eNOENT
+	}
+	mode := uint32(0o120000) // O_PATH: neither
+	if readable(f) && !f.pathOnly() {
+		mode |= 0o500
+	}
+	if writable(f) && !f.pathOnly() {
+		mode |= 0o300
+	}
+	return statInfo{dev: 0x16, ino: p.inode("proc:" + procPID + "fd/" + strconv.Itoa(fd)), nlink: 1, mode: mode, uid: guestUID, gid: guestGID, size: 64, blksize: 1024}, 0
+}
 
 // fdPath returns the descriptor a path like /dev/stdout or /proc/self/fd/3
 // names, if it is one.
@@ -98,20 +124,8 @@ func (p *Process) openSpecial(abs string, flags uint64) (ret uint64, done bool) 
 		}
 		return uint64(n), true
 	}
-	if mk, ok := p.procFile(abs); ok {
-		switch {
-		case flags&(oCREAT|oEXCL) == oCREAT|oEXCL:
-			return sysErr(eEXIST), true
-		case flags&oACCMODE != 0:
-			return sysErr(eACCES), true // read-only: r--r--r--
-		case flags&p.abi.oDirectory != 0:
-			return sysErr(eNOTDIR), true
-		}
-		n, e := p.allocFD(0, &openFile{kind: fileRegular, path: abs, data: mk(), ino: p.inode("proc:" + abs), mode: 0o100444})
-		if e != 0 {
-			return sysErr(e), true
-		}
-		return uint64(n), true
+	if n, ok := p.procFile(abs, flags&p.abi.oNofollow() == 0); ok {
+		return p.procOpen(n, abs, flags), true
 	}
 	if abs == "/dev/tty" {
 		return sysErr(eNXIO), true // no controlling terminal

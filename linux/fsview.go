@@ -48,10 +48,10 @@ import (
 // (/usr/lib/environment.d/99-environment.conf -> /etc/environment) leads
 // to ENOENT.
 //
-// /proc and /sys are never shown: they would describe sframesim, not the
-// guest (/proc/self/environ is sframesim's environment). The one /proc
-// entry glibc uses, /proc/self/exe (readlink, for $ORIGIN and static
-// PIEs; open), is emulated: it is the program. Of what is shown, only
+// The host's /proc and /sys are never shown: they would describe
+// sframesim, not the guest (/proc/self/environ is sframesim's
+// environment). /proc/self/exe (readlink, for $ORIGIN and static PIEs;
+// open) is the program; procfs.go makes the rest the guest gets of them. Of what is shown, only
 // regular files are opened, and directories opened and listed
 // (getdents64, in sorted order: the view's directories are mode 0555,
 // size 4096, 2 links and one per subdirectory shown); a device, FIFO or

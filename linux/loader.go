@@ -648,6 +648,14 @@ func (p *Process) buildStack() error {
 	for i := len(args) - 1; i >= 0; i-- {
 		argv[i] = pushStr(args[i])
 	}
+	// Where the argument strings start and end and where the
+	// environment's end (/proc/self/stat): they lie in that order.
+	argEnd := argv[len(argv)-1] + uint64(len(args[len(args)-1])) + 1
+	envEnd := argEnd
+	if n := len(envp); n > 0 {
+		envEnd = envp[n-1] + uint64(len(p.cfg.Env[n-1])) + 1
+	}
+	p.argSpan = [3]uint64{argv[0], argEnd, envEnd}
 	platform := pushStr(p.abi.platform)
 	random := push(p.rng.bytes(16))
 	if err := p.Engine.WriteMem(at, strs); err != nil {
@@ -677,6 +685,7 @@ func (p *Process) buildStack() error {
 	// ARCH_DLINFO comes first: the vDSO and the signal frame's size.
 	auxv = append([]uint64{AT_SYSINFO_EHDR, p.vdsoBase, AT_MINSIGSTKSZ, p.abi.sigFrameMax}, auxv...)
 	auxv = append(auxv, AT_NULL, 0)
+	p.auxv = auxvBytes(auxv) // kept, as Linux keeps saved_auxv: the guest may overwrite its stack
 	words := []uint64{uint64(len(argv))}
 	words = append(words, argv...)
 	words = append(words, 0)

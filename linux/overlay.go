@@ -387,8 +387,11 @@ func (p *Process) walkDots(base, path string, links *int) (string, int) {
 		if _, ok := devMinor[g]; ok {
 			return "", eNOTDIR
 		}
-		if _, ok := p.procFile(g); ok {
-			return "", eNOTDIR
+		if n, ok := p.procFile(g, true); ok {
+			if !n.isDir() {
+				return "", eNOTDIR
+			}
+			return n.path, 0 // /proc/self/fd/.. is /proc/PID
 		}
 		ent, e := p.lookupLinks(g, true, links)
 		switch {

@@ -179,6 +179,8 @@ type Process struct {
 	file        *os.File
 	vm          addrSpace
 	phdr        uint64
+	auxv        []byte    // the auxiliary vector buildStack wrote, AT_NULL included (/proc/self/auxv)
+	argSpan     [3]uint64 // where the argument strings start and end, and where the environment's end (/proc/self/stat)
 	brkStart    uint64
 	brk         uint64
 	rng         detRNG

@@ -47,6 +47,9 @@ func writable(f *openFile) bool {
 // there are (short at the end), or gives an errno if the host's file
 // cannot be read.
 func (p *Process) readFileAt(f *openFile, b []byte, off int64) (int, int) {
+	if f.proc != nil && off == 0 && !p.procRemake(f) {
+		return 0, eSRCH // a made file is made again when read from its start (readInto)
+	}
 	switch {
 	case f.node != nil:
 		return f.node.data.readAt(b, off), 0

@@ -48,20 +48,23 @@ type openFile struct {
 	flags   uint64 // the access mode and O_APPEND
 	off     int64
 	ino     uint64
-	names   []string // a directory's entries, listed when read from its start
-	dirStat statInfo // a directory of the view (node nil): its stat
-	pipe    *pipe    // filePipe: the pipe, shared by its ends
-	sigmask uint64   // fileSignalfd: the signals it reads
-	ep      *epoll   // fileEpoll: the interest list
-	efd     *eventfd // fileEventfd: the counter
-	tfd     *timerfd // fileTimerfd: the timer
-	minor   uint64   // fileDevice: its minor number (major 1)
-	flock   int8     // the flock it holds: 0, lockSH or lockEX
+	names   []string  // a directory's entries, listed when read from its start
+	dirStat statInfo  // a directory of the view (node nil): its stat
+	pipe    *pipe     // filePipe: the pipe, shared by its ends
+	sigmask uint64    // fileSignalfd: the signals it reads
+	ep      *epoll    // fileEpoll: the interest list
+	efd     *eventfd  // fileEventfd: the counter
+	tfd     *timerfd  // fileTimerfd: the timer
+	minor   uint64    // fileDevice: its minor number (major 1)
+	proc    *procNode // a file or directory procfs.go made (dirStat: its stat)
+	flock   int8      // the flock it holds: 0, lockSH or lockEX
 }
 
 // size returns the file's size.
 func (f *openFile) size() int64 {
 	switch {
+	case f.proc != nil:
+		return 0 // procfs's: the contents are made when read
 	case f.node != nil:
 		return f.node.data.Len()
 	case f.sf != nil:
@@ -178,6 +181,21 @@ const oPATH = 0o10000000
 // and F_GETFL, without opening it: every other use is EBADF (pathOnly).
 // The flags but O_DIRECTORY, O_NOFOLLOW and O_CLOEXEC are ignored.
 func (p *Process) openPath(raw, abs string, flags uint64) uint64 {
+	if n, ok := p.procFile(abs, flags&p.abi.oNofollow() == 0); ok {
+		if (flags&p.abi.oDirectory != 0 || trailingSlash(raw)) && !n.isDir() {
+			return sysErr(eNOTDIR)
+		}
+		f := &openFile{kind: fileRegular, path: n.path, dirStat: p.procStat(&n), flags: oPATH | flags&(p.abi.oDirectory|p.abi.oNofollow())}
+		if n.isDir() {
+			f.kind = fileDir
+		}
+		f.ino = f.dirStat.ino
+		fd, e := p.allocFD(0, f)
+		if e != 0 {
+			return sysErr(e)
+		}
+		return uint64(fd)
+	}
 	ent, e := p.lookup(abs, flags&p.abi.oNofollow() == 0)
 	switch {
 	case e != 0:
@@ -423,7 +441,10 @@ func (p *Process) openTmpfile(dir ovEntry, flags, mode uint64) uint64 {
 		return sysErr(eNOSPC)
 	}
 	n.cost = nodeOverhead
-	fd, e := p.allocFD(0, &openFile{kind: fileRegular, path: dir.path, node: n, flags: flags & (oACCMODE | oAPPEND), ino: n.ino})
+	// Named "#ino" in the directory, as Linux's d_tmpfile names it
+	// (/proc/self/fd shows that name).
+	path := filepath.Join(dir.path, fmt.Sprintf("#%d", n.ino))
+	fd, e := p.allocFD(0, &openFile{kind: fileRegular, path: path, node: n, flags: flags & (oACCMODE | oAPPEND), ino: n.ino})
 	if e != 0 {
 		p.releaseNode(n)
 		return sysErr(e)
@@ -552,7 +573,13 @@ func (p *Process) readInto(fd int, addr, n uint64, off int64) (uint64, int) {
 		if k, e = p.fileToGuest(f.sf, at, addr, n); e != 0 {
 			return 0, e
 		}
-	} else if at < int64(len(f.data)) {
+	} else {
+		if f.proc != nil && at == 0 && !p.procRemake(f) {
+			return 0, eSRCH // its thread has exited
+		}
+		if at >= int64(len(f.data)) {
+			return 0, 0
+		}
 		b := f.data[at:min(int64(len(f.data)), at+int64(n))]
 		p.writeGuest(addr, b)
 		k = uint64(len(b))
@@ -874,6 +901,9 @@ func (p *Process) sysPwrite64(a *[6]uint64) uint64 {
 	if f := p.fds[int(int32(a[0]))]; f != nil && f.kind == fileDevice && int64(a[3]) >= 0 {
 		return devWrite(f, a[2])
 	}
+	if f := p.fds[int(int32(a[0]))]; f != nil && f.proc != nil && f.proc.comm != 0 && f.flags&oACCMODE != 0 && int64(a[3]) >= 0 {
+		return p.procCommWrite(f, a[1], a[2])
+	}
 	f, e := p.pwriteFile(a[0], a[3])
 	if e != 0 {
 		return sysErr(e)
@@ -912,6 +942,9 @@ func (p *Process) sysWrite(a *[6]uint64) uint64 {
 			return sysErr(eBADF)
 		}
 		return devWrite(f, a[2])
+	}
+	if f := p.fds[int(int32(a[0]))]; f.proc != nil && f.proc.comm != 0 && f.flags&oACCMODE != 0 {
+		return p.procCommWrite(f, a[1], a[2]) // /proc/self/comm: the thread's name
 	}
 	if p.pipeFile(a[0]) != nil {
 		return p.pipeIO(a[0], a[1], a[2], false, true)
@@ -1061,6 +1094,9 @@ func (p *Process) sysLseek(a *[6]uint64) uint64 {
 	}
 	if f.kind != fileRegular {
 		return sysErr(eSPIPE)
+	}
+	if f.proc != nil && uint32(a[2]) > 1 {
+		return sysErr(eINVAL) // seq_lseek: SEEK_SET and SEEK_CUR only
 	}
 	off := int64(a[1])
 	switch uint32(a[2]) { // an unsigned int
@@ -1302,7 +1338,7 @@ func statTimes(st statInfo) [3]timespec {
 }
 
 func (f *openFile) stat() statInfo {
-	if f.pathOnly() {
+	if f.pathOnly() || f.proc != nil {
 		return f.dirStat // taken at open
 	}
 	if f.node != nil {
@@ -1361,10 +1397,18 @@ func (p *Process) statPath(dirfd int32, pathAddr, buf uint64, flags uint64) uint
 	if minor, ok := devMinor[abs]; ok {
 		return p.putStat(buf, devStat(p.inode("dev:"+abs), minor))
 	}
-	if _, ok := p.procFile(abs); ok {
-		return p.putStat(buf, procStat(p.inode("proc:"+abs)))
+	nofollow := flags&atSymlinkNofollow != 0 && !trailingSlash(path)
+	if n, ok := p.procFile(abs, !nofollow); ok {
+		return p.putStat(buf, p.procStat(&n))
 	}
 	if fd, ok := fdPath(abs); ok {
+		if nofollow {
+			st, e := p.fdLinkStat(abs, fd)
+			if e != 0 {
+				return sysErr(e)
+			}
+			return p.putStat(buf, st)
+		}
 		if f := p.fds[fd]; f != nil {
 			return p.putStat(buf, f.stat())
 		}
@@ -1405,9 +1449,10 @@ func (p *Process) access(dirfd int32, pathAddr, mode uint64) uint64 {
 	if fd, ok := fdPath(abs); ok && p.fds[fd] != nil {
 		return 0
 	}
-	if _, ok := p.procFile(abs); ok {
-		if mode&3 != 0 {
-			return sysErr(eACCES) // r--r--r--
+	if n, ok := p.procFile(abs, true); ok {
+		// The guest owns its /proc files: their owner's bits.
+		if perm := uint64(n.mode>>6) & 7; mode&^perm != 0 {
+			return sysErr(eACCES) // r--r--r--, r-x------
 		}
 		return 0
 	}
@@ -1441,14 +1486,8 @@ func (p *Process) readlink(dirfd int32, pathAddr, buf, size uint64) uint64 {
 	}
 	var target string
 	if fd, ok := fdPath(path); ok {
-		f := p.fds[fd]
-		switch {
-		case path == "/dev/stdin" || path == "/dev/stdout" || path == "/dev/stderr":
-			target = fmt.Sprintf("/proc/self/fd/%d", fd)
-		case f == nil:
-			return sysErr(eNOENT)
-		default:
-			target = fdTarget(f)
+		if target, e = p.fdLink(path, fd); e != 0 {
+			return sysErr(e)
 		}
 	} else if path == "/proc/self/exe" || path == fmt.Sprintf("/proc/%d/exe", guestPID) {
 		exe, err := filepath.Abs(p.Path)
@@ -1460,6 +1499,19 @@ func (p *Process) readlink(dirfd int32, pathAddr, buf, size uint64) uint64 {
 		abs, e := p.resolve(dirfd, path)
 		if e != 0 {
 			return sysErr(e)
+		}
+		if fd, ok := fdPath(abs); ok { // relative to /proc/self/fd, say
+			t, e := p.fdLink(abs, fd)
+			if e != 0 {
+				return sysErr(e)
+			}
+			return p.readlinkResult(t, buf, size)
+		}
+		if n, ok := p.procFile(abs, false); ok {
+			if !n.isLink() {
+				return sysErr(eINVAL) // not a symbolic link
+			}
+			return p.readlinkResult(n.link, buf, size)
 		}
 		ent, e := p.lookup(abs, false)
 		switch {
@@ -1477,6 +1529,26 @@ func (p *Process) readlink(dirfd int32, pathAddr, buf, size uint64) uint64 {
 			target = t
 		}
 	}
+	return p.readlinkResult(target, buf, size)
+}
+
+// fdLink is the target of the link abs, which names descriptor fd
+// (fdPath): what fdTarget says of it, or for /dev/stdin, /dev/stdout and
+// /dev/stderr their /proc/self/fd entry.
+func (p *Process) fdLink(abs string, fd int) (string, int) {
+	switch f := p.fds[fd]; {
+	case abs == "/dev/stdin" || abs == "/dev/stdout" || abs == "/dev/stderr":
+		return fmt.Sprintf("/proc/self/fd/%d", fd), 0
+	case f == nil:
+		return "", eNOENT
+	default:
+		return fdTarget(f), 0
+	}
+}
+
+// readlinkResult writes what fits of target into the buffer at buf of
+// size bytes (no NUL) and returns how much that is.
+func (p *Process) readlinkResult(target string, buf, size uint64) uint64 {
 	b := []byte(target)[:min(uint64(len(target)), size)]
 	if !p.writeGuest(buf, b) {
 		return sysErr(eFAULT)
@@ -1493,8 +1565,10 @@ func (p *Process) sysGetcwd(a *[6]uint64) uint64 {
 	if p.cwd == "" {
 		return sysErr(eNOENT)
 	}
-	if _, e := p.lookup(p.cwd, true); e == eNOENT {
-		return sysErr(eNOENT) // it was removed (d_unlinked)
+	if _, ok := p.procFile(p.cwd, true); !ok {
+		if _, e := p.lookup(p.cwd, true); e == eNOENT {
+			return sysErr(eNOENT) // it was removed (d_unlinked), or its thread has exited (/proc/self/task/TID)
+		}
 	}
 	b := append([]byte(p.cwd), 0)
 	if uint64(len(b)) > a[1] {
@@ -1513,6 +1587,12 @@ func (p *Process) sysChdir(a *[6]uint64) uint64 {
 	abs, e := p.guestPath(atFDCWD, a[0])
 	if e != 0 {
 		return sysErr(e)
+	}
+	if n, ok := p.procFile(abs, true); ok { // /proc/self, say: /proc/PID
+		if !n.isDir() {
+			return sysErr(eNOTDIR)
+		}
+		return p.enterDir(n.path, nil)
 	}
 	ent, e := p.lookup(abs, true)
 	switch {
@@ -2297,7 +2377,15 @@ func (p *Process) sysGetdents64(a *[6]uint64) uint64 {
 	case f.kind != fileDir:
 		return sysErr(eNOTDIR)
 	}
-	if f.off == 0 || f.names == nil {
+	if f.proc != nil && (f.off == 0 || f.names == nil) {
+		// A made directory is listed as it is now (a thread's once it has
+		// exited: ENOENT, as Linux's).
+		n, ok := p.procFile(f.path, true)
+		if !ok {
+			return sysErr(eNOENT)
+		}
+		f.names = append([]string{".", ".."}, n.list()...)
+	} else if f.off == 0 || f.names == nil {
 		if _, e := p.lookup(f.path, true); e == eNOENT {
 			return 0 // removed since it was opened: no entries, not even . and ..
 		}
@@ -2313,13 +2401,20 @@ func (p *Process) sysGetdents64(a *[6]uint64) uint64 {
 		}
 		var ino uint64
 		typ := byte(4) // DT_DIR
-		switch name {
-		case ".":
+		switch {
+		case name == ".":
 			ino = f.ino
-		case "..":
+		case name == ".." && f.proc != nil && f.path != "/proc":
+			ino = p.procEntryStat(filepath.Dir(f.path)).ino
+		case name == "..":
 			ino = p.entryStat(p.dirEntry(filepath.Dir(f.path))).ino
 		default:
-			st := p.entryStat(p.dirEntry(filepath.Join(f.path, name)))
+			var st statInfo
+			if f.proc != nil {
+				st = p.procEntryStat(filepath.Join(f.path, name))
+			} else {
+				st = p.entryStat(p.dirEntry(filepath.Join(f.path, name)))
+			}
 			ino = st.ino
 			switch st.mode & 0o170000 {
 			case 0o100000:

@@ -109,6 +109,9 @@ func (p *Process) sysMmap(a *[6]uint64) uint64 {
 		if file.kind != fileRegular {
 			return sysErr(eACCES)
 		}
+		if file.proc != nil {
+			return sysErr(eNODEV) // procfs's files have no mmap
+		}
 		if flags&0xf != mapPrivate && prot&2 != 0 && (file.node == nil || file.flags&oACCMODE != oRDWR) {
 			return sysErr(eACCES) // not open for reading and writing
 		}

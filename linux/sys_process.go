@@ -162,10 +162,7 @@ func (p *Process) sysSysinfo(a *[6]uint64) uint64 {
 	le := binary.LittleEndian
 	t, _ := p.now(7) // CLOCK_BOOTTIME
 	le.PutUint64(b[0:], uint64((t+1e9-1)/1e9))
-	total := p.vm.max
-	if total == 0 {
-		total = 4 << 30
-	}
+	total := p.ramTotal()
 	le.PutUint64(b[32:], total)                         // totalram
 	le.PutUint64(b[40:], total-min(total, p.vm.used())) // freeram
 	le.PutUint16(b[80:], 1)                             // procs
@@ -174,6 +171,15 @@ func (p *Process) sysSysinfo(a *[6]uint64) uint64 {
 		return sysErr(eFAULT)
 	}
 	return 0
+}
+
+// ramTotal is the machine's RAM as sysinfo and /proc/meminfo give it: the
+// memory cap, 4 GiB without one.
+func (p *Process) ramTotal() uint64 {
+	if p.vm.max == 0 {
+		return 4 << 30
+	}
+	return p.vm.max
 }
 
 // sysGetgroups: the guest is in no supplementary group (its own, getgid,

@@ -13,6 +13,10 @@ import (
 // epoch is the fake wall clock's start: 2025-01-01 00:00:00 UTC.
 const epoch = 1735689600
 
+// bootStart is the monotonic and boot-time clocks' value when the process
+// starts (ns): it started 1000 s after boot.
+const bootStart = 1000e9
+
 // now returns clock clk in nanoseconds, or false for an unknown clock.
 func (p *Process) now(clk uint64) (int64, bool) {
 	t := int64(p.Engine.Executed()) + int64(p.sleep)
@@ -20,7 +24,7 @@ func (p *Process) now(clk uint64) (int64, bool) {
 	case 0, 5, 8, 11: // REALTIME, REALTIME_COARSE, REALTIME_ALARM, TAI
 		return epoch*1e9 + t, true
 	case 1, 4, 6, 7, 9: // MONOTONIC, MONOTONIC_RAW, MONOTONIC_COARSE, BOOTTIME, BOOTTIME_ALARM
-		return 1000e9 + t, true
+		return bootStart + t, true
 	case 2, 3: // PROCESS_CPUTIME_ID, THREAD_CPUTIME_ID
 		return int64(p.Engine.Executed()), true
 	}

@@ -28,6 +28,20 @@ func (p *Process) xattrPath(addr uint64, follow bool) (bool, int) {
 	if e != 0 {
 		return false, e
 	}
+	// The emulated devices and /proc files (devices.go, procfs.go) keep
+	// none either: a write is EOPNOTSUPP, as procfs answers.
+	if _, ok := devMinor[abs]; ok {
+		return true, 0
+	}
+	if fd, ok := fdPath(abs); ok {
+		if p.fds[fd] == nil {
+			return false, eNOENT
+		}
+		return true, 0
+	}
+	if _, ok := p.procFile(abs, follow); ok {
+		return true, 0
+	}
 	ent, e := p.lookup(abs, follow)
 	if e != 0 {
 		return false, e

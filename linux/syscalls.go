@@ -76,8 +76,9 @@ import (
 //	access faccessat faccessat2  allowed and sysroot files exist (read-only), others ENOENT
 //	ioctl                    ENOTTY: the guest has no terminal (glibc then
 //	                         buffers stdout fully, as for a pipe)
-//	readlink readlinkat      /proc/self/exe (the program's absolute path), links
-//	                         in the sysroot; others ENOENT
+//	readlink readlinkat      /proc/self/exe (the program's absolute path),
+//	                         /proc/self/fd/N, /proc/self, links in the
+//	                         sysroot; others ENOENT
 //	getcwd chdir fchdir      the guest's working directory, at first the host's;
 //	                         chdir and fchdir move it to a directory the guest
 //	                         sees (the host's stays as it is)
@@ -256,9 +257,12 @@ import (
 //	                         /dev/stdin, stdout, stderr, /dev/fd/N and
 //	                         /proc/self/fd/N open the descriptor's file (a regular
 //	                         file anew, a stream, pipe or device as dup);
-//	                         /proc/self/maps, cmdline, environ, comm, status and
-//	                         /sys/devices/system/cpu/online are made (procfs.go),
-//	                         /etc/passwd and /etc/group too unless the view has them
+//	                         /proc/self/maps, cmdline, environ, comm, status,
+//	                         stat, statm, limits, auxv, the fd and task
+//	                         directories, /proc/cpuinfo, meminfo, uptime,
+//	                         loadavg and /sys/devices/system/cpu/online are
+//	                         made (procfs.go, cpuinfo.go), /etc/passwd and
+//	                         /etc/group too unless the view has them
 //	timerfd_create timerfd_settime timerfd_gettime
 //	                         on the fake real-time, monotonic and boot clocks
 //	                         (the _ALARM ones EPERM), read, polled and

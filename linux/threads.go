@@ -49,6 +49,7 @@ type thread struct {
 	persona  uint32          // personality (sys_ids.go)
 	robust   uint64          // set_robust_list's head (not inherited)
 	ran      uint64          // instructions since it was scheduled in
+	start    int64           // CLOCK_BOOTTIME when it was made, in ns (/proc's starttime)
 
 	// While blocked: the futex word waited on (0: a sleep), the bitset,
 	// the order of waiting (FIFO wakeups), the deadline on the base clock
@@ -109,7 +110,7 @@ type threadTable struct {
 
 // initThreads makes the main thread, tid guestPID.
 func (p *Process) initThreads() {
-	t := &thread{tid: guestPID, deadline: -1}
+	t := &thread{tid: guestPID, deadline: -1, start: bootStart}
 	p.thr = threadTable{list: []*thread{t}, cur: t, nextTID: guestPID + 1}
 }
 
@@ -334,6 +335,7 @@ func (p *Process) clone(name string, flags, sp, ptid, ctid, tls, exitSig uint64)
 	// A new thread inherits its creator's mask (and no alternate stack:
 	// CLONE_VM without CLONE_VFORK clears it).
 	t := &thread{tid: p.thr.nextTID, deadline: -1, newSP: sp, fresh: true}
+	t.start, _ = p.now(7) // CLOCK_BOOTTIME
 	t.sig.mask = p.thr.cur.sig.mask
 	t.prctl, t.nice, t.policy, t.persona = p.thr.cur.prctl, p.thr.cur.nice, p.thr.cur.policy, p.thr.cur.persona
 	t.prctl.pdeathsig = 0 // as copy_process clears it
