@@ -160,6 +160,8 @@ func (p *Process) reopen(f *openFile, flags uint64) uint64 {
 		return sysErr(eISDIR)
 	case write && f.node == nil:
 		return sysErr(eACCES)
+	case flags&oACCMODE != oWRONLY && !allows(f.node, 4), write && !allows(f.node, 2):
+		return sysErr(eACCES) // checked anew, as a reopen by path is
 	}
 	g := &openFile{kind: f.kind, path: f.path, host: f.host, mode: f.mode, sf: f.sf, data: f.data, node: f.node,
 		ino: f.ino, dirStat: f.dirStat, flags: flags & (oACCMODE | oAPPEND | oNONBLOCK)}

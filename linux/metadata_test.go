@@ -309,6 +309,7 @@ func TestFileTimes(t *testing.T) {
 				{"O_TRUNC of an empty file", func() { g.call("close", uint64(g.open(file, gRDWR|oTRUNC, 0))) }, "-mc/---"},
 				{"open, close", func() { g.call("close", uint64(g.open(file, gRDWR, 0))) }, "---/---"},
 				{"fallocate", func() { g.call("fallocate", uint64(fd), 0, 0, 100) }, "-mc/---"},
+				{"fallocate inside the file, KEEP_SIZE", func() { g.call("fallocate", uint64(fd), 1, 0, 10) }, "-mc/---"},
 				{"mmap", func() { g.call("mmap", 0, 4096, 3, 1, uint64(fd), 0) }, "a--/---"},
 				{"link", func() { g.call("linkat", atFDCWD64, g.path(2, file), atFDCWD64, g.path(3, "/tmp/d/l"), 0) }, "--c/-mc"},
 				{"unlink of the other name", func() { g.call("unlinkat", atFDCWD64, g.path(2, "/tmp/d/l"), 0) }, "--c/-mc"},

@@ -219,6 +219,19 @@ func (p *Process) accessed(n *oNode) {
 	}
 }
 
+// dropSetID clears a file's set-user-ID bit, and its set-group-ID bit if
+// the group may execute it, as Linux does when a process without
+// CAP_FSETID writes, truncates or chowns it (file_remove_privs,
+// setattr_should_drop_suidgid).
+func dropSetID(n *oNode) {
+	if n != nil && n.kind == nodeFile && n.mode&0o6000 != 0 {
+		n.mode &^= 0o4000
+		if n.mode&0o010 != 0 {
+			n.mode &^= 0o2000
+		}
+	}
+}
+
 // after reports whether time a is after b.
 func after(a, b timespec) bool { return a.sec > b.sec || a.sec == b.sec && a.nsec > b.nsec }
 
@@ -687,6 +700,7 @@ func (p *Process) fillNode(nd *oNode, n uint64, pos int64, fill func(piece []byt
 		nd.shared = false
 	}
 	p.touch(nd, touchModify|touchChange)
+	dropSetID(nd)
 	fault := false
 	nd.data.eachMut(pos, pos+int64(n), func(piece []byte, at int64) bool {
 		fault = !fill(piece, uint64(at-pos))

@@ -92,6 +92,43 @@ func TestPermissions(t *testing.T) {
 			expect(t, "read-only working directory: write a file in it", closed(g.open("f", gWRONLY, 0)), 0)
 			chmod(".", 0o755)
 			expect(t, "execve of a 0644 file", g.call("execve", at("f"), 0, 0), -eACCES)
+
+			// Writing, truncating or chowning a set-ID file clears the
+			// bits, as for a process without CAP_FSETID.
+			for _, c := range []struct {
+				what string
+				do   func()
+			}{
+				{"write", func() { fd := g.open("s", gWRONLY, 0); g.write(fd, "x"); g.call("close", uint64(fd)) }},
+				{"truncate", func() { g.call("truncate", at("s"), 3) }},
+				{"chown unchanged", func() { g.call("fchownat", atFDCWD64, at("s"), 1<<32-1, 1<<32-1, 0) }},
+			} {
+				expect(t, "create s", closed(g.open("s", oCREAT|gWRONLY, 0o644)), 0)
+				chmod("s", 0o6755)
+				c.do()
+				if mode, _, _ := g.stat("s", false); mode != 0o100755 {
+					t.Errorf("%s of a 06755 file: mode %#o, want 0100755", c.what, mode)
+				}
+			}
+			chmod("s", 0o6745)
+			g.call("truncate", at("s"), 1)
+			if mode, _, _ := g.stat("s", false); mode != 0o102745 {
+				t.Errorf("truncate of a 06745 file: mode %#o, want 0102745 (no group execute: set-group-ID kept)", mode)
+			}
+
+			// A descriptor's path is opened anew with the same checks.
+			ro := g.open("ro", gRDONLY, 0)
+			expect(t, "reopen of a 0444 file for writing", g.open("/proc/self/fd/"+strconv.Itoa(int(ro)), gRDWR, 0), -eACCES)
+			expect(t, "reopen of it for reading", closed(g.open("/proc/self/fd/"+strconv.Itoa(int(ro)), gRDONLY, 0)), 0)
+			// faccessat2's flags: AT_EMPTY_PATH (the descriptor's file),
+			// AT_SYMLINK_NOFOLLOW (a link itself), AT_EACCESS; others EINVAL.
+			expect(t, "faccessat2 AT_EMPTY_PATH R_OK", g.call("faccessat2", uint64(ro), at(""), 4, atEmptyPath), 0)
+			expect(t, "faccessat2 AT_EMPTY_PATH W_OK", g.call("faccessat2", uint64(ro), at(""), 2, atEmptyPath|0x200), -eACCES)
+			expect(t, "faccessat2 AT_EMPTY_PATH X_OK", g.call("faccessat2", uint64(ro), at(""), 1, atEmptyPath), -eACCES)
+			expect(t, "symlink to nothing", g.call("symlinkat", at("none"), atFDCWD64, at2("dangling")), 0)
+			expect(t, "faccessat2 of a dangling link, not followed", g.call("faccessat2", atFDCWD64, at("dangling"), 0, atSymlinkNofollow), 0)
+			expect(t, "faccessat2 of a dangling link", g.call("faccessat2", atFDCWD64, at("dangling"), 0, 0), -eNOENT)
+			expect(t, "faccessat2, an unknown flag", g.call("faccessat2", atFDCWD64, at("f"), 0, 0x8000), -eINVAL)
 		})
 	}
 }

@@ -1432,9 +1432,18 @@ func (p *Process) sysNewfstatat(a *[6]uint64) uint64 {
 func (p *Process) sysStat(a *[6]uint64) uint64  { return p.statPath(atFDCWD, a[0], a[1], 0) }
 func (p *Process) sysLstat(a *[6]uint64) uint64 { return p.statPath(atFDCWD, a[0], a[1], 0x100) }
 
-func (p *Process) access(dirfd int32, pathAddr, mode uint64) uint64 {
-	if mode&^7 != 0 {
+// access is faccessat2(dirfd, path, mode, flags): flags AT_EACCESS
+// (the real and effective ids are one here), AT_SYMLINK_NOFOLLOW (a link
+// itself, whose mode is 0777) and AT_EMPTY_PATH (dirfd's own file).
+func (p *Process) access(dirfd int32, pathAddr, mode, flags uint64) uint64 {
+	const atEaccess = 0x200
+	if mode&^7 != 0 || flags&^uint64(atEaccess|atSymlinkNofollow|atEmptyPath) != 0 {
 		return sysErr(eINVAL) // only R_OK, W_OK, X_OK
+	}
+	if flags&atEmptyPath != 0 {
+		if path, e := p.cstring(pathAddr); e == 0 && path == "" {
+			return p.accessFD(dirfd, uint32(mode))
+		}
 	}
 	abs, e := p.guestPath(dirfd, pathAddr)
 	if e != 0 {
@@ -1456,10 +1465,38 @@ func (p *Process) access(dirfd int32, pathAddr, mode uint64) uint64 {
 		}
 		return 0
 	}
-	ent, e := p.lookup(abs, true)
-	if e != 0 {
+	ent, e := p.lookup(abs, flags&atSymlinkNofollow == 0)
+	switch {
+	case e != 0:
 		return sysErr(e)
+	case ent.node != nil && ent.node.kind == nodeLink, ent.node == nil && ent.vf.fi != nil && ent.vf.fi.Mode()&fs.ModeSymlink != 0:
+		return 0 // a link itself (AT_SYMLINK_NOFOLLOW): rwxrwxrwx
 	}
+	return p.accessEntry(ent, uint32(mode))
+}
+
+// accessFD is access of descriptor fd's own file (AT_EMPTY_PATH).
+func (p *Process) accessFD(fd int32, mode uint32) uint64 {
+	f := p.fds[int(fd)]
+	switch {
+	case f == nil:
+		return sysErr(eBADF)
+	case f.kind == fileRegular && (f.node != nil || f.path != "") || f.kind == fileDir:
+		if f.node != nil {
+			return p.accessEntry(ovEntry{path: f.path, node: f.node}, mode)
+		}
+		if ent, e := p.lookup(f.path, true); e == 0 {
+			return p.accessEntry(ent, mode)
+		}
+	}
+	if mode&1 != 0 {
+		return sysErr(eACCES) // pipes, devices, anonymous inodes: no execute bit
+	}
+	return 0
+}
+
+// accessEntry is access of what ent names, mode its R_OK, W_OK, X_OK.
+func (p *Process) accessEntry(ent ovEntry, mode uint32) uint64 {
 	switch {
 	case mode&2 != 0 && ent.node == nil && !p.ov.writable(ent.path): // W_OK
 		return sysErr(eROFS)
@@ -1467,14 +1504,17 @@ func (p *Process) access(dirfd int32, pathAddr, mode uint64) uint64 {
 		return sysErr(eROFS) // a directory above a writable tree
 	case mode&1 != 0 && ent.node == nil && !ent.isDir() && (ent.vf.fi == nil || statMode(ent.vf.fi)&0o111 == 0):
 		return sysErr(eACCES) // X_OK: the view's directories are 0555, its files 0444 with the host's execute bits
-	case !allows(ent.node, uint32(mode)):
+	case !allows(ent.node, mode):
 		return sysErr(eACCES) // R_OK, W_OK, X_OK are the bits' own values
 	}
 	return 0
 }
 
-func (p *Process) sysAccess(a *[6]uint64) uint64    { return p.access(atFDCWD, a[0], a[1]) }
-func (p *Process) sysFaccessat(a *[6]uint64) uint64 { return p.access(int32(a[0]), a[1], a[2]) }
+func (p *Process) sysAccess(a *[6]uint64) uint64    { return p.access(atFDCWD, a[0], a[1], 0) }
+func (p *Process) sysFaccessat(a *[6]uint64) uint64 { return p.access(int32(a[0]), a[1], a[2], 0) }
+func (p *Process) sysFaccessat2(a *[6]uint64) uint64 {
+	return p.access(int32(a[0]), a[1], a[2], a[3])
+}
 
 func (p *Process) readlink(dirfd int32, pathAddr, buf, size uint64) uint64 {
 	path, e := p.cstring(pathAddr)
@@ -1641,6 +1681,7 @@ func (p *Process) truncate(n *oNode, length uint64) uint64 {
 		return sysErr(e)
 	}
 	p.touch(n, touchModify|touchChange) // even to the same length
+	dropSetID(n)
 	return 0
 }
 
@@ -2279,6 +2320,7 @@ func (p *Process) chown(f *openFile, abs string, follow bool, uid, gid uint64) u
 		return sysErr(ePERM)
 	}
 	p.touch(node, touchChange) // even unchanged, as Linux's chown_common
+	dropSetID(node)
 	return 0
 }
 
@@ -2580,7 +2622,7 @@ func (p *Process) sysFallocate(a *[6]uint64) uint64 {
 		if e := p.resize(nd, end); e != 0 {
 			return sysErr(e)
 		}
-		p.touch(nd, touchModify|touchChange) // the size, as on ext4
 	}
+	p.touch(nd, touchModify|touchChange) // every fallocate, as ext4's
 	return 0
 }

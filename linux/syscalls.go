@@ -323,7 +323,7 @@ func init() {
 		"lseek": (*Process).sysLseek, "fcntl": (*Process).sysFcntl, "ioctl": (*Process).sysIoctl,
 		"fstat": (*Process).sysFstat, "newfstatat": (*Process).sysNewfstatat,
 		"stat": (*Process).sysStat, "lstat": (*Process).sysLstat,
-		"access": (*Process).sysAccess, "faccessat": (*Process).sysFaccessat, "faccessat2": (*Process).sysFaccessat,
+		"access": (*Process).sysAccess, "faccessat": (*Process).sysFaccessat, "faccessat2": (*Process).sysFaccessat2,
 		"readlink": (*Process).sysReadlink, "readlinkat": (*Process).sysReadlinkat, "getcwd": (*Process).sysGetcwd,
 		"chdir": (*Process).sysChdir, "fchdir": (*Process).sysFchdir,
 		"brk": (*Process).sysBrk, "mmap": (*Process).sysMmap, "munmap": (*Process).sysMunmap,
