@@ -170,7 +170,22 @@ type viewFile struct {
 	path   string      // the guest path host is at: the path looked up, its links followed (a named file's, as named)
 	fi     fs.FileInfo // Lstat of host (Stat for a named file followed)
 	follow bool        // a file the user named: opened following symbolic links
+	// link is the symbolic link of a named tree a lookup that stops at
+	// links (lookupStop) met, with errno eRedirect: the caller follows it.
+	link *viewLink
 }
+
+// viewLink is a symbolic link met looking up a path in a named tree: its
+// directory (the guest path), its target as written, and the components
+// of the path after it.
+type viewLink struct {
+	dir, target string
+	rest        []string
+}
+
+// eRedirect is no errno: the lookup met a link for its caller to follow
+// (viewFile.link).
+const eRedirect = -1
 
 // lookup finds the host file the absolute, clean guest path abs names
 // (followLast: a symbolic link in its last component is followed), or
@@ -183,6 +198,14 @@ func (v *fsView) lookup(abs string, followLast bool) (viewFile, int) {
 // lookupLinks is lookup, counting the symbolic links followed in named
 // trees in *links.
 func (v *fsView) lookupLinks(abs string, followLast bool, links *int) (viewFile, int) {
+	return v.lookupStop(abs, followLast, links, false)
+}
+
+// lookupStop is lookupLinks, but if stop, a symbolic link of a named tree
+// to follow is not followed: it is returned (viewFile.link, eRedirect),
+// counted in *links, for the overlay to follow through its own files,
+// which may have changed, replaced or removed the target (writable trees).
+func (v *fsView) lookupStop(abs string, followLast bool, links *int, stop bool) (viewFile, int) {
 	if abs == "/proc/self/exe" || abs == fmt.Sprintf("/proc/%d/exe", guestPID) {
 		abs = v.exe
 	}
@@ -192,7 +215,7 @@ func (v *fsView) lookupLinks(abs string, followLast bool, links *int) (viewFile,
 	if root := v.treeOf(abs); root != "" && !v.allow[abs] {
 		// In a named tree; a path named itself (the tree's root, a file
 		// named too) is followed as a named file is, below.
-		return v.treeLookup(root, abs, followLast, links)
+		return v.treeLookup(root, abs, followLast, links, stop)
 	}
 	if v.allow[abs] {
 		stat := os.Lstat
@@ -242,7 +265,7 @@ func (v *fsView) treeOf(abs string) string {
 // view again: inside a named tree, a file of it; outside, what the view
 // shows there, so that a link out of the tree never reaches a host file
 // the user did not name.
-func (v *fsView) treeLookup(root, abs string, followLast bool, links *int) (viewFile, int) {
+func (v *fsView) treeLookup(root, abs string, followLast bool, links *int, stop bool) (viewFile, int) {
 	rest := strings.Split(strings.TrimPrefix(abs[len(root):], "/"), "/")
 	cur := root
 	for i, c := range rest {
@@ -265,6 +288,9 @@ func (v *fsView) treeLookup(root, abs string, followLast bool, links *int) (view
 			target, err := os.Readlink(next)
 			if err != nil || target == "" {
 				return viewFile{}, eNOENT
+			}
+			if stop {
+				return viewFile{link: &viewLink{dir: cur, target: target, rest: rest[i+1:]}}, eRedirect
 			}
 			if strings.Contains(target, "..") {
 				var e int

@@ -35,9 +35,11 @@ import (
 // looked up in the view. Looking a path up walks it component by
 // component through the overlay, following the overlay's symbolic links,
 // and hands what remains, from the first component the overlay does not
-// hold, to the view (which follows the host's links itself: a host link
-// written through is copied up at the path the guest named, not at its
-// target). A ".." is taken before, as Linux takes it (walkDots): the
+// hold, to the view. A symbolic link the view meets in a named tree is
+// handed back (lookupStop) and its target looked up from the overlay
+// again, as the overlay's own links are, so that what the guest wrote,
+// made or removed at the target is what the link reaches, and a write
+// through it copies up the target. A ".." is taken before, as Linux takes it (walkDots): the
 // paths looked up are clean, each ".." replaced by the parent of the
 // directory the components before it name, their links followed.
 //
@@ -469,7 +471,23 @@ func (p *Process) viewEntry(g string, follow bool) (ovEntry, int) {
 // viewEntryLinks is viewEntry, counting the symbolic links followed in
 // *links.
 func (p *Process) viewEntryLinks(g string, follow bool, links *int) (ovEntry, int) {
-	vf, e := p.view.lookupLinks(g, follow, links)
+	vf, e := p.view.lookupStop(g, follow, links, true)
+	if e == eRedirect {
+		// A link of a named tree: its target looked up again from the
+		// overlay, as the overlay's own links are (lookupLinks), so that
+		// what the guest wrote, made or removed there is what it reaches.
+		l := vf.link
+		t := l.target
+		if strings.Contains(t, "..") {
+			var e int
+			if t, e = p.walkDots(l.dir, t, links); e != 0 {
+				return ovEntry{}, e
+			}
+		} else if !filepath.IsAbs(t) {
+			t = filepath.Join(l.dir, t)
+		}
+		return p.lookupLinks(filepath.Join(append([]string{t}, l.rest...)...), follow, links)
+	}
 	if e == 0 {
 		return ovEntry{path: g, vf: vf}, 0
 	}
