@@ -123,7 +123,16 @@ func (p *Process) procFile(abs string, follow bool) (procNode, bool) {
 		if follow {
 			return procNode{}, false // the program: fsview.go's
 		}
-		return procNode{path: abs, mode: 0o120777, nlink: 1, link: absPath(p.Path)}, true
+		return procNode{path: abs, mode: 0o120777, nlink: 1, link: realPath(p.Path)}, true
+	case "cwd", "root":
+		if follow {
+			return procNode{}, false // the directory itself: not followed here
+		}
+		target := "/"
+		if rest == "cwd" {
+			target = p.cwd
+		}
+		return procNode{path: abs, mode: 0o120777, nlink: 1, link: target}, true
 	}
 	tid, whole := guestPID, true
 	if r, ok := strings.CutPrefix(rest, "task/"); ok {
@@ -295,7 +304,7 @@ var procFileNames = func() []string {
 
 // procPIDList lists /proc/PID in the order Linux does (tgid_base_stuff).
 func (p *Process) procPIDList() []string {
-	return append(append([]string{"task", "fd"}, procFileNames...), "exe")
+	return append(append([]string{"task", "fd"}, procFileNames...), "cwd", "root", "exe")
 }
 
 // procFDList lists /proc/self/fd: the open descriptors, in numeric order.
@@ -419,6 +428,16 @@ func (p *Process) procMaps() []byte {
 }
 
 // absPath is path made absolute (as it is, if that fails).
+// realPath is path absolute with its links resolved, as the kernel
+// names a file it opened (/proc/self/exe of a program run through a
+// link is the link's target).
+func realPath(path string) string {
+	if r, err := filepath.EvalSymlinks(absPath(path)); err == nil {
+		return r
+	}
+	return absPath(path)
+}
+
 func absPath(path string) string {
 	if a, err := filepath.Abs(path); err == nil {
 		return a

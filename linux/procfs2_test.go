@@ -396,8 +396,15 @@ func TestProcFiles(t *testing.T) {
 				t.Errorf("/proc lists %q", got)
 			}
 			if got := g.names("/proc/self"); !slices.Equal(got, []string{".", "..", "task", "fd", "environ", "auxv", "status", "limits",
-				"comm", "cmdline", "stat", "statm", "maps", "exe"}) {
+				"comm", "cmdline", "stat", "statm", "maps", "cwd", "root", "exe"}) {
 				t.Errorf("/proc/self lists %q", got)
+			}
+			expect(t, "chdir", g.call("chdir", g.path(2, "/tmp")), 0)
+			if got := g.readlink("/proc/self/cwd"); got != "/tmp" {
+				t.Errorf("readlink /proc/self/cwd = %q, want the working directory", got)
+			}
+			if got := g.readlink("/proc/self/root"); got != "/" {
+				t.Errorf("readlink /proc/self/root = %q", got)
 			}
 			fd := g.open("/proc/self/status", gRDONLY, 0)
 			expect(t, "fstat", g.call("fstat", uint64(fd), g.buf), 0)

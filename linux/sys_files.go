@@ -1530,11 +1530,7 @@ func (p *Process) readlink(dirfd int32, pathAddr, buf, size uint64) uint64 {
 			return sysErr(e)
 		}
 	} else if path == "/proc/self/exe" || path == fmt.Sprintf("/proc/%d/exe", guestPID) {
-		exe, err := filepath.Abs(p.Path)
-		if err != nil {
-			return sysErr(eNOENT)
-		}
-		target = exe
+		target = realPath(p.Path) // links resolved, as the kernel names what it ran
 	} else {
 		abs, e := p.resolve(dirfd, path)
 		if e != 0 {
