@@ -84,6 +84,8 @@ const (
 	nodeFile nodeKind = iota
 	nodeDir
 	nodeLink
+	nodeFifo // a named pipe (mknod, mkfifo)
+	nodeSock // a socket's name (mknod)
 )
 
 // oNode is a file, directory or symbolic link of the overlay.
@@ -859,6 +861,10 @@ func nodeStat(n *oNode) statInfo {
 	case nodeLink:
 		st.mode |= 0o120000
 		st.size = int64(len(n.target))
+	case nodeFifo:
+		st.mode |= 0o010000
+	case nodeSock:
+		st.mode |= 0o140000
 	}
 	st.blocks = statBlocks(st.mode, st.size)
 	t := n.times

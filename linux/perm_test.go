@@ -5,6 +5,7 @@ package linux
 import (
 	"encoding/binary"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/sframesim/sframesim/arch"
@@ -199,6 +200,47 @@ func TestLinkDescriptor(t *testing.T) {
 			dir := g.open("/tmp/sg/sub", gRDONLY|g.p.abi.oDirectory, 0)
 			expect(t, "rmdir", g.call("unlinkat", atFDCWD64, g.path(2, "/tmp/sg/sub"), 0x200), 0)
 			expect(t, "links of a removed directory", int64(g.fdNlink(dir)), 0)
+		})
+	}
+}
+
+// TestMknod: mknodat makes regular files, named pipes and sockets' names
+// as Linux does for a process without CAP_MKNOD (a device is EPERM once
+// the name is known new); a socket's name opens as ENXIO; opening a named
+// pipe stops the run, named, as its ends are not emulated.
+func TestMknod(t *testing.T) {
+	for _, a := range testArches {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{})
+			mknod := func(path string, mode uint64) int64 {
+				return g.call("mknodat", atFDCWD64, g.path(2, path), mode, 0x103)
+			}
+			expect(t, "mkfifo", mknod("/tmp/fifo", 0o010644), 0)
+			expect(t, "mkfifo of a name in use", mknod("/tmp/fifo", 0o010644), -eEXIST)
+			expect(t, "a regular file", mknod("/tmp/reg", 0o100644), 0)
+			expect(t, "type 0: a regular file", mknod("/tmp/reg0", 0o644), 0)
+			expect(t, "a socket's name", mknod("/tmp/sock", 0o140755), 0)
+			expect(t, "a character device", mknod("/tmp/chr", 0o020644), -ePERM)
+			expect(t, "a device at a name in use", mknod("/tmp/reg", 0o060644), -eEXIST)
+			expect(t, "no such type", mknod("/tmp/bad", 0o070644), -eINVAL)
+			expect(t, "below no directory", mknod("/tmp/none/x", 0o010644), -eNOENT)
+			for path, want := range map[string]int64{"/tmp/fifo": 0o010644, "/tmp/reg": 0o100644, "/tmp/reg0": 0o100644, "/tmp/sock": 0o140755} {
+				if mode, _, _ := g.stat(path, false); mode != want {
+					t.Errorf("%s: mode %#o, want %#o", path, mode, want)
+				}
+			}
+			expect(t, "no device was made", g.call("newfstatat", atFDCWD64, g.path(2, "/tmp/chr"), g.buf, 0), -eNOENT)
+			expect(t, "open of a socket's name", g.open("/tmp/sock", gRDWR, 0), -eNXIO)
+			if fd := g.open("/tmp/reg", gRDWR, 0); fd < 0 {
+				t.Errorf("open of the regular file made by mknod: %d", fd)
+			}
+			if g.p.exit != nil {
+				t.Fatalf("stopped before opening the named pipe: %v", g.p.exit)
+			}
+			g.open("/tmp/fifo", gRDONLY|oNONBLOCK, 0)
+			if g.p.exit == nil || !strings.Contains(g.p.exit.Detail, "named pipe /tmp/fifo") || g.p.exit.Reason != StopUnsupported {
+				t.Errorf("open of a named pipe: the run goes on (%v)", g.p.exit)
+			}
 		})
 	}
 }

@@ -377,6 +377,14 @@ func (p *Process) open(dirfd int32, pathAddr, flags, mode uint64) uint64 {
 		return sysErr(eNOTDIR)
 	case ent.node != nil && ent.node.kind == nodeLink, ent.node == nil && ent.vf.fi.Mode()&fs.ModeSymlink != 0:
 		return sysErr(eLOOP) // O_NOFOLLOW on a link
+	case ent.node != nil && ent.node.kind == nodeSock:
+		return sysErr(eNXIO) // a socket is connected to, not opened
+	case ent.node != nil && ent.node.kind == nodeFifo:
+		if acc != oWRONLY && !allows(ent.node, 4) || acc != 0 && !allows(ent.node, 2) {
+			return sysErr(eACCES)
+		}
+		p.sysStop(StopUnsupported, 0, fmt.Sprintf("unsupported: open of the named pipe %s: named pipes are made, not opened", ent.path))
+		return 0
 	}
 	switch {
 	case created:
@@ -1750,6 +1758,43 @@ func (p *Process) newName(dirfd int32, pathAddr uint64) (string, int) {
 	}
 	return p.parentOf(abs)
 }
+
+// mknod makes a regular file, a named pipe or a socket's name at the
+// guest path pathAddr (relative to dirfd), as mknodat does for a process
+// without CAP_MKNOD: a device is EPERM, once the name is known to be new.
+// A named pipe is made and shown, but opening one stops the run (named):
+// its ends are not emulated.
+func (p *Process) mknod(dirfd int32, pathAddr, mode uint64) uint64 {
+	const sIFMT, sIFREG, sIFIFO, sIFCHR, sIFBLK, sIFSOCK = 0o170000, 0o100000, 0o010000, 0o020000, 0o060000, 0o140000
+	kind := nodeFile
+	switch uint32(mode) & sIFMT {
+	case 0, sIFREG:
+	case sIFIFO:
+		kind = nodeFifo
+	case sIFSOCK:
+		kind = nodeSock
+	case sIFCHR, sIFBLK:
+		kind = -1
+	default:
+		return sysErr(eINVAL)
+	}
+	path, e := p.newName(dirfd, pathAddr)
+	switch {
+	case e != 0:
+		return sysErr(e)
+	case kind < 0:
+		return sysErr(ePERM) // a device needs CAP_MKNOD
+	}
+	n := p.newNode(kind, uint32(mode)&0o7777&^p.ov.umask)
+	if e := p.put(path, n); e != 0 {
+		return sysErr(e)
+	}
+	p.entriesChanged(path)
+	return 0
+}
+
+func (p *Process) sysMknod(a *[6]uint64) uint64   { return p.mknod(atFDCWD, a[0], a[1]) }
+func (p *Process) sysMknodat(a *[6]uint64) uint64 { return p.mknod(int32(a[0]), a[1], a[2]) }
 
 func (p *Process) mkdir(dirfd int32, pathAddr, mode uint64) uint64 {
 	path, e := p.newName(dirfd, pathAddr)

@@ -407,6 +407,7 @@ func init() {
 		"rt_sigtimedwait": (*Process).sysRtSigtimedwait, "rt_sigqueueinfo": (*Process).sysRtSigqueueinfo,
 		"rt_tgsigqueueinfo": (*Process).sysRtTgsigqueueinfo, "restart_syscall": (*Process).sysRestartSyscall,
 		"pipe": (*Process).sysPipe, "pipe2": (*Process).sysPipe2,
+		"mknod": (*Process).sysMknod, "mknodat": (*Process).sysMknodat,
 		"poll": (*Process).sysPoll, "ppoll": (*Process).sysPpoll,
 		"select": (*Process).sysSelect, "pselect6": (*Process).sysPselect6,
 		"signalfd": (*Process).sysSignalfd, "signalfd4": (*Process).sysSignalfd4,

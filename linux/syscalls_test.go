@@ -38,7 +38,7 @@ func TestSyscallNames(t *testing.T) {
 var amd64Only = map[string]bool{
 	"arch_prctl": true, "access": true, "dup2": true, "getpgrp": true, "lstat": true,
 	"open": true, "readlink": true, "stat": true, "time": true,
-	"creat": true, "mkdir": true, "rmdir": true, "unlink": true, "symlink": true, "link": true,
+	"creat": true, "mkdir": true, "mknod": true, "rmdir": true, "unlink": true, "symlink": true, "link": true,
 	"rename": true, "chmod": true, "chown": true, "lchown": true,
 	"pipe": true, "select": true, "signalfd": true, "poll": true, "alarm": true, "pause": true,
 	"epoll_create": true, "epoll_wait": true, "eventfd": true, "inotify_init": true,
