@@ -302,6 +302,8 @@ func TestOpenPath(t *testing.T) {
 				t.Fatalf("open a link O_PATH|O_NOFOLLOW = %d", link)
 			}
 			expect(t, "fstat of the link", g.call("fstat", uint64(link), g.buf), 0)
+			expect(t, "readlinkat of it with an empty path", g.call("readlinkat", uint64(link), g.path(2, ""), g.buf+512, 64), 1)
+			expect(t, "readlinkat of no link with an empty path", g.call("readlinkat", atFDCWD64, g.path(2, ""), g.buf+512, 64), -eNOENT)
 			off := 24
 			if a.Name == "aarch64" {
 				off = 16

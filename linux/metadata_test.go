@@ -307,6 +307,14 @@ func TestFileTimes(t *testing.T) {
 				{"fchown to itself", func() { g.call("fchown", uint64(fd), guestUID, guestGID) }, "--c/---"},
 				{"O_TRUNC", func() { g.call("close", uint64(g.open(file, gRDWR|oTRUNC, 0))) }, "-mc/---"},
 				{"O_TRUNC of an empty file", func() { g.call("close", uint64(g.open(file, gRDWR|oTRUNC, 0))) }, "-mc/---"},
+				{"write 5", func() { g.call("pwrite64", uint64(fd), g.buf, 5, 0) }, "-mc/---"},
+				{"copy_file_range from it", func() {
+					dst := g.open("/tmp/dst", oCREAT|gWRONLY, 0o644)
+					if err := g.p.Engine.WriteMem(g.buf+3000, make([]byte, 8)); err != nil { // off_in: 0
+						t.Fatal(err)
+					}
+					g.call("copy_file_range", uint64(fd), g.buf+3000, uint64(dst), 0, 5, 0)
+				}, "a--/---"},
 				{"open, close", func() { g.call("close", uint64(g.open(file, gRDWR, 0))) }, "---/---"},
 				{"fallocate", func() { g.call("fallocate", uint64(fd), 0, 0, 100) }, "-mc/---"},
 				{"fallocate inside the file, KEEP_SIZE", func() { g.call("fallocate", uint64(fd), 1, 0, 10) }, "-mc/---"},

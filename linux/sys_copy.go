@@ -137,6 +137,7 @@ func (p *Process) sysCopyFileRange(a *[6]uint64) uint64 {
 	if in.node == nil || out.node == nil {
 		return sysErr(eXDEV)
 	}
+	p.accessed(in.node) // read, as by read(2)
 	k, e := p.fillNode(out.node, n, posOut, func(piece []byte, off uint64) bool {
 		in.node.data.readAt(piece, posIn+int64(off))
 		return true
@@ -172,6 +173,9 @@ func (p *Process) sysSendfile(a *[6]uint64) uint64 {
 	}
 	if in.kind != fileRegular {
 		return sysErr(eINVAL) // nothing to splice from
+	}
+	if a[3] > 0 {
+		p.accessed(in.node) // read, as by read(2), also at its end
 	}
 	if size := in.size(); pos >= size {
 		n = 0

@@ -1533,6 +1533,20 @@ func (p *Process) readlink(dirfd int32, pathAddr, buf, size uint64) uint64 {
 		return sysErr(eINVAL)
 	}
 	var target string
+	if path == "" {
+		// The link an O_PATH|O_NOFOLLOW descriptor names (dirfd);
+		// anything else is ENOENT, as for an empty path elsewhere.
+		f := p.fds[int(dirfd)]
+		switch {
+		case dirfd == atFDCWD:
+			return sysErr(eNOENT)
+		case f == nil:
+			return sysErr(eBADF)
+		case !f.pathOnly() || f.dirStat.mode&0o170000 != 0o120000:
+			return sysErr(eNOENT)
+		}
+		path = f.path // the link itself: lookup below does not follow it
+	}
 	if fd, ok := fdPath(path); ok {
 		if target, e = p.fdLink(path, fd); e != 0 {
 			return sysErr(e)
@@ -1563,6 +1577,7 @@ func (p *Process) readlink(dirfd int32, pathAddr, buf, size uint64) uint64 {
 			return sysErr(e)
 		case ent.node != nil && ent.node.kind == nodeLink:
 			target = ent.node.target
+			p.accessed(ent.node) // readlink reads the link (touch_atime)
 		case ent.node != nil || ent.vf.fi == nil:
 			return sysErr(eINVAL) // not a symbolic link
 		default:
