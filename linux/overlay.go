@@ -239,6 +239,16 @@ func dropSetID(n *oNode) {
 // after reports whether time a is after b.
 func after(a, b timespec) bool { return a.sec > b.sec || a.sec == b.sec && a.nsec > b.nsec }
 
+// putNew gives node n, which the guest just made, the name path (put)
+// and moves the times of the directory that holds it.
+func (p *Process) putNew(path string, n *oNode) int {
+	if e := p.put(path, n); e != 0 {
+		return e
+	}
+	p.entriesChanged(path)
+	return 0
+}
+
 // entriesChanged sets the modification and change times of the directory
 // holding path, whose entries changed (a name made, removed or moved):
 // the overlay's node, which put, materialize or the name's own existence

@@ -339,10 +339,9 @@ func (p *Process) open(dirfd int32, pathAddr, flags, mode uint64) uint64 {
 			return sysErr(e)
 		}
 		n := p.newNode(nodeFile, uint32(mode)&^p.ov.umask)
-		if e := p.put(path, n); e != 0 {
+		if e := p.putNew(path, n); e != 0 {
 			return sysErr(e)
 		}
-		p.entriesChanged(path)
 		ent, created = ovEntry{path: path, node: n}, true
 	case e != 0:
 		return sysErr(e)
@@ -1801,10 +1800,9 @@ func (p *Process) mknod(dirfd int32, pathAddr, mode uint64) uint64 {
 		return sysErr(ePERM) // a device needs CAP_MKNOD
 	}
 	n := p.newNode(kind, uint32(mode)&0o7777&^p.ov.umask)
-	if e := p.put(path, n); e != 0 {
+	if e := p.putNew(path, n); e != 0 {
 		return sysErr(e)
 	}
-	p.entriesChanged(path)
 	return 0
 }
 
@@ -1821,10 +1819,9 @@ func (p *Process) mkdir(dirfd int32, pathAddr, mode uint64) uint64 {
 		n.mode |= d.mode & 0o2000 // but a set-group-ID directory's
 	}
 	n.opaque, n.nlink = true, 2
-	if e := p.put(path, n); e != 0 {
+	if e := p.putNew(path, n); e != 0 {
 		return sysErr(e)
 	}
-	p.entriesChanged(path)
 	return 0
 }
 
@@ -1931,10 +1928,9 @@ func (p *Process) symlink(targetAddr uint64, dirfd int32, pathAddr uint64) uint6
 	}
 	n := p.newNode(nodeLink, 0o777)
 	n.target = target
-	if e := p.put(path, n); e != 0 {
+	if e := p.putNew(path, n); e != 0 {
 		return sysErr(e)
 	}
-	p.entriesChanged(path)
 	return 0
 }
 
