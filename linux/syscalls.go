@@ -73,10 +73,13 @@ import (
 //	                         the view's files 0444 with the host's execute
 //	                         bits, its directories 0555 (size
 //	                         4096, 2 links and one per subdirectory)
-//	access faccessat faccessat2  allowed and sysroot files exist (read-only), others ENOENT
+//	access faccessat faccessat2  allowed and sysroot files exist (read-only), others ENOENT;
+//	                         the overlay's by their owner bits (faccessat2's flags too)
+//	mknod mknodat            regular files, named pipes and socket names in the
+//	                         overlay; devices EPERM; a named pipe's open stops the run
 //	ioctl                    ENOTTY: the guest has no terminal (glibc then
 //	                         buffers stdout fully, as for a pipe)
-//	readlink readlinkat      /proc/self/exe (the program's absolute path),
+//	readlink readlinkat      /proc/self/exe (the program's path, links resolved),
 //	                         /proc/self/fd/N, /proc/self, links in the
 //	                         sysroot; others ENOENT
 //	getcwd chdir fchdir      the guest's working directory, at first the host's;
@@ -239,7 +242,8 @@ import (
 //	mlock mlock2 munlock mlockall munlockall  mapped ranges within RLIMIT_MEMLOCK (8 MiB)
 //	                         succeed (nothing is ever swapped out)
 //	close_range flock preadv preadv2 pwritev2 readahead sync_file_range
-//	                         closing ranges, locks granted at once, positional
+//	                         closing ranges, flock locks that conflict between open
+//	                         files of one file (a blocking one waits), positional
 //	                         vector I/O (RWF_NOWAIT EOPNOTSUPP), hints with
 //	                         nothing to do (sys_fdops.go)
 //	memfd_create             a nameless file of the overlay (as O_TMPFILE), no sealing
