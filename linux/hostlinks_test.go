@@ -74,3 +74,55 @@ func b2i64(b bool) int64 {
 	}
 	return 0
 }
+
+// TestDirLinks: a directory's link count is 2 and one per subdirectory,
+// as on Linux, for the guest's directories and for host directories the
+// guest changed (its own subdirectories, the host's it did not remove),
+// by path and by descriptor.
+func TestDirLinks(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"h1", "h2"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "f"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range testArches {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{ReadAllow: []string{dir}})
+			links := func(path string) int64 {
+				t.Helper()
+				if r := g.call("newfstatat", atFDCWD64, g.path(1, path), g.buf, 0); r != 0 {
+					t.Fatalf("stat %s = %d", path, r)
+				}
+				return int64(g.fdNlinkAt())
+			}
+			mkdir := func(path string) { expect(t, "mkdir "+path, g.call("mkdirat", atFDCWD64, g.path(2, path), 0o755), 0) }
+			mkdir("/tmp/d")
+			expect(t, "an empty directory", links("/tmp/d"), 2)
+			mkdir("/tmp/d/s1")
+			mkdir("/tmp/d/s2")
+			expect(t, "a file", int64(b2i(g.open("/tmp/d/f", oCREAT|gWRONLY, 0o644) >= 0)), 1)
+			expect(t, "two subdirectories and a file", links("/tmp/d"), 4)
+			expect(t, "rename one out", g.call("renameat", atFDCWD64, g.path(2, "/tmp/d/s2"), atFDCWD64, g.path(3, "/tmp/s2")), 0)
+			expect(t, "after it moved out", links("/tmp/d"), 3)
+			expect(t, "rmdir", g.call("unlinkat", atFDCWD64, g.path(2, "/tmp/d/s1"), 0x200), 0)
+			expect(t, "after rmdir", links("/tmp/d"), 2)
+			fd := g.open("/tmp/d", gRDONLY|g.p.abi.oDirectory, 0)
+			mkdir("/tmp/d/s3")
+			expect(t, "fstat", g.call("fstat", uint64(fd), g.buf), 0)
+			expect(t, "by descriptor", int64(g.fdNlinkAt()), 3)
+
+			expect(t, "a host directory", links(dir), 4)
+			mkdir(dir + "/mine")
+			expect(t, "with a subdirectory of the guest's", links(dir), 5)
+			expect(t, "rmdir a host subdirectory", g.call("unlinkat", atFDCWD64, g.path(2, dir+"/h1"), 0x200), 0)
+			expect(t, "after it", links(dir), 4)
+		})
+	}
+}

@@ -4,6 +4,7 @@ package linux
 
 import (
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -126,8 +127,11 @@ var epochTimes = [3]timespec{{sec: epoch}, {sec: epoch}, {sec: epoch}}
 
 // overlay is the writable file system of one process.
 type overlay struct {
-	nodes   map[string]*oNode // by guest path; nil: a whiteout
-	roots   []string          // the writable roots
+	nodes map[string]*oNode // by guest path; nil: a whiteout (setNode, delNode)
+	// subdirs counts, by directory path, the overlay's directories
+	// directly in it, for its link count (dirNlink).
+	subdirs map[string]int
+	roots   []string // the writable roots
 	nextIno uint64
 	held    uint64 // counted in addrSpace.held
 	umask   uint32 // the file mode creation mask (umask), shared by the threads
@@ -148,19 +152,74 @@ const firstOverlayIno = 1 << 20
 // cwd: the writable roots and the directories above them are merged
 // directories.
 func newOverlay(cwd string) *overlay {
-	o := &overlay{nodes: map[string]*oNode{}, roots: []string{"/tmp"}, nextIno: firstOverlayIno, umask: defaultUmask}
+	o := &overlay{nodes: map[string]*oNode{}, subdirs: map[string]int{}, roots: []string{"/tmp"}, nextIno: firstOverlayIno, umask: defaultUmask}
 	if cwd != "" && cwd != "/tmp" {
 		o.roots = append(o.roots, cwd)
 	}
 	for _, r := range o.roots {
 		for d := r; d != "/"; d = filepath.Dir(d) {
 			if o.nodes[d] == nil {
-				o.nodes[d] = o.newNode(nodeDir, 0o755)
-				o.nodes[d].nlink = 2
+				n := o.newNode(nodeDir, 0o755)
+				n.nlink = 2
+				o.setNode(d, n)
 			}
 		}
 	}
 	return o
+}
+
+// setNode gives path node n (nil: a whiteout), keeping subdirs.
+func (o *overlay) setNode(path string, n *oNode) {
+	o.dropSubdir(path)
+	o.nodes[path] = n
+	if n != nil && n.kind == nodeDir && path != "/" {
+		o.subdirs[filepath.Dir(path)]++
+	}
+}
+
+// delNode removes path from the overlay, keeping subdirs.
+func (o *overlay) delNode(path string) {
+	o.dropSubdir(path)
+	delete(o.nodes, path)
+}
+
+// dropSubdir uncounts the directory at path, if the overlay has one.
+func (o *overlay) dropSubdir(path string) {
+	if old := o.nodes[path]; old != nil && old.kind == nodeDir && path != "/" {
+		parent := filepath.Dir(path)
+		if o.subdirs[parent]--; o.subdirs[parent] <= 0 {
+			delete(o.subdirs, parent)
+		}
+	}
+}
+
+// dirNlink is the link count of the overlay's directory n at path, as a
+// directory's is on Linux: 2 and one per subdirectory (its entry's ".."),
+// the overlay's and, for a merged directory, the view's it does not
+// replace or hide; 0 once removed.
+func (p *Process) dirNlink(path string, n *oNode) uint64 {
+	if n.nlink == 0 {
+		return 0
+	}
+	k := uint64(2 + p.ov.subdirs[path])
+	if n.opaque {
+		return k
+	}
+	ve, e := p.viewEntry(path, true)
+	if e != 0 || ve.vf.fi == nil || !ve.vf.fi.IsDir() {
+		return k
+	}
+	ents, _ := os.ReadDir(ve.vf.host)
+	for _, d := range ents {
+		g := filepath.Join(path, d.Name())
+		if _, in := p.ov.nodes[g]; in || !d.IsDir() {
+			continue
+		}
+		if vf, errno := p.view.lookup(g, false); errno == 0 && vf.fi.IsDir() {
+			k++
+		}
+	}
+	return k
 }
 
 // newNode makes a node with the times of the view's files: a directory
@@ -591,7 +650,7 @@ func (p *Process) put(path string, n *oNode) int {
 			n.cost -= uint64(nodeOverhead + len(d))
 		}
 	}
-	p.ov.nodes[path] = n
+	p.ov.setNode(path, n)
 	return 0
 }
 
@@ -616,7 +675,7 @@ func (p *Process) makeDirs(above []string) {
 	for _, d := range above {
 		m := p.ov.newNode(nodeDir, 0o755)
 		m.nlink, m.cost = 2, uint64(nodeOverhead+len(d))
-		p.ov.nodes[d] = m
+		p.ov.setNode(d, m)
 	}
 }
 
@@ -657,9 +716,9 @@ func (p *Process) unname(path string) {
 // the overlay: materialize).
 func (p *Process) dropName(path string) {
 	if _, e := p.viewEntry(path, false); e == 0 {
-		p.ov.nodes[path] = nil
+		p.ov.setNode(path, nil)
 	} else {
-		delete(p.ov.nodes, path)
+		p.ov.delNode(path)
 	}
 }
 
@@ -898,7 +957,11 @@ func statBlocks(mode uint32, size int64) int64 {
 // entryStat is the struct stat of what e names.
 func (p *Process) entryStat(e ovEntry) statInfo {
 	if e.node != nil {
-		return nodeStat(e.node)
+		st := nodeStat(e.node)
+		if e.node.kind == nodeDir {
+			st.nlink = p.dirNlink(e.path, e.node)
+		}
+		return st
 	}
 	st := (&openFile{kind: fileRegular}).stat()
 	if e.vf.fi == nil { // a directory above a named file
@@ -919,7 +982,7 @@ func (p *Process) entryStat(e ovEntry) statInfo {
 // originals' and the copies' marked shared), descriptors refer to the
 // copies.
 func (o *overlay) clone(fds map[int]*openFile, vmas []vma) (*overlay, map[int]*openFile, []vma) {
-	c := &overlay{nodes: make(map[string]*oNode, len(o.nodes)), roots: o.roots, nextIno: o.nextIno, held: o.held, umask: o.umask}
+	c := &overlay{nodes: make(map[string]*oNode, len(o.nodes)), subdirs: maps.Clone(o.subdirs), roots: o.roots, nextIno: o.nextIno, held: o.held, umask: o.umask}
 	copies := map[*oNode]*oNode{}
 	cp := func(n *oNode) *oNode {
 		if n == nil {

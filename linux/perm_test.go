@@ -134,6 +134,15 @@ func TestPermissions(t *testing.T) {
 	}
 }
 
+// fdNlinkAt returns the link count of the struct stat at g.buf.
+func (g *guest) fdNlinkAt() uint64 {
+	b := readGuestBytes(g.t, g.p, g.buf, 24)
+	if g.p.abi == abiFor(arch.AMD64) {
+		return binary.LittleEndian.Uint64(b[16:])
+	}
+	return uint64(binary.LittleEndian.Uint32(b[20:]))
+}
+
 // fdNlink returns the link count fstat gives for fd.
 func (g *guest) fdNlink(fd int64) uint64 {
 	g.t.Helper()

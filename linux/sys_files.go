@@ -1344,6 +1344,16 @@ func statTimes(st statInfo) [3]timespec {
 	return epochTimes
 }
 
+// fileStat is fstat's struct stat of open file f: its stat, with a
+// directory of the overlay's link count (dirNlink).
+func (p *Process) fileStat(f *openFile) statInfo {
+	st := f.stat()
+	if f.node != nil && f.node.kind == nodeDir && !f.pathOnly() {
+		st.nlink = p.dirNlink(f.path, f.node)
+	}
+	return st
+}
+
 func (f *openFile) stat() statInfo {
 	if f.pathOnly() || f.proc != nil {
 		return f.dirStat // taken at open
@@ -1382,7 +1392,7 @@ func (p *Process) sysFstat(a *[6]uint64) uint64 {
 	if f == nil {
 		return sysErr(eBADF)
 	}
-	return p.putStat(a[1], f.stat())
+	return p.putStat(a[1], p.fileStat(f))
 }
 
 // statPath stats a file of the view.
@@ -1417,7 +1427,7 @@ func (p *Process) statPath(dirfd int32, pathAddr, buf uint64, flags uint64) uint
 			return p.putStat(buf, st)
 		}
 		if f := p.fds[fd]; f != nil {
-			return p.putStat(buf, f.stat())
+			return p.putStat(buf, p.fileStat(f))
 		}
 		return sysErr(eNOENT)
 	}
@@ -2096,8 +2106,8 @@ func (p *Process) move(from, to string, noReplace bool) uint64 {
 	if srcDir {
 		for path, c := range p.ov.nodes {
 			if strings.HasPrefix(path, from+"/") {
-				delete(p.ov.nodes, path)
-				p.ov.nodes[to+path[len(from):]] = c
+				p.ov.delNode(path)
+				p.ov.setNode(to+path[len(from):], c)
 			}
 		}
 		// The descriptors of the directory and of what is below it, and
