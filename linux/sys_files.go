@@ -2490,8 +2490,8 @@ func (p *Process) sysGetdents64(a *[6]uint64) uint64 {
 		}
 		f.names = append([]string{".", ".."}, n.list()...)
 	} else if f.off == 0 || f.names == nil {
-		if _, e := p.lookup(f.path, true); e == eNOENT {
-			return 0 // removed since it was opened: no entries, not even . and ..
+		if _, e := p.lookup(f.path, true); e == eNOENT || f.node != nil && f.node.nlink == 0 {
+			return sysErr(eNOENT) // removed since it was opened (iterate_dir's IS_DEADDIR)
 		}
 		f.names = append([]string{".", ".."}, p.children(ovEntry{path: f.path, node: f.node})...)
 	}
