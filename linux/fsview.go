@@ -292,13 +292,9 @@ func (v *fsView) treeLookup(root, abs string, followLast bool, links *int, stop 
 			if stop {
 				return viewFile{link: &viewLink{dir: cur, target: target, rest: rest[i+1:]}}, eRedirect
 			}
-			if strings.Contains(target, "..") {
-				var e int
-				if target, e = v.walkDots(cur, target, links); e != 0 {
-					return viewFile{}, e
-				}
-			} else if !filepath.IsAbs(target) {
-				target = filepath.Join(cur, target)
+			target, e := v.walkDots(cur, target, links) // looks nothing up without ".."
+			if e != 0 {
+				return viewFile{}, e
 			}
 			return v.lookupLinks(filepath.Join(append([]string{target}, rest[i+1:]...)...), followLast, links)
 		}

@@ -425,16 +425,10 @@ restart:
 			// The target from the link's directory (cur: the overlay's
 			// links resolved), its ".." after a link taken from the
 			// link's target, not lexically.
-			t := n.target
-			if strings.Contains(t, "..") {
-				var e int
-				if t, e = p.walkDots(cur, t, links); e != 0 {
-					return ovEntry{}, e
-				}
-			} else if !filepath.IsAbs(t) {
-				t = filepath.Join(cur, t)
+			var e int
+			if abs, e = p.linkPath(cur, n.target, rest, links); e != 0 {
+				return ovEntry{}, e
 			}
-			abs = filepath.Join(append([]string{t}, rest...)...)
 			goto restart
 		}
 		if !last && n.kind != nodeDir {
@@ -449,6 +443,18 @@ restart:
 		return p.viewEntryLinks("/", follow, links)
 	}
 	return ovEntry{path: cur, node: o.nodes[cur]}, 0
+}
+
+// linkPath is the path a symbolic link leads to: its target from dir, the
+// link's directory (".." as Linux takes it: walkDots, which looks nothing
+// up for a target without one), then the components rest that followed
+// the link in the path looked up.
+func (p *Process) linkPath(dir, target string, rest []string, links *int) (string, int) {
+	t, e := p.walkDots(dir, target, links)
+	if e != 0 {
+		return "", e
+	}
+	return filepath.Join(append([]string{t}, rest...)...), 0
 }
 
 // walkDots is resolve's walk of a path with ".." components (from base,
@@ -547,17 +553,11 @@ func (p *Process) viewEntryLinks(g string, follow bool, links *int) (ovEntry, in
 		// A link of a named tree: its target looked up again from the
 		// overlay, as the overlay's own links are (lookupLinks), so that
 		// what the guest wrote, made or removed there is what it reaches.
-		l := vf.link
-		t := l.target
-		if strings.Contains(t, "..") {
-			var e int
-			if t, e = p.walkDots(l.dir, t, links); e != 0 {
-				return ovEntry{}, e
-			}
-		} else if !filepath.IsAbs(t) {
-			t = filepath.Join(l.dir, t)
+		abs, e := p.linkPath(vf.link.dir, vf.link.target, vf.link.rest, links)
+		if e != 0 {
+			return ovEntry{}, e
 		}
-		return p.lookupLinks(filepath.Join(append([]string{t}, l.rest...)...), follow, links)
+		return p.lookupLinks(abs, follow, links)
 	}
 	if e == 0 {
 		return ovEntry{path: g, vf: vf}, 0

@@ -427,7 +427,6 @@ func (p *Process) procMaps() []byte {
 	return []byte(b.String())
 }
 
-// absPath is path made absolute (as it is, if that fails).
 // realPath is path absolute with its links resolved, as the kernel
 // names a file it opened (/proc/self/exe of a program run through a
 // link is the link's target).
@@ -438,6 +437,7 @@ func realPath(path string) string {
 	return absPath(path)
 }
 
+// absPath is path made absolute (as it is, if that fails).
 func absPath(path string) string {
 	if a, err := filepath.Abs(path); err == nil {
 		return a

@@ -378,17 +378,14 @@ func (p *Process) open(dirfd int32, pathAddr, flags, mode uint64) uint64 {
 		return sysErr(eLOOP) // O_NOFOLLOW on a link
 	case ent.node != nil && ent.node.kind == nodeSock:
 		return sysErr(eNXIO) // a socket is connected to, not opened
-	case ent.node != nil && ent.node.kind == nodeFifo:
-		if acc != oWRONLY && !allows(ent.node, 4) || acc != 0 && !allows(ent.node, 2) {
-			return sysErr(eACCES)
-		}
-		p.sysStop(StopUnsupported, 0, fmt.Sprintf("unsupported: open of the named pipe %s: named pipes are made, not opened", ent.path))
-		return 0
 	}
 	switch {
 	case created:
 	case acc != oWRONLY && !allows(ent.node, 4), write && !allows(ent.node, 2):
 		return sysErr(eACCES)
+	case ent.node != nil && ent.node.kind == nodeFifo:
+		p.sysStop(StopUnsupported, 0, fmt.Sprintf("unsupported: open of the named pipe %s: named pipes are made, not opened", ent.path))
+		return 0
 	}
 	if write && ent.node == nil {
 		n, e := p.copyUp(ent)
@@ -905,11 +902,13 @@ func (p *Process) pwriteFile(fd, off uint64) (*openFile, int) {
 }
 
 func (p *Process) sysPwrite64(a *[6]uint64) uint64 {
-	if f := p.fds[int(int32(a[0]))]; f != nil && f.kind == fileDevice && int64(a[3]) >= 0 {
-		return devWrite(f, a[2])
-	}
-	if f := p.fds[int(int32(a[0]))]; f != nil && f.proc != nil && f.proc.comm != 0 && f.flags&oACCMODE != 0 && int64(a[3]) >= 0 {
-		return p.procCommWrite(f, a[1], a[2])
+	if f := p.fds[int(int32(a[0]))]; f != nil && int64(a[3]) >= 0 {
+		switch {
+		case f.kind == fileDevice:
+			return devWrite(f, a[2])
+		case f.proc != nil && f.proc.comm != 0 && f.flags&oACCMODE != 0:
+			return p.procCommWrite(f, a[1], a[2])
+		}
 	}
 	f, e := p.pwriteFile(a[0], a[3])
 	if e != 0 {
@@ -935,22 +934,19 @@ func (p *Process) sysPwritev(a *[6]uint64) uint64 {
 }
 
 func (p *Process) sysWrite(a *[6]uint64) uint64 {
-	if p.fds[int(int32(a[0]))] == nil {
+	f := p.fds[int(int32(a[0]))]
+	switch {
+	case f == nil:
 		return sysErr(eBADF)
-	}
-	if f := p.fds[int(int32(a[0]))]; f.kind == fileEventfd {
+	case f.kind == fileEventfd:
 		return p.eventfdIO(a[0], a[1], a[2], true)
-	}
-	if f := p.fds[int(int32(a[0]))]; f.kind == fileTimerfd || f.kind == fileSignalfd || f.kind == fileEpoll {
+	case f.kind == fileTimerfd || f.kind == fileSignalfd || f.kind == fileEpoll:
 		return sysErr(eINVAL) // no write for it (FMODE_CAN_WRITE)
-	}
-	if f := p.fds[int(int32(a[0]))]; f.kind == fileDevice {
-		if f.flags&oACCMODE == 0 {
-			return sysErr(eBADF)
-		}
+	case f.kind == fileDevice && f.flags&oACCMODE == 0:
+		return sysErr(eBADF)
+	case f.kind == fileDevice:
 		return devWrite(f, a[2])
-	}
-	if f := p.fds[int(int32(a[0]))]; f.proc != nil && f.proc.comm != 0 && f.flags&oACCMODE != 0 {
+	case f.proc != nil && f.proc.comm != 0 && f.flags&oACCMODE != 0:
 		return p.procCommWrite(f, a[1], a[2]) // /proc/self/comm: the thread's name
 	}
 	if p.pipeFile(a[0]) != nil {
