@@ -13,7 +13,8 @@ import (
 // one (procfs.go makes the process's): /proc/cpuinfo, one CPU as the
 // emulated CPU describes itself, in the layout Linux 6.1 uses on the
 // guest's architecture; /proc/meminfo, the memory cap as RAM, as sysinfo
-// says; /proc/uptime and /proc/loadavg on the fake clock, no load. Each
+// says; /proc/uptime, /proc/loadavg and /proc/stat on the fake clock, no
+// load. Each
 // is the same for the same run: nothing of the host's shows.
 
 // procMachineFiles make the files of /proc itself.
@@ -22,6 +23,7 @@ var procMachineFiles = map[string]func(*Process) []byte{
 	"/proc/meminfo": (*Process).procMeminfo,
 	"/proc/uptime":  (*Process).procUptime,
 	"/proc/loadavg": (*Process).procLoadavg,
+	"/proc/stat":    (*Process).procSystemStat,
 }
 
 // procCpuinfo is /proc/cpuinfo: one CPU (as sched_getaffinity and
@@ -263,4 +265,32 @@ func (p *Process) procLoadavg() []byte {
 		}
 	}
 	return []byte(fmt.Sprintf("0.00 0.00 0.00 %d/%d %d\n", runnable, p.live(), p.thr.nextTID-1))
+}
+
+// userHZ is the unit of the times /proc/stat gives (USER_HZ, clock_t).
+const userHZ = 100
+
+// procSystemStat is /proc/stat as Linux 6.1's show_stat writes it, for the one
+// CPU: the process's instructions as user time (a nanosecond each, as the
+// fake clock counts them), the rest of the boot-time clock as idle; no
+// interrupts; the thread switches the scheduler made as context
+// switches; btime, when the boot-time clock started on the real-time
+// one (ps -o stime and uptime need it), the same in every run; every
+// thread made (the first included) as forks, as Linux counts them; the
+// threads that can run, none blocked on I/O.
+func (p *Process) procSystemStat() []byte {
+	up, _ := p.now(7) // CLOCK_BOOTTIME
+	real, _ := p.now(0)
+	user := int64(p.Engine.Executed())
+	idle := up - user
+	const tick = 1e9 / userHZ
+	cpu := fmt.Sprintf(" %d 0 0 %d 0 0 0 0 0 0\n", user/tick, idle/tick)
+	runnable := 0
+	for _, t := range p.thr.list {
+		if t.state == running {
+			runnable++
+		}
+	}
+	return []byte(fmt.Sprintf("cpu %scpu0%sintr 0\nctxt %d\nbtime %d\nprocesses %d\nprocs_running %d\nprocs_blocked 0\nsoftirq 0 0 0 0 0 0 0 0 0 0 0\n",
+		cpu, cpu, p.thr.switches, (real-up)/1e9, p.thr.nextTID-guestPID, runnable))
 }

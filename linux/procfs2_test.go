@@ -359,6 +359,19 @@ func TestProcMachine(t *testing.T) {
 			if got := g.readAll("/proc/loadavg"); got != "0.00 0.00 0.00 1/1 4242\n" {
 				t.Errorf("loadavg %q", got)
 			}
+			// 1000 s up, all idle; booted 1000 s before the real-time
+			// clock's start, 2025-01-01.
+			want := "cpu  0 0 0 100000 0 0 0 0 0 0\ncpu0 0 0 0 100000 0 0 0 0 0 0\nintr 0\nctxt 0\nbtime 1735688600\n" +
+				"processes 1\nprocs_running 1\nprocs_blocked 0\nsoftirq 0 0 0 0 0 0 0 0 0 0 0\n"
+			if got := g.readAll("/proc/stat"); got != want {
+				t.Errorf("/proc/stat:\n%s\nwant:\n%s", got, want)
+			}
+			// A thread made: a fork, and two threads that can run.
+			g.call("clone", threadFlags, g.buf+8192, 0, 0, 0)
+			st := g.readAll("/proc/stat")
+			if !strings.Contains(st, "\nprocesses 2\nprocs_running 2\n") || !strings.Contains(st, "\nbtime 1735688600\n") {
+				t.Errorf("/proc/stat after a thread was made and ran:\n%s", st)
+			}
 		})
 	}
 }
@@ -392,7 +405,7 @@ func TestProcFiles(t *testing.T) {
 			if got := g.readlink("/proc/thread-self"); got != "4242/task/4242" {
 				t.Errorf("readlink /proc/thread-self = %q", got)
 			}
-			if got := g.names("/proc"); !slices.Equal(got, []string{".", "..", "uptime", "cpuinfo", "loadavg", "meminfo", "self", "thread-self", "4242"}) {
+			if got := g.names("/proc"); !slices.Equal(got, []string{".", "..", "stat", "uptime", "cpuinfo", "loadavg", "meminfo", "self", "thread-self", "4242"}) {
 				t.Errorf("/proc lists %q", got)
 			}
 			if got := g.names("/proc/self"); !slices.Equal(got, []string{".", "..", "task", "fd", "environ", "auxv", "status", "limits",

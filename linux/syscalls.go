@@ -21,7 +21,8 @@ import (
 //     statfs, fstatfs (gnulib too),
 //     membarrier; and features a kernel may lack, which their callers
 //     probe for: inotify, io_uring, openat2, pidfd_open, futex_waitv,
-//     Landlock, memfd_secret (notImplemented, with the reasons); and, as from Linux,
+//     Landlock, memfd_secret, NUMA memory policies (notImplemented, with
+//     the reasons); and, as from Linux,
 //     for a number no system call has (of the number's low 32 bits, which
 //     are all Linux looks at; x86-64's x32 calls included);
 //   - denied: network calls (socket, connect, sendto... deniedCalls in
@@ -312,6 +313,15 @@ var notImplemented = map[string]string{
 	"futex_waitv":             "Linux before 5.16: its callers (Wine) fall back to futex",
 	"landlock_create_ruleset": "a kernel without Landlock: sandboxing programs go on unrestricted, as they must there",
 	"memfd_secret":            "a kernel without secretmem (off unless enabled at boot): callers fall back to memfd_create",
+	// A kernel without CONFIG_NUMA answers all memory-policy calls with
+	// ENOSYS: libnuma's numa_available() (loaded by procps's ps and top)
+	// probes get_mempolicy and then treats the machine as one node.
+	"get_mempolicy":           "a kernel without NUMA (CONFIG_NUMA=n): libnuma's users (ps, top, numactl) see one node",
+	"set_mempolicy":           "as get_mempolicy",
+	"mbind":                   "as get_mempolicy",
+	"migrate_pages":           "as get_mempolicy",
+	"move_pages":              "as get_mempolicy",
+	"set_mempolicy_home_node": "as get_mempolicy",
 }
 
 type handler func(p *Process, a *[6]uint64) uint64

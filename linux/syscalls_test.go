@@ -77,11 +77,12 @@ func TestHandlersHaveNumbers(t *testing.T) {
 // in grep -r, find and du, calls fstatfs on each directory), statx, rseq,
 // membarrier; and features a kernel may lack, which their callers probe
 // for: inotify, io_uring, openat2, pidfd_open, futex_waitv, Landlock,
-// memfd_secret.
+// memfd_secret, NUMA memory policies.
 func TestENOSYS(t *testing.T) {
 	g := newGuest(t, arch.AMD64, Config{})
 	for _, name := range []string{"statfs", "fstatfs", "statx", "rseq", "membarrier",
-		"inotify_init", "inotify_init1", "io_uring_setup", "openat2", "pidfd_open", "futex_waitv", "landlock_create_ruleset", "memfd_secret"} {
+		"inotify_init", "inotify_init1", "io_uring_setup", "openat2", "pidfd_open", "futex_waitv", "landlock_create_ruleset", "memfd_secret",
+		"get_mempolicy", "set_mempolicy", "mbind", "migrate_pages", "move_pages", "set_mempolicy_home_node"} {
 		if handlers[name] == nil {
 			t.Errorf("%s: no handler: the run would stop", name)
 			continue
