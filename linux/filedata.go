@@ -15,12 +15,101 @@ import (
 // to the memory cap took twice the cap or more of host memory. The first
 // chunk grows as a file's contents would (small files stay small); the
 // others are allocated whole. A nil chunk holds zeros (a file extended by
-// ftruncate or a write past its end takes memory where it is written).
+// ftruncate or a write past its end takes memory where it is written):
+// what the contents take of host memory (footprint) counts the chunks that
+// hold data, not the holes, so a sparse file costs what was written to it
+// and a slot per chunk of its size.
 //
 // The zero value is an empty file.
 type fileData struct {
 	chunks [][]byte
 	size   int64
+	alloc  int64 // chunks that are not nil
+}
+
+// chunkSlot is what each chunk of a file's size takes besides its data,
+// hole or not: its slice header.
+const chunkSlot = 24
+
+// footprint returns the host memory the contents take: footprintAfter
+// with nothing changed.
+func (d *fileData) footprint() int64 { return d.footprintAfter(d.size, 0, 0) }
+
+// footprintAfter returns the host memory the contents would take after a
+// resize to size and a write to [lo, hi) (within size; lo == hi: none): a
+// slot per chunk, and each chunk that holds data (the last one only up to
+// the end of the file). It looks only at the chunks the resize drops and
+// those the write touches.
+func (d *fileData) footprintAfter(size, lo, hi int64) int64 {
+	n := (size + fileChunk - 1) / fileChunk
+	have := int64(len(d.chunks))
+	alloc := d.alloc
+	for k := n; k < have; k++ {
+		if d.chunks[k] != nil {
+			alloc-- // dropped by a shrink
+		}
+	}
+	written := func(k int64) bool { return lo < hi && lo/fileChunk <= k && k <= (hi-1)/fileChunk }
+	if lo < hi {
+		for k := lo / fileChunk; k <= (hi-1)/fileChunk; k++ {
+			if k >= have || d.chunks[k] == nil {
+				alloc++
+			}
+		}
+	}
+	fp := chunkSlot*n + alloc*fileChunk
+	if last := n - 1; last >= 0 && (last < have && d.chunks[last] != nil || written(last)) {
+		fp -= fileChunk - (size - last*fileChunk) // the last chunk ends with the file
+	}
+	return fp
+}
+
+// allocated returns how many bytes of the file hold data: its holes
+// excluded (what st_blocks counts).
+func (d *fileData) allocated() int64 {
+	return d.footprint() - chunkSlot*int64(len(d.chunks))
+}
+
+// seekData returns the first offset at or after off (within the file)
+// that holds data, -1 if there is none: SEEK_DATA, holes being whole
+// chunks.
+func (d *fileData) seekData(off int64) int64 {
+	for k := off / fileChunk; k < int64(len(d.chunks)); k++ {
+		if d.chunks[k] != nil {
+			return max(off, k*fileChunk)
+		}
+	}
+	return -1
+}
+
+// seekHole returns the first offset at or after off (within the file)
+// in a hole, the file's end if there is none (SEEK_HOLE: the end is a
+// hole).
+func (d *fileData) seekHole(off int64) int64 {
+	for k := off / fileChunk; k < int64(len(d.chunks)); k++ {
+		if d.chunks[k] == nil {
+			return max(off, k*fileChunk)
+		}
+	}
+	return d.size
+}
+
+// zeroRange makes [lo, hi) (within the file) read as zeros: the chunks it
+// covers whole become holes, the others that hold data are cleared there.
+func (d *fileData) zeroRange(lo, hi int64) {
+	for at := lo; at < hi; {
+		k, off := at/fileChunk, at%fileChunk
+		n := min(hi-at, fileChunk-off)
+		switch c := d.chunks[k]; {
+		case c == nil:
+		case off == 0 && n == d.chunkLen(k):
+			d.chunks[k] = nil
+			d.alloc--
+		default:
+			clear(c[off : off+n])
+		}
+		at += n
+	}
 }
 
 // fileChunk is the size of a file's chunks.
@@ -85,6 +174,7 @@ func (d *fileData) eachMut(lo, hi int64, fn func(piece []byte, at int64) bool) {
 		if d.chunks[k] == nil {
 			l := d.chunkLen(k)
 			d.chunks[k] = make([]byte, l, growChunk(k, 0, l))
+			d.alloc++
 		}
 		if !fn(d.chunks[k][off:off+n], at) {
 			return
@@ -145,6 +235,11 @@ func (d *fileData) resize(size int64) {
 	}
 	n := (size + fileChunk - 1) / fileChunk
 	if size < old {
+		for _, c := range d.chunks[n:] {
+			if c != nil {
+				d.alloc--
+			}
+		}
 		clear(d.chunks[n:])
 		d.chunks = d.chunks[:n]
 		d.size = size
@@ -189,7 +284,7 @@ func growChunk(k, have, need int64) int64 {
 
 // clone returns a copy of the file that shares nothing with it.
 func (d *fileData) clone() fileData {
-	c := fileData{size: d.size, chunks: make([][]byte, len(d.chunks))}
+	c := fileData{size: d.size, chunks: make([][]byte, len(d.chunks)), alloc: d.alloc}
 	for k, ch := range d.chunks {
 		if ch != nil {
 			c.chunks[k] = append(make([]byte, 0, cap(ch)), ch...)

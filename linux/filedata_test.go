@@ -8,9 +8,11 @@ import (
 	"testing"
 )
 
-// TestFileDataModel applies random resizes, writes and clones to a
-// fileData and to a plain byte slice, around and across chunk boundaries,
-// and compares every read, each's pieces and the sizes.
+// TestFileDataModel applies random resizes, writes, zeroed ranges and
+// clones to a fileData and to a plain byte slice, around and across chunk
+// boundaries, and compares every read, each's pieces and the sizes; and
+// what footprintAfter foretold a resize or write would take with what the
+// chunks take after it (slowFootprint).
 func TestFileDataModel(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	// Offsets near the chunk boundaries and the ends.
@@ -32,9 +34,11 @@ func TestFileDataModel(t *testing.T) {
 		var clones []fileData
 		var cloneModels [][]byte
 		for step := range 150 {
-			switch op := r.IntN(10); {
+			foretold := int64(-1)
+			switch op := r.IntN(11); {
 			case op < 3: // resize
 				size := min(pick(int64(len(model))), 3*fileChunk+100)
+				foretold = d.footprintAfter(size, 0, 0)
 				d.resize(size)
 				if size < int64(len(model)) {
 					model = model[:size:size]
@@ -51,9 +55,18 @@ func TestFileDataModel(t *testing.T) {
 				for i := range b {
 					b[i] = byte(r.Uint32())
 				}
+				foretold = d.footprintAfter(d.Len(), off, off+n)
 				d.writeAt(b, off)
 				copy(model[off:], b)
-			case op < 9: // clone, then the copy must not change
+			case op < 9: // a range zeroed: whole chunks become holes
+				if len(model) == 0 {
+					continue
+				}
+				off := min(pick(int64(len(model))), int64(len(model))-1)
+				n := 1 + r.Int64N(min(int64(len(model))-off, 3*fileChunk/2))
+				d.zeroRange(off, off+n)
+				clear(model[off : off+n])
+			case op < 10: // clone, then the copy must not change
 				clones = append(clones, d.clone())
 				cloneModels = append(cloneModels, bytes.Clone(model))
 			default: // a file read whole
@@ -61,6 +74,11 @@ func TestFileDataModel(t *testing.T) {
 			}
 			if d.Len() != int64(len(model)) {
 				t.Fatalf("round %d step %d: Len %d, want %d", round, step, d.Len(), len(model))
+			}
+			fp, alloc := slowFootprint(&d)
+			if d.footprint() != fp || d.alloc != alloc || foretold >= 0 && foretold != fp {
+				t.Fatalf("round %d step %d: footprint %d (foretold %d), %d chunks allocated; the chunks take %d, %d allocated",
+					round, step, d.footprint(), foretold, d.alloc, fp, alloc)
 			}
 			check := func(what string, d *fileData, model []byte) {
 				off := min(pick(int64(len(model))), int64(len(model)))
@@ -115,6 +133,42 @@ func TestFileDataGrowth(t *testing.T) {
 	}
 	if held > d.Len()+fileChunk {
 		t.Errorf("a %d-byte file holds %d bytes", d.Len(), held)
+	}
+}
+
+// slowFootprint is what d's chunks take, counted one by one: a slot
+// each, and the bytes of those that hold data; and how many do.
+func slowFootprint(d *fileData) (fp, alloc int64) {
+	for _, c := range d.chunks {
+		fp += chunkSlot + int64(len(c))
+		if c != nil {
+			alloc++
+		}
+	}
+	return fp, alloc
+}
+
+// TestFileDataSparse: a file grown by a resize is holes, which take a slot
+// per chunk and nothing else; a byte written far into it takes its chunk;
+// zeroing whole chunks gives them back.
+func TestFileDataSparse(t *testing.T) {
+	var d fileData
+	const size = 2 << 30
+	d.resize(size)
+	if got, want := d.footprint(), int64(chunkSlot*size/fileChunk); got != want {
+		t.Errorf("a %d-byte hole takes %d bytes, want %d (its slots)", size, got, want)
+	}
+	d.writeAt([]byte{7}, 1<<30)
+	if got, want := d.footprint(), int64(chunkSlot*size/fileChunk+fileChunk); got != want {
+		t.Errorf("with a byte written: %d bytes, want %d", got, want)
+	}
+	b := make([]byte, 3)
+	if n := d.readAt(b, 1<<30-1); n != 3 || !bytes.Equal(b, []byte{0, 7, 0}) {
+		t.Errorf("read around the byte: %d %v", n, b)
+	}
+	d.zeroRange(1<<30, 1<<30+fileChunk)
+	if got, want := d.footprint(), int64(chunkSlot*size/fileChunk); got != want || d.alloc != 0 {
+		t.Errorf("the chunk zeroed whole: %d bytes (%d chunks), want %d", got, d.alloc, want)
 	}
 }
 

@@ -635,7 +635,7 @@ func (p *Process) put(path string, n *oNode) int {
 	above := p.above(path)
 	var cost uint64
 	if n.cost == 0 {
-		cost = uint64(nodeOverhead + int64(len(path)+len(n.target)) + n.data.Len())
+		cost = uint64(nodeOverhead + int64(len(path)+len(n.target)) + n.data.footprint())
 	}
 	for _, d := range above {
 		cost += uint64(nodeOverhead + len(d))
@@ -738,23 +738,73 @@ func (p *Process) releaseNode(n *oNode) {
 	n.data = fileData{}
 }
 
-// resize sets a file node's size, zero-filling what it grows by: ENOSPC
-// if the growth does not fit.
+// resize sets a file node's size, what it grows by a hole that reads as
+// zeros: ENOSPC if what that takes (a slot per chunk, and the growth of
+// the last chunk if it holds data: fileData.footprintAfter) does not fit.
 func (p *Process) resize(n *oNode, size int64) int {
-	old := n.data.Len()
-	if size == old {
+	if size == n.data.Len() {
 		return 0
 	}
-	if !p.charge(size - old) {
+	return p.change(n, size, 0, 0, nil)
+}
+
+// change resizes file node n to size and then lets fill write into
+// [lo, hi) (within size; lo == hi: nothing), charging the host memory that
+// takes first (ENOSPC if it does not fit: nothing is changed). fill false
+// is EFAULT (what it wrote stays).
+func (p *Process) change(n *oNode, size, lo, hi int64, fill func(piece []byte, at int64) bool) int {
+	delta := n.data.footprintAfter(size, lo, hi) - n.data.footprint()
+	if !p.charge(delta) {
 		return eNOSPC
 	}
-	n.cost = uint64(int64(n.cost) + size - old)
+	n.cost = uint64(int64(n.cost) + delta)
 	if n.shared {
 		n.data = n.data.clone()
 		n.shared = false
 	}
 	n.data.resize(size)
+	fault := false
+	if lo < hi {
+		n.data.eachMut(lo, hi, func(piece []byte, at int64) bool {
+			fault = !fill(piece, at)
+			return !fault
+		})
+	}
+	if fault {
+		return eFAULT
+	}
 	return 0
+}
+
+// zeroRange makes [lo, hi) of file node n (within the file) read as
+// zeros, the chunks it covers whole given back (fileData.zeroRange).
+func (p *Process) zeroRange(n *oNode, lo, hi int64) {
+	if lo >= hi {
+		return
+	}
+	if n.shared {
+		n.data = n.data.clone()
+		n.shared = false
+	}
+	before := n.data.footprint()
+	n.data.zeroRange(lo, hi)
+	p.chargeWritten(n, before)
+}
+
+// chargeWritten charges what the contents of file node n take beyond
+// before, their footprint before a change made regardless of the memory
+// cap (a shared mapping's bytes written back into a hole of the file,
+// whose memory the guest has taken already), or gives back what they
+// take less.
+func (p *Process) chargeWritten(n *oNode, before int64) {
+	delta := n.data.footprint() - before
+	if delta <= 0 {
+		p.charge(delta)
+	} else {
+		p.vm.held += uint64(delta)
+		p.ov.held += uint64(delta)
+	}
+	n.cost = uint64(int64(n.cost) + delta)
 }
 
 // writeNode writes n bytes of guest memory at addr into file node nd at
@@ -772,31 +822,35 @@ func (p *Process) fillNode(nd *oNode, n uint64, pos int64, fill func(piece []byt
 	if n == 0 {
 		return 0, 0
 	}
-	size := uint64(nd.data.Len())
-	if end := uint64(pos) + n; end > size {
-		if limit := size + p.room(); end > limit {
-			if limit <= uint64(pos) {
-				return 0, eNOSPC
-			}
-			n = limit - uint64(pos)
-		}
-		if e := p.resize(nd, pos+int64(n)); e != 0 {
-			return 0, e
-		}
+	size := nd.data.Len()
+	// What the write takes: the chunks it fills that were holes, and the
+	// file's growth (fileData.footprintAfter). What does not fit is not
+	// written: the longest part that does (the cost grows with the length).
+	cost := func(n uint64) int64 {
+		end := pos + int64(n)
+		return nd.data.footprintAfter(max(size, end), pos, end) - nd.data.footprint()
 	}
-	if nd.shared {
-		nd.data = nd.data.clone()
-		nd.shared = false
+	if room := p.room(); cost(n) > int64(min(room, 1<<62)) {
+		lo, hi := uint64(0), n // cost(lo) fits, cost(hi) does not
+		for hi-lo > 1 {
+			if mid := lo + (hi-lo)/2; cost(mid) <= int64(room) {
+				lo = mid
+			} else {
+				hi = mid
+			}
+		}
+		if lo == 0 {
+			return 0, eNOSPC
+		}
+		n = lo
 	}
 	p.touch(nd, touchModify|touchChange)
 	dropSetID(nd)
-	fault := false
-	nd.data.eachMut(pos, pos+int64(n), func(piece []byte, at int64) bool {
-		fault = !fill(piece, uint64(at-pos))
-		return !fault
-	})
-	if fault {
-		return 0, eFAULT
+	end := pos + int64(n)
+	if e := p.change(nd, max(size, end), pos, end, func(piece []byte, at int64) bool {
+		return fill(piece, uint64(at-pos))
+	}); e != 0 {
+		return 0, e
 	}
 	return n, 0
 }
@@ -923,6 +977,7 @@ func nodeStat(n *oNode) statInfo {
 	case nodeFile:
 		st.mode |= 0o100000
 		st.size = n.data.Len()
+		st.blocks = (n.data.allocated() + 4095) / 4096 * 8 // holes take none
 	case nodeDir:
 		st.mode |= 0o040000
 		st.nlink = min(st.nlink, 2)
@@ -935,7 +990,9 @@ func nodeStat(n *oNode) statInfo {
 	case nodeSock:
 		st.mode |= 0o140000
 	}
-	st.blocks = statBlocks(st.mode, st.size)
+	if n.kind != nodeFile {
+		st.blocks = statBlocks(st.mode, st.size)
+	}
 	t := n.times
 	st.times = &t
 	return st

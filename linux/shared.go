@@ -57,6 +57,7 @@ func (p *Process) syncSharedIn() {
 		}
 		// Only the bytes this mapping changed: another mapping's changes
 		// to the same file are kept.
+		before := c.node.data.footprint()
 		for i := 0; i < len(c.mem); {
 			if c.mem[i] == c.old[i] {
 				i++
@@ -69,6 +70,8 @@ func (p *Process) syncSharedIn() {
 			c.node.data.writeAt(c.mem[i:j], int64(c.lo)+int64(i))
 			i = j
 		}
+		// What was a hole of the file takes memory now.
+		p.chargeWritten(c.node, before)
 		p.touch(c.node, touchModify|touchChange) // written through the mapping
 	}
 }

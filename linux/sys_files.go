@@ -1108,13 +1108,21 @@ func (p *Process) sysLseek(a *[6]uint64) uint64 {
 		off += f.off
 	case 2: // SEEK_END
 		off += f.size()
-	case 3, 4: // SEEK_DATA, SEEK_HOLE: a file without holes (generic_file_llseek)
+	case 3, 4: // SEEK_DATA, SEEK_HOLE
 		size := f.size()
-		if uint64(off) >= uint64(size) {
+		switch {
+		case uint64(off) >= uint64(size):
 			return sysErr(eNXIO)
-		}
-		if uint32(a[2]) == 4 {
-			off = size
+		case f.node != nil && uint32(a[2]) == 3:
+			// The overlay's files have holes where nothing was written
+			// (whole chunks of fileData), as tmpfs has where no page is.
+			if off = f.node.data.seekData(off); off < 0 {
+				return sysErr(eNXIO)
+			}
+		case f.node != nil:
+			off = f.node.data.seekHole(off)
+		case uint32(a[2]) == 4:
+			off = size // the view's: a file without holes (generic_file_llseek)
 		}
 	default:
 		return sysErr(eINVAL)
@@ -2636,11 +2644,14 @@ const (
 
 // sysFallocate is fallocate(fd, mode, offset, len) on a file of the
 // overlay: mode 0 makes the file at least offset+len long (the new bytes
-// zero), FALLOC_FL_KEEP_SIZE reserves nothing more than Linux guarantees
-// (nothing is ever out of space but for the memory cap: ENOSPC);
-// FALLOC_FL_ZERO_RANGE and FALLOC_FL_PUNCH_HOLE (with KEEP_SIZE, as Linux
-// requires) zero the range. The other modes (collapse, insert, unshare a
-// range) are EOPNOTSUPP, as on file systems without them.
+// zero) and allocates the range, as the blocks Linux reserves, against the
+// memory cap (ENOSPC); FALLOC_FL_KEEP_SIZE allocates only what lies within
+// the file (nothing is ever out of space but for the memory cap);
+// FALLOC_FL_ZERO_RANGE zeroes the range and allocates it,
+// FALLOC_FL_PUNCH_HOLE (with KEEP_SIZE, as Linux requires) zeroes it and
+// gives back the memory of what it covers whole. The other modes
+// (collapse, insert, unshare a range) are EOPNOTSUPP, as on file systems
+// without them.
 func (p *Process) sysFallocate(a *[6]uint64) uint64 {
 	f := p.fds[int(int32(a[0]))]
 	mode, off, n := a[1], int64(a[2]), int64(a[3])
@@ -2667,17 +2678,28 @@ func (p *Process) sysFallocate(a *[6]uint64) uint64 {
 	}
 	nd, end := f.node, off+n
 	size := nd.data.Len()
-	if mode&(fallocPunchHole|fallocZeroRange) != 0 && off < size {
-		zero := min(end, size) - off
-		if _, e := p.fillNode(nd, uint64(zero), off, func(piece []byte, _ uint64) bool {
+	newSize := size
+	if mode&fallocKeepSize == 0 {
+		newSize = max(size, end)
+	}
+	// The range within the file's new size: punched out, or allocated
+	// (zeroed first for ZERO_RANGE), as the blocks Linux reserves: what it
+	// takes counts against the memory cap (ENOSPC).
+	lo, hi := min(off, newSize), min(end, newSize)
+	switch {
+	case mode&fallocPunchHole != 0:
+		dropSetID(nd)
+		p.zeroRange(nd, lo, hi)
+	case mode&fallocZeroRange != 0:
+		dropSetID(nd)
+		if e := p.change(nd, newSize, lo, hi, func(piece []byte, _ int64) bool {
 			clear(piece)
 			return true
 		}); e != 0 {
 			return sysErr(e)
 		}
-	}
-	if mode&fallocKeepSize == 0 && end > size {
-		if e := p.resize(nd, end); e != 0 {
+	default:
+		if e := p.change(nd, newSize, lo, hi, func([]byte, int64) bool { return true }); e != 0 {
 			return sysErr(e)
 		}
 	}

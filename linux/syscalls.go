@@ -100,9 +100,10 @@ import (
 //	                         clock's start, as every ctime); now is the fake
 //	                         clock's; the view's files are read-only (EROFS)
 //	utime utimes futimesat   the same, in seconds and microseconds (x86-64)
-//	fallocate                files of the overlay: grows them with zeros
-//	                         (the memory cap: ENOSPC), KEEP_SIZE, ZERO_RANGE,
-//	                         PUNCH_HOLE; other modes EOPNOTSUPP
+//	fallocate                files of the overlay: grows them with zeros and
+//	                         reserves the range (the memory cap: ENOSPC),
+//	                         KEEP_SIZE, ZERO_RANGE, PUNCH_HOLE (gives whole
+//	                         chunks back); other modes EOPNOTSUPP
 //	chown lchown fchown fchownat  to the guest's own ids only (EPERM
 //	                         otherwise), which they have already
 //	fadvise64                accepted (ESPIPE on pipes), nothing to do
