@@ -13,8 +13,8 @@ import (
 // one (procfs.go makes the process's): /proc/cpuinfo, one CPU as the
 // emulated CPU describes itself, in the layout Linux 6.1 uses on the
 // guest's architecture; /proc/meminfo, the memory cap as RAM, as sysinfo
-// says; /proc/uptime, /proc/loadavg and /proc/stat on the fake clock, no
-// load. Each
+// says, and /proc/vmstat its pages; /proc/uptime, /proc/loadavg and
+// /proc/stat on the fake clock, no load. Each
 // is the same for the same run: nothing of the host's shows.
 
 // procMachineFiles make the files of /proc itself.
@@ -24,6 +24,7 @@ var procMachineFiles = map[string]func(*Process) []byte{
 	"/proc/uptime":  (*Process).procUptime,
 	"/proc/loadavg": (*Process).procLoadavg,
 	"/proc/stat":    (*Process).procSystemStat,
+	"/proc/vmstat":  (*Process).procVmstat,
 }
 
 // procCpuinfo is /proc/cpuinfo: one CPU (as sched_getaffinity and
@@ -293,4 +294,27 @@ func (p *Process) procSystemStat() []byte {
 	}
 	return []byte(fmt.Sprintf("cpu %scpu0%sintr 0\nctxt %d\nbtime %d\nprocesses %d\nprocs_running %d\nprocs_blocked 0\nsoftirq 0 0 0 0 0 0 0 0 0 0 0\n",
 		cpu, cpu, p.thr.switches, (real-up)/1e9, p.thr.nextTID-guestPID, runnable))
+}
+
+// procVmstat is /proc/vmstat: the counters of Linux 6.1's that describe
+// this machine, in its order, as pages (meminfo's, 4096 bytes each): the
+// guest's memory is anonymous and active; nothing was paged in or out,
+// swapped or faulted from a disk. A kernel has more counters; readers
+// (vmstat, free's -w) take those missing as zero.
+func (p *Process) procVmstat() []byte {
+	total := p.ramTotal()
+	used := min(total, p.vm.used())
+	var b strings.Builder
+	for _, l := range []struct {
+		name string
+		v    uint64
+	}{
+		{"nr_free_pages", (total - used) / 4096}, {"nr_inactive_anon", 0}, {"nr_active_anon", used / 4096},
+		{"nr_inactive_file", 0}, {"nr_active_file", 0}, {"nr_unevictable", 0}, {"nr_anon_pages", used / 4096},
+		{"nr_mapped", 0}, {"nr_file_pages", 0}, {"nr_dirty", 0}, {"nr_writeback", 0}, {"nr_shmem", 0},
+		{"pgpgin", 0}, {"pgpgout", 0}, {"pswpin", 0}, {"pswpout", 0}, {"pgfault", 0}, {"pgmajfault", 0},
+	} {
+		fmt.Fprintf(&b, "%s %d\n", l.name, l.v)
+	}
+	return []byte(b.String())
 }

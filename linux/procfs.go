@@ -22,9 +22,9 @@ import (
 // (devices.go opens them and readlink reads them), and the directory task,
 // one directory per thread with that thread's comm, stat and status and the
 // process's other files (/proc/thread-self links to the running thread's).
-// And /proc/cpuinfo, meminfo, uptime, loadavg and stat (cpuinfo.go: the emulated
-// machine), and /sys/devices/system/cpu/online, possible and present (one
-// CPU). /proc lists what is made; any other path below /proc and /sys stays
+// And /proc/cpuinfo, meminfo, uptime, loadavg, stat and vmstat (cpuinfo.go:
+// the emulated machine), and /sys/devices/system/cpu/online, possible and
+// present (one CPU). /proc lists what is made; any other path below /proc and /sys stays
 // ENOENT. A file is made when it is opened, and again at each read from its
 // start, as Linux's seq_file makes it at each read from the start, so a
 // program that keeps /proc/self/stat open and rereads it sees it change.

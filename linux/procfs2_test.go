@@ -366,6 +366,12 @@ func TestProcMachine(t *testing.T) {
 			if got := g.readAll("/proc/stat"); got != want {
 				t.Errorf("/proc/stat:\n%s\nwant:\n%s", got, want)
 			}
+			vm := g.readAll("/proc/vmstat")
+			for _, want := range []string{fmt.Sprintf("nr_free_pages %d\n", free/4096), "\npswpin 0\n", "\npgmajfault 0\n"} {
+				if !strings.Contains(vm, want) {
+					t.Errorf("vmstat lacks %q:\n%s", want, vm)
+				}
+			}
 			// A thread made: a fork, and two threads that can run.
 			g.call("clone", threadFlags, g.buf+8192, 0, 0, 0)
 			st := g.readAll("/proc/stat")
@@ -405,7 +411,7 @@ func TestProcFiles(t *testing.T) {
 			if got := g.readlink("/proc/thread-self"); got != "4242/task/4242" {
 				t.Errorf("readlink /proc/thread-self = %q", got)
 			}
-			if got := g.names("/proc"); !slices.Equal(got, []string{".", "..", "stat", "uptime", "cpuinfo", "loadavg", "meminfo", "self", "thread-self", "4242"}) {
+			if got := g.names("/proc"); !slices.Equal(got, []string{".", "..", "stat", "uptime", "vmstat", "cpuinfo", "loadavg", "meminfo", "self", "thread-self", "4242"}) {
 				t.Errorf("/proc lists %q", got)
 			}
 			if got := g.names("/proc/self"); !slices.Equal(got, []string{".", "..", "task", "fd", "environ", "auxv", "status", "limits",

@@ -266,7 +266,8 @@ import (
 //	                         /proc/self/maps, cmdline, environ, comm, status,
 //	                         stat, statm, limits, auxv, the fd and task
 //	                         directories, /proc/cpuinfo, meminfo, uptime,
-//	                         loadavg, stat and /sys/devices/system/cpu/online are
+//	                         loadavg, stat, vmstat and
+//	                         /sys/devices/system/cpu/online are
 //	                         made (procfs.go, cpuinfo.go), /etc/passwd and
 //	                         /etc/group too unless the view has them
 //	timerfd_create timerfd_settime timerfd_gettime
