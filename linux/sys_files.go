@@ -2034,17 +2034,27 @@ func (p *Process) sysLinkat(a *[6]uint64) uint64 {
 	return p.link(int32(a[0]), a[1], int32(a[2]), a[3], a[4])
 }
 
-// rename moves oldAbs to newAbs (renameat2's RENAME_NOREPLACE in flags;
-// RENAME_EXCHANGE and RENAME_WHITEOUT are EINVAL).
+// renameat2's flags (include/uapi/linux/fs.h).
+const (
+	renameNoreplace = 1
+	renameExchange  = 2
+	renameWhiteout  = 4
+)
+
+// rename moves oldAbs to newAbs, or exchanges them (renameat2's
+// RENAME_NOREPLACE and RENAME_EXCHANGE in flags; RENAME_WHITEOUT, which
+// leaves a device node only overlayfs uses, is EINVAL).
 func (p *Process) rename(oldAbs, newAbs string, flags uint64) uint64 {
-	const renameNoreplace = 1
-	if flags&^renameNoreplace != 0 {
+	if flags&^(renameNoreplace|renameExchange) != 0 || flags == renameNoreplace|renameExchange {
 		return sysErr(eINVAL)
 	}
 	from, e := p.parentOf(oldAbs)
 	if e == 0 {
 		var to string
 		if to, e = p.parentOf(newAbs); e == 0 {
+			if flags&renameExchange != 0 {
+				return p.exchange(from, to)
+			}
 			return p.move(from, to, flags&renameNoreplace != 0)
 		}
 	}
@@ -2128,9 +2138,109 @@ func (p *Process) move(from, to string, noReplace bool) uint64 {
 		if p.cwd == from || strings.HasPrefix(p.cwd, from+"/") {
 			p.cwd = to + p.cwd[len(from):]
 		}
+	} else {
+		// A file's descriptors name it where it is now
+		// (/proc/self/fd), as Linux's name the inode's dentry.
+		for _, f := range p.fds {
+			if f.path == from && f.kind == fileRegular {
+				f.path = to
+			}
+		}
 	}
 	p.dropName(from)
 	p.touch(n, touchChange)
+	p.entriesChanged(from)
+	p.entriesChanged(to)
+	return 0
+}
+
+// exchange swaps the resolved paths from and to (RENAME_EXCHANGE), both in
+// writable trees and both existing, as Linux's vfs_rename does: either
+// may be a directory, neither may contain the other; what is below a
+// directory, the descriptors open on it and the working directory go with
+// it.
+func (p *Process) exchange(from, to string) uint64 {
+	src, e := p.lookup(from, false)
+	if e != 0 {
+		return sysErr(e)
+	}
+	dst, e := p.lookup(to, false)
+	if e != 0 {
+		return sysErr(e)
+	}
+	switch {
+	case from == to, src.node != nil && src.node == dst.node,
+		src.node == nil && dst.node == nil && src.vf.fi != nil && dst.vf.fi != nil && os.SameFile(src.vf.fi, dst.vf.fi):
+		return 0 // one file: nothing to do
+	case strings.HasPrefix(to, from+"/"), strings.HasPrefix(from, to+"/"):
+		return sysErr(eINVAL) // one inside the other
+	}
+	for _, x := range []struct {
+		path string
+		ent  ovEntry
+	}{{from, src}, {to, dst}} {
+		if !x.ent.isDir() {
+			continue
+		}
+		switch {
+		case p.ov.isRootOrAbove(x.path):
+			return sysErr(eBUSY)
+		case x.ent.merged():
+			return sysErr(eXDEV) // its contents are (partly) the host's
+		case filepath.Dir(from) != filepath.Dir(to) && !allows(x.ent.node, 2):
+			return sysErr(eACCES) // its ".." entry changes
+		}
+	}
+	for _, path := range []string{from, to} {
+		if e := p.materialize(path); e != 0 {
+			return sysErr(e)
+		}
+	}
+	a, e := p.copyUp(src)
+	if e != 0 {
+		return sysErr(e)
+	}
+	b, e := p.copyUp(dst)
+	if e != 0 {
+		return sysErr(e)
+	}
+	// What is below each directory moves under the other name.
+	swap := func(path string) (string, bool) {
+		switch {
+		case path == from || strings.HasPrefix(path, from+"/"):
+			return to + path[len(from):], true
+		case path == to || strings.HasPrefix(path, to+"/"):
+			return from + path[len(to):], true
+		}
+		return path, false
+	}
+	moved := map[string]*oNode{}
+	for path, n := range p.ov.nodes {
+		if np, ok := swap(path); ok && path != from && path != to {
+			moved[np] = n
+		}
+	}
+	for path := range moved {
+		old, _ := swap(path)
+		p.ov.delNode(old)
+	}
+	p.ov.delNode(from)
+	p.ov.delNode(to)
+	p.ov.setNode(from, b)
+	p.ov.setNode(to, a)
+	for path, n := range moved {
+		p.ov.setNode(path, n)
+	}
+	for _, f := range p.fds {
+		if np, ok := swap(f.path); ok {
+			f.path = np
+		}
+	}
+	if np, ok := swap(p.cwd); ok {
+		p.cwd = np
+	}
+	p.touch(a, touchChange)
+	p.touch(b, touchChange)
 	p.entriesChanged(from)
 	p.entriesChanged(to)
 	return 0

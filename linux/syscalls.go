@@ -91,7 +91,8 @@ import (
 //	                         on the in-memory overlay (overlay.go): nothing is
 //	                         written on the host; what it holds counts against
 //	                         Config.MaxMem (beyond it ENOSPC); RENAME_NOREPLACE
-//	                         only; directories the host shows are not renamed
+//	                         and RENAME_EXCHANGE (RENAME_WHITEOUT EINVAL);
+//	                         directories the host shows are not renamed
 //	                         (EXDEV)
 //	umask                    the mask applied to the modes of files and
 //	                         directories the guest creates (022 at start)
