@@ -49,8 +49,8 @@ func fdTarget(f *openFile) string {
 	case fileEpoll:
 		return "anon_inode:[eventpoll]"
 	}
-	if f.node != nil && f.node.nlink == 0 && f.kind == fileRegular {
-		return f.path + " (deleted)" // unlinked while open, or a memfd
+	if f.node != nil && f.node.nlink == 0 && (f.kind == fileRegular || f.kind == fileDir) {
+		return f.path + " (deleted)" // unlinked or removed while open, or a memfd
 	}
 	return f.path
 }

@@ -135,6 +135,9 @@ type overlay struct {
 	nextIno uint64
 	held    uint64 // counted in addrSpace.held
 	umask   uint32 // the file mode creation mask (umask), shared by the threads
+	// cwd is the working directory's node when it is one of the
+	// overlay's (nil: the view's), which "." names even once removed.
+	cwd *oNode
 }
 
 // nodeOverhead is what a node counts against the memory cap besides its
@@ -380,6 +383,9 @@ func (p *Process) lookup(abs string, follow bool) (ovEntry, int) {
 // directories before the ".." components of the path and of its links'
 // targets included (walkDots).
 func (p *Process) lookupLinks(abs string, follow bool, links *int) (ovEntry, int) {
+	if strings.HasPrefix(abs, deadPrefix) {
+		return p.deadEntry(abs)
+	}
 	o := p.ov
 restart:
 	rest := strings.Split(abs, "/")
@@ -1057,6 +1063,7 @@ func (o *overlay) clone(fds map[int]*openFile, vmas []vma) (*overlay, map[int]*o
 	for path, n := range o.nodes {
 		c.nodes[path] = cp(n)
 	}
+	c.cwd = cp(o.cwd)
 	vmas = slices.Clone(vmas)
 	for i := range vmas {
 		vmas[i].node = cp(vmas[i].node)

@@ -131,6 +131,9 @@ func (p *Process) procFile(abs string, follow bool) (procNode, bool) {
 		target := "/"
 		if rest == "cwd" {
 			target = p.cwd
+			if n := p.ov.cwd; n != nil && n.nlink == 0 {
+				target += " (deleted)" // as d_path names an unlinked dentry
+			}
 		}
 		return procNode{path: abs, mode: 0o120777, nlink: 1, link: target}, true
 	}

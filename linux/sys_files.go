@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -129,6 +130,7 @@ func (p *Process) resolve(dirfd int32, path string) (string, int) {
 		rest = next
 	}
 	var base string
+	var baseNode *oNode // the overlay's node of a relative path's directory
 	switch {
 	case filepath.IsAbs(path):
 		base = "/"
@@ -140,11 +142,30 @@ func (p *Process) resolve(dirfd int32, path string) (string, int) {
 		case f.kind != fileDir:
 			return "", eNOTDIR
 		}
-		base = f.path
+		base, baseNode = f.path, f.node
 	case p.cwd == "":
 		return "", eNOENT // the host's was gone at the start
 	default:
-		base = p.cwd
+		base, baseNode = p.cwd, p.ov.cwd
+	}
+	if baseNode != nil && baseNode.nlink == 0 && !filepath.IsAbs(path) {
+		// A removed directory (the working directory, or a descriptor's):
+		// "." is still it, ".." its parent when it was removed, any other
+		// name ENOENT, as Linux looks up nothing in a dead directory.
+		first := ""
+		for c := range strings.SplitSeq(path, "/") {
+			if c != "" && c != "." {
+				first = c
+				break
+			}
+		}
+		switch first {
+		case "":
+			return deadPath(base, baseNode), 0
+		case "..":
+		default:
+			return "", eNOENT
+		}
 	}
 	// Without "..", the lexical clean path is the same, and costs no
 	// lookup.
@@ -1637,9 +1658,12 @@ func (p *Process) sysGetcwd(a *[6]uint64) uint64 {
 	if p.cwd == "" {
 		return sysErr(eNOENT)
 	}
+	if n := p.ov.cwd; n != nil && n.nlink == 0 {
+		return sysErr(eNOENT) // it was removed (d_unlinked)
+	}
 	if _, ok := p.procFile(p.cwd, true); !ok {
 		if _, e := p.lookup(p.cwd, true); e == eNOENT {
-			return sysErr(eNOENT) // it was removed (d_unlinked), or its thread has exited (/proc/self/task/TID)
+			return sysErr(eNOENT) // it was removed, or its thread has exited (/proc/self/task/TID)
 		}
 	}
 	b := append([]byte(p.cwd), 0)
@@ -1695,8 +1719,35 @@ func (p *Process) enterDir(path string, node *oNode) uint64 {
 	if !allows(node, 1) {
 		return sysErr(eACCES)
 	}
-	p.cwd = path
+	p.cwd, p.ov.cwd = path, node
 	return 0
+}
+
+// deadPrefix starts the names resolve gives a removed directory that a
+// relative path names ("." in it): no path the guest gives has a NUL.
+const deadPrefix = "\x00dead:"
+
+// deadPath is the name of node, the removed directory that was at path:
+// its inode number and that path.
+func deadPath(path string, node *oNode) string {
+	return deadPrefix + strconv.FormatUint(node.ino, 10) + ":" + path
+}
+
+// deadEntry is what the name deadPath gave stands for: the removed
+// directory, which the working directory or a descriptor holds, at the
+// path it had (ENOENT if none holds it any more).
+func (p *Process) deadEntry(name string) (ovEntry, int) {
+	ino, path, _ := strings.Cut(strings.TrimPrefix(name, deadPrefix), ":")
+	held := func(n *oNode) bool { return n != nil && n.nlink == 0 && strconv.FormatUint(n.ino, 10) == ino }
+	if held(p.ov.cwd) {
+		return ovEntry{path: path, node: p.ov.cwd}, 0
+	}
+	for _, f := range p.fds {
+		if held(f.node) {
+			return ovEntry{path: path, node: f.node}, 0
+		}
+	}
+	return ovEntry{}, eNOENT
 }
 
 // System calls that change files: all of them act on the overlay

@@ -85,7 +85,9 @@ import (
 //	                         sysroot; others ENOENT
 //	getcwd chdir fchdir      the guest's working directory, at first the host's;
 //	                         chdir and fchdir move it to a directory the guest
-//	                         sees (the host's stays as it is)
+//	                         sees (the host's stays as it is); once removed,
+//	                         "." in it (or in a descriptor's) is still that
+//	                         directory, getcwd ENOENT
 //	creat pwrite64 pwritev ftruncate truncate mkdir mkdirat rmdir unlink unlinkat
 //	symlink symlinkat rename renameat renameat2 chmod fchmod fchmodat fchmodat2
 //	                         on the in-memory overlay (overlay.go): nothing is
