@@ -5,6 +5,7 @@ package linux
 import (
 	"bytes"
 	"io"
+	"slices"
 )
 
 // fileData is the contents of an overlay file, in chunks of fileChunk
@@ -242,6 +243,11 @@ func (d *fileData) resize(size int64) {
 		}
 		clear(d.chunks[n:])
 		d.chunks = d.chunks[:n]
+		if int64(cap(d.chunks)) > 2*n+16 {
+			// A file shrunk from a large size gives its slots back: what
+			// it keeps is about what footprint counts.
+			d.chunks = slices.Clip(slices.Clone(d.chunks))
+		}
 		d.size = size
 		if n > 0 {
 			if last := d.chunks[n-1]; last != nil {
@@ -267,9 +273,15 @@ func (d *fileData) resize(size int64) {
 			d.chunks[k] = g
 		}
 	}
-	for int64(len(d.chunks)) < n {
-		d.chunks = append(d.chunks, nil) // holes
+	if int64(cap(d.chunks)) < n {
+		// Grown by at least a quarter, so that a file grown chunk by
+		// chunk is not copied each time, and by no more than asked at
+		// once, so that a large hole takes about the slots it is charged.
+		c := make([][]byte, len(d.chunks), max(n, int64(cap(d.chunks))*5/4))
+		copy(c, d.chunks)
+		d.chunks = c
 	}
+	d.chunks = d.chunks[:n] // holes: the slots past the old length are nil
 }
 
 // growChunk returns the capacity chunk k gets when it must hold need

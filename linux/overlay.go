@@ -828,6 +828,11 @@ func (p *Process) fillNode(nd *oNode, n uint64, pos int64, fill func(piece []byt
 	if n == 0 {
 		return 0, 0
 	}
+	// Up to the largest file size, as generic_write_check_limits allows.
+	if pos >= maxFileSize {
+		return 0, eFBIG
+	}
+	n = min(n, uint64(maxFileSize-pos))
 	size := nd.data.Len()
 	// What the write takes: the chunks it fills that were holes, and the
 	// file's growth (fileData.footprintAfter). What does not fit is not

@@ -14,7 +14,8 @@ import (
 // of the rest are zeros, and SEEK_DATA, SEEK_HOLE and st_blocks show the
 // holes; fallocate reserves what it covers (ENOSPC past
 // the cap), PUNCH_HOLE gives it back; a write that does not fit is short,
-// then ENOSPC; truncating gives everything back.
+// then ENOSPC; truncating gives everything back. No file grows past
+// ext4's largest size (EFBIG, short writes), as natively.
 func TestSparseFiles(t *testing.T) {
 	for _, a := range testArches {
 		t.Run(a.Name, func(t *testing.T) {
@@ -85,6 +86,24 @@ func TestSparseFiles(t *testing.T) {
 			expect(t, "ftruncate to 0", g.call("ftruncate", uint64(fd), 0), 0)
 			if got := held(); got != start {
 				t.Errorf("after truncating: %d bytes held, %d at the start", got, start)
+			}
+
+			// ext4's largest file, 16 TiB less a block, as natively: its
+			// slots alone (384 MiB) do not fit under this cap.
+			expect(t, "ftruncate past the largest size", g.call("ftruncate", uint64(fd), maxFileSize+1), -eFBIG)
+			expect(t, "ftruncate to the largest size", g.call("ftruncate", uint64(fd), maxFileSize), -eNOSPC)
+			expect(t, "pwrite at the largest size", g.call("pwrite64", uint64(fd), g.buf, 3, maxFileSize), -eFBIG)
+			expect(t, "pwrite across it", g.call("pwrite64", uint64(fd), g.buf, 3, maxFileSize-2), -eNOSPC)
+			expect(t, "pwrite at the largest offset", g.call("pwrite64", uint64(fd), g.buf, 1, 1<<63-2), -eFBIG)
+			expect(t, "pwrite past it", g.call("pwrite64", uint64(fd), g.buf, 2, 1<<63-1), -eINVAL)
+			expect(t, "fallocate past it", g.call("fallocate", uint64(fd), fallocKeepSize, maxFileSize-10, 11), -eFBIG)
+			expect(t, "lseek to it", g.call("lseek", uint64(fd), maxFileSize, 0), maxFileSize)
+			expect(t, "lseek past it", g.call("lseek", uint64(fd), maxFileSize+1, 0), -eINVAL)
+			// A file grown large and shrunk keeps about the slots counted.
+			expect(t, "ftruncate to 32 GiB", g.call("ftruncate", uint64(fd), 32<<30), 0)
+			expect(t, "and back to 1 MiB", g.call("ftruncate", uint64(fd), 1<<20), 0)
+			if c := cap(g.p.fds[int(fd)].node.data.chunks); c > 32 {
+				t.Errorf("a 1 MiB file keeps %d slots", c)
 			}
 		})
 	}

@@ -859,10 +859,10 @@ func (p *Process) writeFile(f *openFile, addr, n uint64, off int64) (uint64, int
 	case off < 0:
 		at = f.off
 	}
-	if uint64(at)+n > 1<<62 {
-		return 0, eINVAL
+	if n > math.MaxInt64-uint64(at) {
+		return 0, eINVAL // rw_verify_area: the end past the largest offset
 	}
-	k, e := p.writeNode(f.node, addr, n, at)
+	k, e := p.writeNode(f.node, addr, n, at) // EFBIG at maxFileSize
 	if e == 0 && off < 0 {
 		f.off = at + int64(k)
 	}
@@ -1148,8 +1148,8 @@ func (p *Process) sysLseek(a *[6]uint64) uint64 {
 	default:
 		return sysErr(eINVAL)
 	}
-	if off < 0 {
-		return sysErr(eINVAL)
+	if off < 0 || off > maxFileSize {
+		return sysErr(eINVAL) // generic_file_llseek_size: up to s_maxbytes
 	}
 	f.off = off
 	return uint64(off)
@@ -1753,9 +1753,17 @@ func (p *Process) deadEntry(name string) (ovEntry, int) {
 // System calls that change files: all of them act on the overlay
 // (overlay.go), never on the host.
 
+// maxFileSize is the largest size a file may have: ext4's s_maxbytes
+// with 4 KiB blocks (what the guest's files show themselves on: stat's
+// st_dev and st_blksize).
+const maxFileSize = 1<<44 - 4096
+
 func (p *Process) truncate(n *oNode, length uint64) uint64 {
-	if int64(length) < 0 {
+	switch {
+	case int64(length) < 0:
 		return sysErr(eINVAL)
+	case length > maxFileSize:
+		return sysErr(eFBIG) // inode_newsize_ok
 	}
 	if n.kind == nodeDir {
 		return sysErr(eISDIR)
@@ -2832,7 +2840,7 @@ func (p *Process) sysFallocate(a *[6]uint64) uint64 {
 		return sysErr(eSPIPE) // the standard streams are streams here (lseek: ESPIPE)
 	case f.kind != fileRegular || f.node == nil:
 		return sysErr(eNODEV) // an anonymous inode: signalfd, epoll, eventfd, timerfd
-	case off > math.MaxInt64-n:
+	case off > math.MaxInt64-n, off+n > maxFileSize:
 		return sysErr(eFBIG)
 	case mode&^(fallocKeepSize|fallocPunchHole|fallocZeroRange) != 0:
 		return sysErr(eOPNOTSUPP)
