@@ -53,6 +53,16 @@ func (e *Engine) CountBlocks(on bool) error {
 	return nil
 }
 
+// DisableCounting makes counting per block (CountBlocks) count nothing:
+// no hook is called as the guest runs, so Unicorn runs at its own speed.
+// It is for measuring that speed (BenchmarkRunVsQemu's floor): Executed
+// stays where it was, so neither Start's count nor a thread's time slice
+// ever ends a run, the fake clock stands still and a fault cannot be
+// placed. It must come before CountBlocks(true).
+func (e *Engine) DisableCounting() {
+	e.st.nocount = 1
+}
+
 // CountingBlocks reports whether instructions are counted per block.
 func (e *Engine) CountingBlocks() bool { return e.blocks }
 

@@ -216,3 +216,37 @@ func asInexact(err error, ie **InexactError) bool {
 	*ie = e
 	return ok
 }
+
+// TestDisableCounting: with counting disabled, counting per block calls
+// no hook: the guest runs to its end past the count given to Start, and
+// Executed does not move; the same engine without it stops at the count.
+func TestDisableCounting(t *testing.T) {
+	code := []byte{
+		0xb9, 0xd0, 0x07, 0, 0, // 1000: mov ecx, 2000
+		0xff, 0xc9, // 1005: dec ecx
+		0x75, 0xfc, // 1007: jnz 1005
+		0xf4, // 1009: hlt
+	}
+	for _, off := range []bool{false, true} {
+		e := newTestEngine(t, arch.AMD64, code)
+		if off {
+			e.DisableCounting()
+		}
+		if err := e.CountBlocks(true); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Start(testText, 0x1009, 0, 100); err != nil {
+			t.Fatal(err)
+		}
+		rcx, err := e.Reg(X86RCX)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case off && (e.Executed() != 0 || rcx != 0):
+			t.Errorf("uncounted: %d instructions counted, rcx %d; want 0, the loop run to its end", e.Executed(), rcx)
+		case !off && (e.Executed() != 100 || rcx == 0):
+			t.Errorf("counted: %d instructions, rcx %d; want a stop at 100", e.Executed(), rcx)
+		}
+	}
+}

@@ -1090,7 +1090,7 @@ uc_err sfs_block_counting(sfs_state *st, int on) {
 			err = uc_hook_del(st->uc, st->code_hook);
 			st->code_hook = 0;
 		}
-		if (err == UC_ERR_OK)
+		if (err == UC_ERR_OK && !st->nocount)
 			err = uc_hook_add(st->uc, &st->block_hook, UC_HOOK_BLOCK, st->arm64 ? hook_block_aarch64 : hook_block_x86_64, st, 1, 0);
 	}
 	if (!on && st->block_hook) {

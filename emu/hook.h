@@ -238,6 +238,9 @@ typedef struct {
 	struct sfs_pages blockpages;
 	// In front of it, dcache (above).
 	uc_hook block_hook;
+	// nocount: counting per block adds no hook at all (Engine.
+	// DisableCounting, for measuring Unicorn's own speed).
+	int32_t nocount;
 	// Registers kept across instructions that do not change them (record
 	// mode): kv are sp, fp, ra as read before the instruction at last_pc;
 	// kvalid says they are still the engine's (cleared whenever Go runs),

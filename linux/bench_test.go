@@ -142,12 +142,15 @@ func BenchmarkObserverOverhead(b *testing.B) {
 var runVsQemuWork = []struct {
 	name, prog, input string
 	args              []string
+	// floor: also run uncounted (Config.uncounted), Unicorn's own speed;
+	// a program of one thread that neither faults nor reads the clock.
+	floor bool
 }{
-	{"lua-fib-sort", "lua-static", "testdata/bench/fib-sort.lua", []string{"-"}},
-	{"sqlite-cte", "sqlite3-static", "testdata/bench/cte.sql", nil},
+	{"lua-fib-sort", "lua-static", "testdata/bench/fib-sort.lua", []string{"-"}, true},
+	{"sqlite-cte", "sqlite3-static", "testdata/bench/cte.sql", nil, true},
 	// Threads: pigz compressing (4 threads, no name or time in the
 	// header) the x86-64 SQLite binary, 1.5 MB.
-	{"pigz-4-threads", "pigz-static", realworldInput + "x86-64/sqlite3-static", []string{"-p", "4", "-n", "-c"}},
+	{"pigz-4-threads", "pigz-static", realworldInput + "x86-64/sqlite3-static", []string{"-p", "4", "-n", "-c"}, false},
 }
 
 // realworldInput starts an input path of runVsQemuWork that lies in the
@@ -161,7 +164,11 @@ const realworldInput = "realworld:"
 // emulated instructions per CPU-second of each (the instruction count is
 // sframesim's: the same program and input) and the ratio of their CPU
 // times. CPU time is user+system: this process's for run (GC included),
-// the child's for qemu. Use -benchtime=5x or more for medians.
+// the child's for qemu. Use -benchtime=5x or more for medians. For the
+// programs of one thread it also runs them with no counting hook at all
+// (x-qemu-uncounted: Unicorn's own speed against qemu-user's, the floor
+// under run's ratio, which only a libunicorn able to count without a
+// call per block could lower).
 func BenchmarkRunVsQemu(b *testing.B) {
 	realworld := filepath.Join(testcorpus.Dir(b), "..", "realworld", "v3")
 	for _, a := range []struct{ dir, qemu string }{{"x86-64", "/usr/bin/qemu-x86_64"}, {"aarch64", "/usr/bin/qemu-aarch64"}} {
@@ -179,10 +186,26 @@ func BenchmarkRunVsQemu(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				var runCPU, qemuCPU []float64
+				var runCPU, qemuCPU, floorCPU []float64
 				var insns uint64
 				var runOut, qemuOut bytes.Buffer
 				for b.Loop() {
+					if w.floor {
+						// Unicorn with no counting hook: what no binding
+						// that counts can beat.
+						runOut.Reset()
+						c0 := selfCPU()
+						p, err := Load(prog, Config{Args: append([]string{w.prog}, w.args...), Stdin: bytes.NewReader(in), Stdout: &runOut, Stderr: io.Discard, CountBlocks: true, uncounted: true})
+						if err != nil {
+							b.Fatal(err)
+						}
+						x, err := p.Run()
+						floorCPU = append(floorCPU, (selfCPU() - c0).Seconds())
+						if err != nil || x.Reason != StopExited {
+							b.Fatalf("uncounted run: %v %v", x, err)
+						}
+						p.Close()
+					}
 					runOut.Reset()
 					qemuOut.Reset()
 					c0 := selfCPU()
@@ -204,6 +227,11 @@ func BenchmarkRunVsQemu(b *testing.B) {
 				b.ReportMetric(r/q, "x-qemu-cpu")
 				b.ReportMetric(float64(insns), "insns/run")
 				b.Logf("%s %s: %d instructions; CPU s run %s, qemu %s (median %.3f / %.3f = %.2fx)", a.dir, w.name, insns, fmtSecs(runCPU), fmtSecs(qemuCPU), r, q, r/q)
+				if w.floor {
+					f := median(floorCPU)
+					b.ReportMetric(f/q, "x-qemu-uncounted")
+					b.Logf("%s %s: Unicorn without counting %s (median %.3f = %.2fx qemu; counting costs %.0f%% of run)", a.dir, w.name, fmtSecs(floorCPU), f, f/q, 100*(r-f)/r)
+				}
 			})
 		}
 	}

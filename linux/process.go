@@ -97,6 +97,11 @@ type Config struct {
 	// Signals, if not nil, passes signals from outside to the program
 	// (hostsignal.go).
 	Signals *HostSignals
+	// uncounted, with CountBlocks, counts nothing (emu.Engine.
+	// DisableCounting): only for measuring Unicorn's own speed, in
+	// BenchmarkRunVsQemu, on programs of one thread that neither fault
+	// nor need the clock to move.
+	uncounted bool
 }
 
 // DefaultMaxMem is the memory cap when Config.MaxMem is 0: 1 GiB.
@@ -287,6 +292,9 @@ func Load(path string, cfg Config) (*Process, error) {
 	p.Engine = e
 	p.vm = addrSpace{e: e, max: cfg.MaxMem}
 	if cfg.CountBlocks {
+		if cfg.uncounted {
+			e.DisableCounting()
+		}
 		if err := e.CountBlocks(true); err != nil {
 			p.Close()
 			return nil, err
