@@ -104,6 +104,23 @@ func fdPath(abs string) (int, bool) {
 	return 0, false
 }
 
+// fdPathBelow is fdPath for a path that may go on below the descriptor's
+// directory: the descriptor and the rest of the path ("" if none).
+func fdPathBelow(abs string) (fd int, rest string, ok bool) {
+	if fd, ok := fdPath(abs); ok {
+		return fd, "", true
+	}
+	for _, prefix := range fdPrefixes {
+		if n, ok := strings.CutPrefix(abs, prefix); ok {
+			n, rest, _ := strings.Cut(n, "/")
+			if fd, ok := fdPath(prefix + n); ok {
+				return fd, rest, true
+			}
+		}
+	}
+	return 0, "", false
+}
+
 // openSpecial opens abs if it is a device or names a descriptor (done
 // set), with open's flags.
 func (p *Process) openSpecial(abs string, flags uint64) (ret uint64, done bool) {

@@ -386,6 +386,15 @@ func (p *Process) lookupLinks(abs string, follow bool, links *int) (ovEntry, int
 	if strings.HasPrefix(abs, deadPrefix) {
 		return p.deadEntry(abs)
 	}
+	if fd, rest, ok := fdPathBelow(abs); ok && (follow || rest != "") {
+		// A descriptor's path (/proc/self/fd/N, /dev/fd/N, /dev/stdin) is
+		// a link of /proc that leads to the open file itself, as the
+		// path-walk follows it: what glibc's fchmodat(AT_SYMLINK_NOFOLLOW)
+		// chmods, and what the *at calls reach through.
+		if ent, e, found := p.fdEntry(fd, rest, follow, links); found {
+			return ent, e
+		}
+	}
 	o := p.ov
 restart:
 	rest := strings.Split(abs, "/")
@@ -795,6 +804,30 @@ func (p *Process) zeroRange(n *oNode, lo, hi int64) {
 	before := n.data.footprint()
 	n.data.zeroRange(lo, hi)
 	p.chargeWritten(n, before)
+}
+
+// fdEntry is what descriptor fd's path leads to, and rest below it: the
+// open directory or regular file (a file of the overlay as its node, with
+// or without names; one of the view by its path). Other descriptors
+// (pipes, devices, anonymous inodes) are not files of the overlay or the
+// view: not found here.
+func (p *Process) fdEntry(fd int, rest string, follow bool, links *int) (ent ovEntry, errno int, found bool) {
+	f := p.fds[fd]
+	switch {
+	case f == nil:
+		return ovEntry{}, eNOENT, true
+	case f.kind != fileDir && f.kind != fileRegular:
+		return ovEntry{}, 0, false
+	case rest != "" && f.kind != fileDir:
+		return ovEntry{}, eNOTDIR, true
+	case rest != "":
+		ent, e := p.lookupLinks(f.path+"/"+rest, follow, links)
+		return ent, e, true
+	case f.node != nil:
+		return ovEntry{path: f.path, node: f.node}, 0, true
+	}
+	ent, e := p.lookupLinks(f.path, true, links)
+	return ent, e, true
 }
 
 // chargeWritten charges what the contents of file node n take beyond

@@ -265,7 +265,9 @@ import (
 //	                         and urandom the getrandom stream, zero mappable);
 //	                         /dev/stdin, stdout, stderr, /dev/fd/N and
 //	                         /proc/self/fd/N open the descriptor's file (a regular
-//	                         file anew, a stream, pipe or device as dup);
+//	                         file anew, a stream, pipe or device as dup), and
+//	                         lead to an open file or directory (and below it)
+//	                         for every call that follows links;
 //	                         /proc/self/maps, cmdline, environ, comm, status,
 //	                         stat, statm, limits, auxv, the fd and task
 //	                         directories, /proc/cpuinfo, meminfo, uptime,
