@@ -2093,11 +2093,11 @@ func (p *Process) sysLinkat(a *[6]uint64) uint64 {
 	return p.link(int32(a[0]), a[1], int32(a[2]), a[3], a[4])
 }
 
-// renameat2's flags (include/uapi/linux/fs.h).
+// renameat2's flags (include/uapi/linux/fs.h); RENAME_WHITEOUT (4) is
+// not emulated.
 const (
 	renameNoreplace = 1
 	renameExchange  = 2
-	renameWhiteout  = 4
 )
 
 // rename moves oldAbs to newAbs, or exchanges them (renameat2's
