@@ -91,7 +91,7 @@ func (e *Engine) startBlocks(begin, until uint64, timeout time.Duration, count u
 	pc := begin
 	var err error
 	for {
-		st.stopping, st.stopped_before = 0, 0
+		st.stopping, st.stopped_before, st.stop_rewritten = 0, 0, 0
 		err = check(C.uc_emu_start(e.uc, C.uint64_t(pc), C.uint64_t(until), C.uint64_t(timeout/time.Microsecond), 0))
 		if st.stopped_before != 0 && err == nil {
 			// The block at stop_addr did not run; Unicorn may have put
@@ -106,9 +106,15 @@ func (e *Engine) startBlocks(begin, until uint64, timeout time.Duration, count u
 		if err != nil || st.stopped_before == 0 || st.count >= st.limit {
 			break
 		}
+		pc = uint64(st.stop_addr)
+		if st.stop_rewritten != 0 {
+			// Its code was rewritten in place: its translations go, and it
+			// runs from the new code (hook_block_slow).
+			C.sfs_remove_cache(e.uc, st.stop_addr, st.stop_addr+C.uint64_t(st.stop_size))
+			continue
+		}
 		// The block at stop_addr would pass the limit, or must be seen
 		// instruction by instruction.
-		pc = uint64(st.stop_addr)
 		if st.uncounted > maxUncounted {
 			// Too many of the latter: count every instruction from here.
 			st.stopping, st.limit = 0, C.uint64_t(^uint64(0))

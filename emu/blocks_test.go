@@ -250,3 +250,55 @@ func TestDisableCounting(t *testing.T) {
 		}
 	}
 }
+
+// TestRewrittenCode: code in writable and executable memory that the guest
+// rewrites in place (a JIT's) runs as rewritten, with the same count per
+// block as per instruction: counting per block, each block of such code
+// seen anew or rewritten stops the engine so that its translation is
+// dropped (hook_block_slow), and that restart must count nothing twice.
+// The loop calls a function through a register, then rewrites the
+// immediate of its first instruction. (Unicorn drops this function's old
+// translation itself; linux's TestRewrittenCode has a JIT's pattern
+// where it did not.)
+func TestRewrittenCode(t *testing.T) {
+	const jit, fn = 0x5000, 0x6000
+	loop := []byte{
+		0xbe, 0x00, 0x60, 0, 0, // 5000: mov esi, 0x6000
+		0xff, 0xd6, // 5005: call rsi
+		0x01, 0xc2, // 5007: add edx, eax
+		0xc7, 0x04, 0x25, 0x01, 0x60, 0, 0, 0x02, 0, 0, 0, // 5009: mov dword [0x6001], 2
+		0xff, 0xc9, // 5014: dec ecx
+		0x75, 0xe8, // 5016: jnz 5000
+		0xf4, // 5018: hlt
+	}
+	f := []byte{
+		0xb8, 0x01, 0, 0, 0, // 6000: mov eax, 1
+		0xc3, // 6005: ret
+	}
+	for _, blocks := range []bool{true, false} {
+		e := newTestEngine(t, arch.AMD64, []byte{0xf4})
+		mem, err := e.Map(jit, 2*PageSize, ProtRead|ProtWrite|ProtExec, "jit")
+		if err != nil {
+			t.Fatal(err)
+		}
+		copy(mem, loop)
+		copy(mem[fn-jit:], f)
+		if err := e.CountBlocks(blocks); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.SetReg(X86RCX, 3); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Start(jit, jit+0x18, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+		edx, err := e.Reg(X86RDX)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 1 + 2 + 2, in 3 rounds of 6 instructions and the function's 2.
+		if edx != 5 || e.Executed() != 24 {
+			t.Errorf("per block %v: edx %d after %d instructions, want 5 (the rewritten code ran) after 24", blocks, edx, e.Executed())
+		}
+	}
+}

@@ -896,6 +896,13 @@ static void bput(sfs_state *st, uint64_t addr, uint32_t size, uint32_t n, uint8_
 
 // wx_block_insns is block_insns for a block in writable and executable
 // memory: its bytes are compared with those it was counted with.
+//
+// A block seen for the first time, or whose code changed since it was
+// last counted, is counted anew and noted (rewritten), for
+// hook_block_slow: its translation may be older than its bytes (the
+// guest rewrote it in place, or its record was forgotten while the
+// translation stayed). One whose bytes cannot be kept is not (0: it runs
+// per instruction).
 static __attribute__((noinline)) uint32_t wx_block_insns(sfs_state *st, uint64_t addr, uint32_t size) {
 	if (st->bcap > 0) {
 		uint32_t j = bhash(addr, size, st->bcap - 1);
@@ -919,6 +926,7 @@ static __attribute__((noinline)) uint32_t wx_block_insns(sfs_state *st, uint64_t
 		return 0; // cannot be compared later: run it per instruction
 	}
 	bput(st, addr, size, n, bytes);
+	st->rewritten++;
 	return n;
 }
 
@@ -991,10 +999,39 @@ static inline void block_counted(sfs_state *st, uint64_t addr, uint32_t size, ui
 	st->count = count;
 }
 
+// stop_before stops the engine before the block (addr, size) runs.
+static void stop_before(uc_engine *uc, sfs_state *st, uint64_t addr, uint32_t size) {
+	st->stopping = 1;
+	st->stopped_before = 1;
+	st->stop_addr = addr;
+	st->stop_size = size;
+	uc_emu_stop(uc);
+}
+
 // hook_block_slow is the block hook but for its common case.
+//
+// A block of writable code seen for the first time or whose bytes changed
+// since it was last seen (wx_block_insns) stops the engine before it,
+// with stop_rewritten set, in a range run per instruction too: Unicorn
+// 2.1.1 without a memory hook does not always drop the translation of
+// code the guest rewrote in place (a JIT's), and would run the old code;
+// Go drops the block's translations and starts there again
+// (Engine.Start), and the block, now known, runs from its new
+// translation.
 static __attribute__((noinline)) void hook_block_slow(uc_engine *uc, uint64_t addr, uint32_t size, sfs_state *st) {
 	if (st->stopping)
 		return;
+	int wx = st->ncode > 0 && in_ranges(st->code, st->ncode, addr, addr + size);
+	uint32_t n = 0;
+	if (wx) {
+		uint64_t seen = st->rewritten;
+		n = wx_block_insns(st, addr, size);
+		if (st->rewritten != seen) {
+			st->stop_rewritten = 1;
+			stop_before(uc, st, addr, size);
+			return;
+		}
+	}
 	if (st->slow_hi != 0) {
 		if (addr >= st->slow_lo && addr + size <= st->slow_hi) {
 			st->cur_slow = 1; // its code hooks count
@@ -1002,14 +1039,11 @@ static __attribute__((noinline)) void hook_block_slow(uc_engine *uc, uint64_t ad
 		}
 		st->cur_slow = 0;
 	}
-	uint32_t n = block_insns(st, addr, size);
+	if (!wx)
+		n = block_insns(st, addr, size);
 	st->uncounted += n == 0;
 	if (n == 0 || st->count + n > st->limit) {
-		st->stopping = 1;
-		st->stopped_before = 1;
-		st->stop_addr = addr;
-		st->stop_size = size;
-		uc_emu_stop(uc);
+		stop_before(uc, st, addr, size);
 		return;
 	}
 	block_counted(st, addr, size, st->count + n);

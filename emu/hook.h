@@ -241,6 +241,12 @@ typedef struct {
 	// nocount: counting per block adds no hook at all (Engine.
 	// DisableCounting, for measuring Unicorn's own speed).
 	int32_t nocount;
+	// rewritten counts the blocks of writable code seen anew or found
+	// rewritten since they were counted (wx_block_insns); stop_rewritten
+	// says the engine stopped before such a block, whose translations Go
+	// must drop.
+	uint64_t rewritten;
+	int32_t stop_rewritten;
 	// Registers kept across instructions that do not change them (record
 	// mode): kv are sp, fp, ra as read before the instruction at last_pc;
 	// kvalid says they are still the engine's (cleared whenever Go runs),
