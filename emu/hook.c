@@ -1117,6 +1117,23 @@ uc_err sfs_slow_end(sfs_state *st) {
 	return uc_ctl_remove_cache(st->uc, lo, hi);
 }
 
+// hook_nothing is a store hook that does nothing: it only makes Unicorn
+// send stores through the path that drops translations of rewritten code.
+static void hook_nothing(uc_engine *uc, uc_mem_type type, uint64_t addr, int size, int64_t value, void *user) {
+	(void)uc, (void)type, (void)addr, (void)size, (void)value, (void)user;
+}
+
+uc_err sfs_smc_hook(sfs_state *st, int on) {
+	if (on && !st->smc_hook)
+		return uc_hook_add(st->uc, &st->smc_hook, UC_HOOK_MEM_WRITE, hook_nothing, st, 1, 0);
+	if (!on && st->smc_hook) {
+		uc_err err = uc_hook_del(st->uc, st->smc_hook);
+		st->smc_hook = 0;
+		return err;
+	}
+	return UC_ERR_OK;
+}
+
 uc_err sfs_block_counting(sfs_state *st, int on) {
 	uc_err err = UC_ERR_OK;
 	if (on && !st->block_hook) {

@@ -207,6 +207,7 @@ typedef struct {
 	uint64_t last_pc;
 	uint32_t last_size;
 	uc_hook code_hook, sys_hook, mem_hook, write_hook, in_hook, out_hook, intr_hook;
+	uc_hook smc_hook; // a store hook doing nothing (Engine.syncSMCHook)
 	// Block counting (sfs_block_counting): no per-instruction hook; a
 	// block hook adds a translated block's instruction count when it
 	// starts, and stops before a block that would pass limit.
@@ -344,6 +345,7 @@ uc_err sfs_close(uc_engine *uc);
 // 0) and block counting (on 1); the caller drops the translations made
 // the other way.
 uc_err sfs_block_counting(sfs_state *st, int on);
+uc_err sfs_smc_hook(sfs_state *st, int on);
 
 // sfs_blocks_forget drops the remembered instruction counts (code changed).
 void sfs_blocks_forget(sfs_state *st);

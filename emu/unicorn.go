@@ -784,6 +784,41 @@ func (e *Engine) syncWriteHook() error {
 	return nil
 }
 
+// syncSMCHook gives an engine counting per instruction without a store
+// hook of its own (no history observer) one that does nothing: Unicorn
+// 2.1.1 drops the translation of code the guest rewrites in place (a
+// JIT's) only when stores take its slow path, which a memory hook makes
+// them take; without one, the old code ran on AArch64. It is there from
+// the start, before any code is written: stores translated the fast way
+// would be missed (the translations of executable memory are dropped when
+// it comes later). Counting per block finds rewritten code itself
+// (hook_block_slow) and goes without it.
+func (e *Engine) syncSMCHook() error {
+	want := !e.blocks && e.st.write_hook == 0
+	if want == (e.st.smc_hook != 0) {
+		return nil
+	}
+	if err := check(C.sfs_smc_hook(e.st, boolInt(want))); err != nil {
+		return fmt.Errorf("installing the store hook for rewritten code: %w", err)
+	}
+	if e.started {
+		for _, r := range e.prots {
+			if r.prot&ProtExec != 0 {
+				C.sfs_remove_cache(e.uc, C.uint64_t(r.lo), C.uint64_t(r.hi))
+			}
+		}
+	}
+	return nil
+}
+
+// boolInt is 1 for true, 0 for false, as a C int.
+func boolInt(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // OnCodeWrite sets a function told where guest code may have changed: a
 // guest store into writable and executable memory (in history mode, right
 // before the first record that sees it), a write by the host (WriteMem,
@@ -1006,6 +1041,9 @@ func (e *Engine) WriteRegs(ids []RegID, vals []uint64) error {
 func (e *Engine) Start(begin, until uint64, timeout time.Duration, count uint64) error {
 	e.yieldIfDue()
 	if err := e.growTLB(); err != nil {
+		return err
+	}
+	if err := e.syncSMCHook(); err != nil {
 		return err
 	}
 	if e.blocks {
