@@ -84,36 +84,27 @@ func (p *Process) fdLinkStat(abs string, fd int) (statInfo, int) {
 // fdPath returns the descriptor a path like /dev/stdout or /proc/self/fd/3
 // names, if it is one.
 func fdPath(abs string) (int, bool) {
-	switch abs {
-	case "/dev/stdin":
-		return 0, true
-	case "/dev/stdout":
-		return 1, true
-	case "/dev/stderr":
-		return 2, true
-	}
-	for _, prefix := range fdPrefixes {
-		if n, ok := strings.CutPrefix(abs, prefix); ok {
-			// A descriptor's number as Linux writes it: no sign, no
-			// leading zero.
-			if fd, err := strconv.Atoi(n); err == nil && strconv.Itoa(fd) == n {
-				return fd, true
-			}
-		}
-	}
-	return 0, false
+	fd, rest, ok := fdPathBelow(abs)
+	return fd, ok && rest == "" && !strings.HasSuffix(abs, "/")
 }
 
 // fdPathBelow is fdPath for a path that may go on below the descriptor's
 // directory: the descriptor and the rest of the path ("" if none).
 func fdPathBelow(abs string) (fd int, rest string, ok bool) {
-	if fd, ok := fdPath(abs); ok {
-		return fd, "", true
+	switch abs {
+	case "/dev/stdin":
+		return 0, "", true
+	case "/dev/stdout":
+		return 1, "", true
+	case "/dev/stderr":
+		return 2, "", true
 	}
 	for _, prefix := range fdPrefixes {
 		if n, ok := strings.CutPrefix(abs, prefix); ok {
 			n, rest, _ := strings.Cut(n, "/")
-			if fd, ok := fdPath(prefix + n); ok {
+			// A descriptor's number as Linux writes it: no sign, no
+			// leading zero.
+			if fd, err := strconv.Atoi(n); err == nil && strconv.Itoa(fd) == n {
 				return fd, rest, true
 			}
 		}

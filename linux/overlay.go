@@ -874,7 +874,7 @@ func (p *Process) fillNode(nd *oNode, n uint64, pos int64, fill func(piece []byt
 		end := pos + int64(n)
 		return nd.data.footprintAfter(max(size, end), pos, end) - nd.data.footprint()
 	}
-	if room := p.room(); cost(n) > int64(min(room, 1<<62)) {
+	if room := p.room(); cost(n) > int64(room) { // room is at most 2^62
 		lo, hi := uint64(0), n // cost(lo) fits, cost(hi) does not
 		for hi-lo > 1 {
 			if mid := lo + (hi-lo)/2; cost(mid) <= int64(room) {

@@ -1737,8 +1737,12 @@ func deadPath(path string, node *oNode) string {
 // directory, which the working directory or a descriptor holds, at the
 // path it had (ENOENT if none holds it any more).
 func (p *Process) deadEntry(name string) (ovEntry, int) {
-	ino, path, _ := strings.Cut(strings.TrimPrefix(name, deadPrefix), ":")
-	held := func(n *oNode) bool { return n != nil && n.nlink == 0 && strconv.FormatUint(n.ino, 10) == ino }
+	num, path, _ := strings.Cut(strings.TrimPrefix(name, deadPrefix), ":")
+	ino, err := strconv.ParseUint(num, 10, 64)
+	if err != nil {
+		return ovEntry{}, eNOENT
+	}
+	held := func(n *oNode) bool { return n != nil && n.nlink == 0 && n.ino == ino }
 	if held(p.ov.cwd) {
 		return ovEntry{path: path, node: p.ov.cwd}, 0
 	}
