@@ -76,6 +76,10 @@ func (e *Engine) CountingBlocks() bool { return e.blocks }
 // was not decoded, after 18 s of this instead of 0.2 s of running.
 const maxUncounted = 1000
 
+// flushRewrites is how many blocks of rewritten code startBlocks drops the
+// translations of one by one before it drops them all.
+const flushRewrites = 4096
+
 // startBlocks is Start when counting per block: count is enforced by the
 // block hook (it stops before a block that would pass it), and the block
 // that would pass it runs with a code hook on it alone.
@@ -109,8 +113,15 @@ func (e *Engine) startBlocks(begin, until uint64, timeout time.Duration, count u
 		pc = uint64(st.stop_addr)
 		if st.stop_rewritten != 0 {
 			// Its code was rewritten in place: its translations go, and it
-			// runs from the new code (hook_block_slow).
-			C.sfs_remove_cache(e.uc, st.stop_addr, st.stop_addr+C.uint64_t(st.stop_size))
+			// runs from the new code (hook_block_slow). A guest rewriting
+			// code without end (a JIT's churn) has all translations
+			// dropped now and then: Unicorn 2.1.1, invalidating block after
+			// block, crashed (SIGBUS) after some 20 s of it.
+			if e.rewrites++; e.rewrites%flushRewrites == 0 {
+				C.sfs_flush_tb(e.uc)
+			} else {
+				C.sfs_remove_cache(e.uc, st.stop_addr, st.stop_addr+C.uint64_t(st.stop_size))
+			}
 			continue
 		}
 		// The block at stop_addr would pass the limit, or must be seen

@@ -302,3 +302,52 @@ func TestRewrittenCode(t *testing.T) {
 		}
 	}
 }
+
+// TestRewrittenCodeChurn: a function rewritten before each of 5000 calls,
+// counting per block: more rewritten blocks than flushRewrites, so the
+// engine drops all translations at times (Unicorn 2.1.1 crashed under
+// such churn, block after block invalidated), and every call still runs
+// the code as rewritten, each instruction counted once.
+func TestRewrittenCodeChurn(t *testing.T) {
+	const jit, fn, rounds = 0x5000, 0x6000, 5000
+	loop := []byte{
+		0xbe, 0x00, 0x60, 0, 0, // 5000: mov esi, 0x6000
+		0xff, 0xd6, // 5005: call rsi
+		0x01, 0xc2, // 5007: add edx, eax
+		0x80, 0x04, 0x25, 0x01, 0x60, 0, 0, 0x01, // 5009: add byte [0x6001], 1
+		0xff, 0xc9, // 5011: dec ecx
+		0x75, 0xeb, // 5013: jnz 5000
+		0xf4, // 5015: hlt
+	}
+	f := []byte{
+		0xb8, 0x01, 0, 0, 0, // 6000: mov eax, 1
+		0xc3, // 6005: ret
+	}
+	e := newTestEngine(t, arch.AMD64, []byte{0xf4})
+	mem, err := e.Map(jit, 2*PageSize, ProtRead|ProtWrite|ProtExec, "jit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(mem, loop)
+	copy(mem[fn-jit:], f)
+	if err := e.CountBlocks(true); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.SetReg(X86RCX, rounds); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Start(jit, jit+0x15, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	var want uint64
+	for i := range rounds {
+		want += uint64((1 + i) % 256)
+	}
+	edx, err := e.Reg(X86RDX)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if edx != want || e.Executed() != 8*rounds {
+		t.Errorf("edx %d after %d instructions, want %d after %d", edx, e.Executed(), want, 8*rounds)
+	}
+}

@@ -660,6 +660,8 @@ uc_err sfs_track_writes(sfs_state *st, int track) {
 	return UC_ERR_OK;
 }
 
+uc_err sfs_flush_tb(uc_engine *uc) { return uc_ctl_flush_tb(uc); }
+
 uc_err sfs_remove_cache(uc_engine *uc, uint64_t begin, uint64_t end) {
 	return uc_ctl_remove_cache(uc, begin, end);
 }

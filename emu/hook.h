@@ -345,6 +345,7 @@ uc_err sfs_close(uc_engine *uc);
 // 0) and block counting (on 1); the caller drops the translations made
 // the other way.
 uc_err sfs_block_counting(sfs_state *st, int on);
+uc_err sfs_flush_tb(uc_engine *uc);
 uc_err sfs_smc_hook(sfs_state *st, int on);
 
 // sfs_blocks_forget drops the remembered instruction counts (code changed).

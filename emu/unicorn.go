@@ -113,10 +113,11 @@ type region struct {
 // Engine owns one libunicorn instance. It is not safe for concurrent use.
 // Close releases it; a finalizer is only a safety net.
 type Engine struct {
-	arch *arch.Arch
-	uca  *ucArch
-	uc   *C.uc_engine
-	st   *C.sfs_state
+	rewrites uint64 // blocks of rewritten code met counting per block (startBlocks)
+	arch     *arch.Arch
+	uca      *ucArch
+	uc       *C.uc_engine
+	st       *C.sfs_state
 	// regionsCached: the engine's region lookups go through mmcache.c.
 	regionsCached bool
 	slot          int
