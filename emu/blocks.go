@@ -45,7 +45,7 @@ func (e *Engine) CountBlocks(on bool) error {
 		// translation buffer, a second or two).
 		for _, r := range e.prots {
 			if r.prot&ProtExec != 0 {
-				C.sfs_remove_cache(e.uc, C.uint64_t(r.lo), C.uint64_t(r.hi))
+				e.removeCache(r.lo, r.hi)
 			}
 		}
 	}
@@ -76,27 +76,31 @@ func (e *Engine) CountingBlocks() bool { return e.blocks }
 // was not decoded, after 18 s of this instead of 0.2 s of running.
 const maxUncounted = 1000
 
-// flushRewrites is how many blocks of rewritten code startBlocks drops the
-// translations of one by one before it drops them all.
-const flushRewrites = 4096
-
 // startBlocks is Start when counting per block: count is enforced by the
 // block hook (it stops before a block that would pass it), and the block
 // that would pass it runs with a code hook on it alone.
+//
+// The engine also stops every probeEvery instructions, or when the
+// translation buffer is found full (see codeBufferSize), and goes on at
+// once, after dropping all translations in the latter case.
 func (e *Engine) startBlocks(begin, until uint64, timeout time.Duration, count uint64) error {
 	st := e.st
 	e.started = true
-	st.limit = C.uint64_t(^uint64(0))
+	lim := C.uint64_t(^uint64(0))
 	if count > 0 {
-		st.limit = st.count + C.uint64_t(count)
+		lim = st.count + C.uint64_t(count)
 	}
-	lim := st.limit
 	st.fault_type, st.fault_addr = 0, 0
 	pc := begin
+	start, left := time.Now(), timeout
 	var err error
 	for {
+		if st.cg_want != 0 {
+			e.flushCode()
+		}
+		st.limit = e.probeLimit(lim)
 		st.stopping, st.stopped_before, st.stop_rewritten = 0, 0, 0
-		err = check(C.uc_emu_start(e.uc, C.uint64_t(pc), C.uint64_t(until), C.uint64_t(timeout/time.Microsecond), 0))
+		err = check(C.uc_emu_start(e.uc, C.uint64_t(pc), C.uint64_t(until), C.uint64_t(left/time.Microsecond), 0))
 		if st.stopped_before != 0 && err == nil {
 			// The block at stop_addr did not run; Unicorn may have put
 			// the PC back to the start of the block before it.
@@ -107,21 +111,37 @@ func (e *Engine) startBlocks(begin, until uint64, timeout time.Duration, count u
 		if serr := check(C.sfs_slow_end(st)); serr != nil && err == nil {
 			err = serr
 		}
-		if err != nil || st.stopped_before == 0 || st.count >= st.limit {
+		if err == nil && !e.stopReq && st.stop_rewritten == 0 && st.limit < lim &&
+			(st.stopped_before != 0 && st.stop_n != 0 && st.count+C.uint64_t(st.stop_n) <= lim ||
+				st.stopped_before == 0 && st.count >= st.limit) {
+			// Stopped only for a look at the translation buffer: before a
+			// block that would pass st.limit but not lim, or inside a
+			// block run per instruction.
+			var ok bool
+			if left, ok = remaining(timeout, start); !ok {
+				break
+			}
+			e.flushCodeIfFull()
+			pc = uint64(st.stop_addr)
+			if st.stopped_before == 0 {
+				if pc, err = e.PC(); err != nil {
+					break
+				}
+			}
+			continue
+		}
+		if err != nil || st.stopped_before == 0 || st.count >= lim {
 			break
 		}
 		pc = uint64(st.stop_addr)
+		var ok bool
+		if left, ok = remaining(timeout, start); !ok {
+			break
+		}
 		if st.stop_rewritten != 0 {
 			// Its code was rewritten in place: its translations go, and it
-			// runs from the new code (hook_block_slow). A guest rewriting
-			// code without end (a JIT's churn) has all translations
-			// dropped now and then: Unicorn 2.1.1, invalidating block after
-			// block, crashed (SIGBUS) after some 20 s of it.
-			if e.rewrites++; e.rewrites%flushRewrites == 0 {
-				C.sfs_flush_tb(e.uc)
-			} else {
-				C.sfs_remove_cache(e.uc, st.stop_addr, st.stop_addr+C.uint64_t(st.stop_size))
-			}
+			// runs from the new code (hook_block_slow).
+			e.removeCache(uint64(st.stop_addr), uint64(st.stop_addr)+uint64(st.stop_size))
 			continue
 		}
 		// The block at stop_addr would pass the limit, or must be seen
@@ -136,7 +156,7 @@ func (e *Engine) startBlocks(begin, until uint64, timeout time.Duration, count u
 			if err := e.CountBlocks(false); err != nil {
 				return err
 			}
-			return e.Start(pc, until, timeout, rest)
+			return e.Start(pc, until, left, rest)
 		}
 		if serr := check(C.sfs_slow_begin(st, st.stop_addr, st.stop_addr+C.uint64_t(st.stop_size))); serr != nil {
 			err = serr

@@ -1,5 +1,6 @@
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "hook.h"
 #include "_cgo_export.h"
 
@@ -580,6 +581,7 @@ static void hook_write(uc_engine *uc, uc_mem_type type, uint64_t addr, int size,
 	sfs_state *st = user;
 	uint32_t code = st->ncode > 0 && in_ranges(st->code, st->ncode, addr, addr + size);
 	if (code) {
+		sfs_cg_tick(st); // Unicorn drops the translations of code stored into
 		if (st->nbuf == 0 || st->track != SFS_TRACK_LOG) {
 			if (st->chi == 0 || addr < st->clo)
 				st->clo = addr;
@@ -808,6 +810,34 @@ uc_err sfs_set_cpu_model(uc_engine *uc, int model) {
 	return uc_ctl_set_cpu_model(uc, model);
 }
 
+uc_err sfs_set_tcg_buffer(uc_engine *uc, uint32_t size) {
+	return uc_ctl_set_tcg_buffer_size(uc, size);
+}
+
+uc_err sfs_get_tcg_buffer(uc_engine *uc, uint32_t *size) {
+	return uc_ctl_get_tcg_buffer_size(uc, size);
+}
+
+// Unicorn writes its translations into its buffer from the start on, and
+// from the start again once all are dropped (Engine.flushCode gives the
+// pages back then): whether the page at cg_probe is in memory says
+// whether the buffer is filled that far.
+int sfs_cg_full(sfs_state *st) {
+	unsigned char v = 0;
+	return st->cg_probe && mincore(st->cg_probe, 1, &v) == 0 && (v & 1);
+}
+
+void sfs_cg_watch(sfs_state *st, uintptr_t probe) { st->cg_probe = (uint8_t *)probe; }
+
+void sfs_cg_tick(sfs_state *st) {
+	if (!st->cg_probe || st->cg_want || (++st->cg_ticks & 15) != 0 || !sfs_cg_full(st))
+		return;
+	st->cg_want = 1;
+	st->limit = st->count;
+	if (st->kvalid == SFS_KVALID_FAST)
+		st->kvalid = 1; // hook_code's common case would not look at limit
+}
+
 uc_err sfs_arm64_sysreg(uc_engine *uc, int write, uint32_t op0, uint32_t op1, uint32_t crn, uint32_t crm, uint32_t op2, uint64_t *val) {
 	uc_arm64_cp_reg r = {.crn = crn, .crm = crm, .op0 = op0, .op1 = op1, .op2 = op2, .val = *val};
 	uc_err err = write ? uc_reg_write(uc, UC_ARM64_REG_CP_REG, &r) : uc_reg_read(uc, UC_ARM64_REG_CP_REG, &r);
@@ -1001,12 +1031,14 @@ static inline void block_counted(sfs_state *st, uint64_t addr, uint32_t size, ui
 	st->count = count;
 }
 
-// stop_before stops the engine before the block (addr, size) runs.
-static void stop_before(uc_engine *uc, sfs_state *st, uint64_t addr, uint32_t size) {
+// stop_before stops the engine before the block (addr, size) of n
+// instructions (0: not known) runs.
+static void stop_before(uc_engine *uc, sfs_state *st, uint64_t addr, uint32_t size, uint32_t n) {
 	st->stopping = 1;
 	st->stopped_before = 1;
 	st->stop_addr = addr;
 	st->stop_size = size;
+	st->stop_n = n;
 	uc_emu_stop(uc);
 }
 
@@ -1030,7 +1062,7 @@ static __attribute__((noinline)) void hook_block_slow(uc_engine *uc, uint64_t ad
 		n = wx_block_insns(st, addr, size);
 		if (st->rewritten != seen) {
 			st->stop_rewritten = 1;
-			stop_before(uc, st, addr, size);
+			stop_before(uc, st, addr, size, n);
 			return;
 		}
 	}
@@ -1045,7 +1077,7 @@ static __attribute__((noinline)) void hook_block_slow(uc_engine *uc, uint64_t ad
 		n = block_insns(st, addr, size);
 	st->uncounted += n == 0;
 	if (n == 0 || st->count + n > st->limit) {
-		stop_before(uc, st, addr, size);
+		stop_before(uc, st, addr, size, n);
 		return;
 	}
 	block_counted(st, addr, size, st->count + n);
@@ -1103,6 +1135,7 @@ uc_err sfs_slow_begin(sfs_state *st, uint64_t lo, uint64_t hi) {
 		return err;
 	st->slow_lo = lo;
 	st->slow_hi = hi;
+	sfs_cg_tick(st);
 	return uc_ctl_remove_cache(st->uc, lo, hi);
 }
 
@@ -1121,8 +1154,12 @@ uc_err sfs_slow_end(sfs_state *st) {
 
 // hook_nothing is a store hook that does nothing: it only makes Unicorn
 // send stores through the path that drops translations of rewritten code.
+// Stores into code are counted for the translation buffer's watch.
 static void hook_nothing(uc_engine *uc, uc_mem_type type, uint64_t addr, int size, int64_t value, void *user) {
-	(void)uc, (void)type, (void)addr, (void)size, (void)value, (void)user;
+	(void)uc, (void)type, (void)value;
+	sfs_state *st = user;
+	if (st->ncode > 0 && in_ranges(st->code, st->ncode, addr, addr + (uint64_t)size))
+		sfs_cg_tick(st);
 }
 
 uc_err sfs_smc_hook(sfs_state *st, int on) {

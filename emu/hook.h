@@ -267,6 +267,17 @@ typedef struct {
 	struct sfs_pages keep; // a uint8_t per address
 	uint64_t *kq;
 	uint32_t nkq, capkq;
+	// The translation buffer's watch (Engine.flushCode): cg_probe is the
+	// page of Unicorn's buffer past which it counts as full, NULL when not
+	// watched; events that make Unicorn translate code again (stores into
+	// code, dropped translations) are counted in cg_ticks, and every 16th
+	// looks at the page. cg_want says the buffer is full: Go must drop all
+	// translations before the engine goes on (limit is brought down to
+	// count, so that the engine stops at the next instruction or block).
+	uint8_t *cg_probe;
+	uint32_t cg_ticks;
+	int32_t cg_want;
+	uint32_t stop_n; // the instruction count of the block at stop_addr
 } sfs_state;
 
 
@@ -323,6 +334,13 @@ uc_err sfs_reg_write_batch(uc_engine *uc, int *ids, uint64_t *vals, int n);
 // sfs_set_cpu_model and sfs_flush_tlb wrap the variadic uc_ctl, which cgo
 // cannot call.
 uc_err sfs_set_cpu_model(uc_engine *uc, int model);
+uc_err sfs_set_tcg_buffer(uc_engine *uc, uint32_t size);
+uc_err sfs_get_tcg_buffer(uc_engine *uc, uint32_t *size);
+// sfs_cg_full says whether the translation buffer's watched page is in
+// memory; sfs_cg_tick counts an event that makes Unicorn translate again.
+int sfs_cg_full(sfs_state *st);
+void sfs_cg_watch(sfs_state *st, uintptr_t probe);
+void sfs_cg_tick(sfs_state *st);
 uc_err sfs_flush_tlb(uc_engine *uc);
 
 // sfs_code_hook_del removes the per-instruction hook (for baselines).

@@ -113,11 +113,12 @@ type region struct {
 // Engine owns one libunicorn instance. It is not safe for concurrent use.
 // Close releases it; a finalizer is only a safety net.
 type Engine struct {
-	rewrites uint64 // blocks of rewritten code met counting per block (startBlocks)
-	arch     *arch.Arch
-	uca      *ucArch
-	uc       *C.uc_engine
-	st       *C.sfs_state
+	code    codeBuffer // Unicorn's translation buffer (codeBufferSize)
+	stopReq bool       // Stop was called during this Start
+	arch    *arch.Arch
+	uca     *ucArch
+	uc      *C.uc_engine
+	st      *C.sfs_state
 	// regionsCached: the engine's region lookups go through mmcache.c.
 	regionsCached bool
 	slot          int
@@ -267,6 +268,65 @@ var (
 // maxEngines bounds the engines open at once in one process.
 const maxEngines = 4096
 
+// openUnicorn opens a libunicorn engine for a, at user privilege, with a
+// translation buffer of codeBufferSize bytes if sized (else Unicorn's
+// default), and returns it with the offset of x86's old_exception in a
+// saved context (sfs_user_mode).
+func openUnicorn(a *arch.Arch, uca *ucArch, sized bool) (*C.uc_engine, C.int32_t, error) {
+	var uc *C.uc_engine
+	if err := check(C.uc_open(C.uc_arch(uca.arch), C.uc_mode(uca.mode), &uc)); err != nil {
+		return nil, 0, fmt.Errorf("uc_open %s: %w", a.Name, err)
+	}
+	fail := func(err error) (*C.uc_engine, C.int32_t, error) {
+		C.sfs_close(uc)
+		return nil, 0, err
+	}
+	if sized {
+		if err := check(C.sfs_set_tcg_buffer(uc, codeBufferSize)); err != nil {
+			return fail(fmt.Errorf("sizing the translation buffer for %s: %w", a.Name, err))
+		}
+	}
+	if uca.cpu >= 0 {
+		if err := check(C.sfs_set_cpu_model(uc, C.int(uca.cpu))); err != nil {
+			return fail(fmt.Errorf("selecting CPU model %d for %s: %w", uca.cpu, a.Name, err))
+		}
+	}
+	var oldexc C.int32_t
+	if err := check(C.sfs_user_mode(uc, C.int(b2i(a == arch.ARM64)), &oldexc)); err != nil {
+		return fail(fmt.Errorf("running %s at user privilege: %w", a.Name, err))
+	}
+	var size C.uint32_t
+	if err := check(C.sfs_get_tcg_buffer(uc, &size)); err != nil { // made by now
+		return fail(fmt.Errorf("reading the translation buffer's size for %s: %w", a.Name, err))
+	}
+	return uc, oldexc, nil
+}
+
+// openWatched is openUnicorn with the engine's translation buffer found
+// (see codeBufferSize). Where it cannot be found, the engine has
+// Unicorn's default buffer, unwatched.
+func openWatched(a *arch.Arch, uca *ucArch) (*C.uc_engine, C.int32_t, codeBuffer, error) {
+	openMu.Lock()
+	defer openMu.Unlock()
+	before, err := rwxMappings()
+	if err == nil {
+		uc, oldexc, err := openUnicorn(a, uca, true)
+		if err != nil {
+			return nil, 0, codeBuffer{}, err
+		}
+		after, err := rwxMappings()
+		if err == nil {
+			var code codeBuffer
+			if code, err = findCodeBuffer(before, after); err == nil {
+				return uc, oldexc, code, nil
+			}
+		}
+		C.sfs_close(uc)
+	}
+	uc, oldexc, err := openUnicorn(a, uca, false)
+	return uc, oldexc, codeBuffer{}, err
+}
+
 // NewEngine opens an engine for a with the hooks installed.
 func NewEngine(a *arch.Arch) (*Engine, error) {
 	uca := ucArchOf(a)
@@ -274,22 +334,11 @@ func NewEngine(a *arch.Arch) (*Engine, error) {
 		return nil, fmt.Errorf("emu: no libunicorn engine for %s", a.Name)
 	}
 	e := &Engine{arch: a, uca: uca}
-	var uc *C.uc_engine
-	if err := check(C.uc_open(C.uc_arch(uca.arch), C.uc_mode(uca.mode), &uc)); err != nil {
-		return nil, fmt.Errorf("uc_open %s: %w", a.Name, err)
+	uc, oldexc, code, err := openWatched(a, uca)
+	if err != nil {
+		return nil, err
 	}
-	e.uc = uc
-	if uca.cpu >= 0 {
-		if err := check(C.sfs_set_cpu_model(uc, C.int(uca.cpu))); err != nil {
-			C.sfs_close(uc)
-			return nil, fmt.Errorf("selecting CPU model %d for %s: %w", uca.cpu, a.Name, err)
-		}
-	}
-	var oldexc C.int32_t
-	if err := check(C.sfs_user_mode(uc, C.int(b2i(a == arch.ARM64)), &oldexc)); err != nil {
-		C.sfs_close(uc)
-		return nil, fmt.Errorf("running %s at user privilege: %w", a.Name, err)
-	}
+	e.uc, e.code = uc, code
 	e.st = C.sfs_state_new()
 	if e.st == nil {
 		C.sfs_close(uc)
@@ -299,6 +348,9 @@ func NewEngine(a *arch.Arch) (*Engine, error) {
 	e.regIDs = (*C.int)(C.calloc(64, C.size_t(unsafe.Sizeof(C.int(0)))))
 	e.regVals = (*C.uint64_t)(C.calloc(64, 8))
 	e.st.uc = uc
+	if code.lo != 0 {
+		C.sfs_cg_watch(e.st, C.uintptr_t(code.lo+codeFull))
+	}
 	frame := e.frameRegs()
 	for i, r := range frame {
 		e.st.regs[i] = C.int(r)
@@ -372,7 +424,9 @@ func regionLookupExported(a *arch.Arch) bool {
 func (e *Engine) Close() error {
 	var err error
 	e.closed.Do(func() {
+		openMu.Lock()
 		err = check(C.sfs_close(e.uc))
+		openMu.Unlock()
 		e.uc = nil
 		for _, r := range e.regions {
 			syscall.Munmap(r.mem)
@@ -612,7 +666,7 @@ func (e *Engine) join(r *region, lo, hi uint64, prot Prot) error {
 		return fmt.Errorf("joining Unicorn's regions %#x-%#x: %w", lo, hi, err)
 	}
 	if prot&ProtExec != 0 {
-		C.sfs_remove_cache(e.uc, C.uint64_t(lo), C.uint64_t(hi))
+		e.removeCache(lo, hi)
 	}
 	return nil
 }
@@ -655,7 +709,7 @@ func (e *Engine) cut(at uint64) error {
 	if prot&ProtExec != 0 {
 		// Unicorn's code-write tracking starts afresh with new regions:
 		// its translations there are made again.
-		C.sfs_remove_cache(e.uc, C.uint64_t(b.lo), C.uint64_t(b.hi))
+		e.removeCache(b.lo, b.hi)
 	}
 	return nil
 }
@@ -716,7 +770,7 @@ func (e *Engine) setProt(lo, hi uint64, prot Prot) {
 	}
 	e.prots = out
 	if prot&ProtExec != 0 {
-		C.sfs_remove_cache(e.uc, C.uint64_t(lo), C.uint64_t(hi))
+		e.removeCache(lo, hi)
 		C.sfs_blocks_forget(e.st)
 		C.sfs_keep_forget(e.st)
 	}
@@ -805,7 +859,7 @@ func (e *Engine) syncSMCHook() error {
 	if e.started {
 		for _, r := range e.prots {
 			if r.prot&ProtExec != 0 {
-				C.sfs_remove_cache(e.uc, C.uint64_t(r.lo), C.uint64_t(r.hi))
+				e.removeCache(r.lo, r.hi)
 			}
 		}
 	}
@@ -835,7 +889,7 @@ func (e *Engine) hostWrote(addr, size uint64) {
 	if size == 0 || !e.executable(addr, size) {
 		return
 	}
-	C.sfs_remove_cache(e.uc, C.uint64_t(addr), C.uint64_t(addr+size))
+	e.removeCache(addr, addr+size)
 	C.sfs_blocks_forget(e.st)
 	C.sfs_keep_forget(e.st)
 	if e.onCode != nil {
@@ -1041,6 +1095,8 @@ func (e *Engine) WriteRegs(ids []RegID, vals []uint64) error {
 // an error occurs.
 func (e *Engine) Start(begin, until uint64, timeout time.Duration, count uint64) error {
 	e.yieldIfDue()
+	e.stopReq = false
+	e.flushCodeIfFull()
 	if err := e.growTLB(); err != nil {
 		return err
 	}
@@ -1053,14 +1109,43 @@ func (e *Engine) Start(begin, until uint64, timeout time.Duration, count uint64)
 	e.started = true
 	// The code hook counts and stops at the budget: Unicorn's count would
 	// add a hook of its own on every instruction. Without the code hook
-	// (RemoveCodeHook), Unicorn counts.
-	e.st.limit = C.uint64_t(^uint64(0))
-	e.st.kvalid = 0 // registers may have been set
+	// (RemoveCodeHook), Unicorn counts. With it, the engine also stops
+	// every probeEvery instructions, or when the translation buffer is
+	// found full, and goes on at once (see codeBufferSize).
+	hooked := e.st.code_hook != 0
+	lim := C.uint64_t(^uint64(0))
 	ucCount := count
-	if count > 0 && e.st.code_hook != 0 {
-		e.st.limit, ucCount = e.st.count+C.uint64_t(count), 0
+	if count > 0 && hooked {
+		lim, ucCount = e.st.count+C.uint64_t(count), 0
 	}
-	err := check(C.uc_emu_start(e.uc, C.uint64_t(begin), C.uint64_t(until), C.uint64_t(timeout/time.Microsecond), C.size_t(ucCount)))
+	start, left := time.Now(), timeout
+	var err error
+	for {
+		e.st.limit = lim
+		if hooked {
+			if e.st.cg_want != 0 {
+				e.flushCode()
+			}
+			e.st.limit = e.probeLimit(lim)
+		}
+		e.st.kvalid = 0 // registers may have been set
+		err = check(C.uc_emu_start(e.uc, C.uint64_t(begin), C.uint64_t(until), C.uint64_t(left/time.Microsecond), C.size_t(ucCount)))
+		if err != nil || e.stopReq || e.st.limit >= lim || e.st.count < e.st.limit {
+			break
+		}
+		// Stopped only for a look at the translation buffer.
+		var ok bool
+		if left, ok = remaining(timeout, start); !ok {
+			break
+		}
+		if e.onHistory != nil {
+			e.FlushRecords()
+		}
+		e.flushCodeIfFull()
+		if begin, err = e.PC(); err != nil {
+			break
+		}
+	}
 	e.st.limit = C.uint64_t(^uint64(0))
 	if e.onHistory != nil {
 		e.FlushRecords()
@@ -1164,6 +1249,7 @@ func (e *Engine) growTLB() error {
 // returns with the PC at it. Use StopBefore there, which also keeps
 // Executed exact.
 func (e *Engine) Stop() error {
+	e.stopReq = true
 	if st := e.st; st != nil {
 		st.stopping = 1
 	}

@@ -1,0 +1,147 @@
+//go:build cgo
+
+package emu
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/sframesim/sframesim/arch"
+)
+
+// TestNewMapping: the translation buffer is the one mapping new between
+// the two reads, of its size.
+func TestNewMapping(t *testing.T) {
+	buf := hostSpan{0x7f0000000000, 0x7f0000000000 + codeBufferSize - 4096}
+	old := hostSpan{0x7e0000000000, 0x7e0000000000 + codeBufferSize - 4096}
+	small := hostSpan{0x600000, 0x601000}
+	for _, tc := range []struct {
+		name          string
+		before, after []hostSpan
+		want          hostSpan
+		err           bool
+	}{
+		{"new", []hostSpan{old}, []hostSpan{old, buf}, buf, false},
+		{"also a small one", nil, []hostSpan{small, buf}, buf, false},
+		{"none", []hostSpan{old}, []hostSpan{old}, hostSpan{}, true},
+		{"two", nil, []hostSpan{old, buf}, hostSpan{}, true},
+		{"too large", nil, []hostSpan{{buf.lo, buf.lo + 2*codeBufferSize}}, hostSpan{}, true},
+	} {
+		set := func(s []hostSpan) map[hostSpan]bool {
+			m := make(map[hostSpan]bool)
+			for _, x := range s {
+				m[x] = true
+			}
+			return m
+		}
+		got, err := newMapping(set(tc.before), set(tc.after))
+		if (err != nil) != tc.err || got != tc.want {
+			t.Errorf("%s: %#x, %v; want %#x, error %v", tc.name, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+// TestCodeBufferFull runs a loop that rewrites the function it calls
+// (TestRewrittenCodeChurn's) 12000 times, with the translation buffer
+// counting as full at 4 MiB, which it fills several times over, in each
+// way of counting: the engine drops all translations each time, and the
+// results and counts are exact and the same in every run. Unicorn 2.1.1,
+// left to flush its full buffer itself, crashes (with its default buffer,
+// a run 40 times as long).
+func TestCodeBufferFull(t *testing.T) {
+	defer SetCodeBufferFull(SetCodeBufferFull(4 << 20))
+	const jit, fn, rounds = 0x5000, 0x6000, 12000
+	loop := []byte{
+		0xbe, 0x00, 0x60, 0, 0, // 5000: mov esi, 0x6000
+		0xff, 0xd6, // 5005: call rsi
+		0x01, 0xc2, // 5007: add edx, eax
+		0x80, 0x04, 0x25, 0x01, 0x60, 0, 0, 0x01, // 5009: add byte [0x6001], 1
+		0xff, 0xc9, // 5011: dec ecx
+		0x75, 0xeb, // 5013: jnz 5000
+		0xf4, // 5015: hlt
+	}
+	f := []byte{
+		0xb8, 0x01, 0, 0, 0, // 6000: mov eax, 1
+		0xc3, // 6005: ret
+	}
+	var want uint64
+	for i := range rounds {
+		want += uint64((1 + i) % 256)
+	}
+	flushes := map[string]int{}
+	for _, mode := range []string{"blocks", "instructions", "history", "blocks", "history"} {
+		e := newTestEngine(t, arch.AMD64, []byte{0xf4})
+		if !e.CodeWatched() {
+			t.Fatal("the translation buffer is not watched")
+		}
+		mem, err := e.Map(jit, 2*PageSize, ProtRead|ProtWrite|ProtExec, "jit")
+		if err != nil {
+			t.Fatal(err)
+		}
+		copy(mem, loop)
+		copy(mem[fn-jit:], f)
+		switch mode {
+		case "blocks":
+			err = e.CountBlocks(true)
+		case "history":
+			err = e.ObserveHistory(64, func(*Record, bool) {})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.SetReg(X86RCX, rounds); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Start(jit, jit+0x15, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+		edx, err := e.Reg(X86RDX)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if edx != want || e.Executed() != 8*rounds {
+			t.Errorf("%s: edx %d after %d instructions, want %d after %d", mode, edx, e.Executed(), want, 8*rounds)
+		}
+		if e.CodeFlushes() < 1 {
+			t.Errorf("%s: %d flushes of the translation buffer, want some", mode, e.CodeFlushes())
+		}
+		if n, ok := flushes[mode]; ok && n != e.CodeFlushes() {
+			t.Errorf("%s: %d flushes, %d in the run before", mode, e.CodeFlushes(), n)
+		}
+		flushes[mode] = e.CodeFlushes()
+		t.Logf("%s: %d flushes", mode, e.CodeFlushes())
+	}
+}
+
+// TestCodeBufferProbe: a long run stops every probeEvery instructions to
+// look at the buffer and goes on, and a limit or Stop still ends it where
+// it says, in both ways of counting.
+func TestCodeBufferProbe(t *testing.T) {
+	// loop: dec rcx; jnz loop; hlt (2 instructions a round).
+	code := []byte{0x48, 0xff, 0xc9, 0x75, 0xfb, 0xf4}
+	for _, blocks := range []bool{true, false} {
+		for _, count := range []uint64{0, 3*probeEvery + 7} {
+			t.Run(fmt.Sprintf("blocks=%v,count=%d", blocks, count), func(t *testing.T) {
+				e := newTestEngine(t, arch.AMD64, code)
+				if err := e.CountBlocks(blocks); err != nil {
+					t.Fatal(err)
+				}
+				const rounds = 5 * probeEvery
+				if err := e.SetReg(X86RCX, rounds); err != nil {
+					t.Fatal(err)
+				}
+				if err := e.Start(testText, testText+5, 0, count); err != nil {
+					t.Fatal(err)
+				}
+				rcx, _ := e.Reg(X86RCX)
+				want := uint64(2 * rounds)
+				if count != 0 {
+					want = count
+				}
+				if e.Executed() != want || count == 0 && rcx != 0 {
+					t.Errorf("%d instructions (rcx %d), want %d", e.Executed(), rcx, want)
+				}
+			})
+		}
+	}
+}
