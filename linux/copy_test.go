@@ -151,6 +151,37 @@ func TestSendfile(t *testing.T) {
 	}
 }
 
+// TestSendfileProc: sendfile from procfs's files of the machine copies
+// what read gives (busybox's cat uses it: it printed nothing), from those
+// of the process it is EINVAL, as on Linux (native: Linux 6.18, x86-64).
+func TestSendfileProc(t *testing.T) {
+	for _, a := range []*arch.Arch{arch.AMD64, arch.ARM64} {
+		t.Run(a.Name, func(t *testing.T) {
+			var out bytes.Buffer
+			g := newGuest(t, a, Config{Stdout: &out})
+			for _, name := range []string{"/proc/cpuinfo", "/proc/meminfo", "/proc/uptime", "/proc/loadavg", "/proc/stat", "/proc/vmstat", "/sys/devices/system/cpu/online"} {
+				fd := g.open(name, gRDONLY, 0)
+				want := g.pread(fd, 0, 1<<16)
+				if len(want) == 0 {
+					t.Fatalf("%s: read nothing", name)
+				}
+				out.Reset()
+				expect(t, name, g.call("sendfile", 1, uint64(fd), 0, 1<<20), int64(len(want)))
+				if out.String() != want {
+					t.Errorf("%s: sendfile wrote %q, read gives %q", name, out.String(), want)
+				}
+				expect(t, name+" at the end", g.call("sendfile", 1, uint64(fd), 0, 1<<20), 0)
+				g.call("close", uint64(fd))
+			}
+			for _, name := range []string{"/proc/self/maps", "/proc/self/stat", "/proc/self/status", "/proc/self/cmdline", "/proc/thread-self/comm"} {
+				fd := g.open(name, gRDONLY, 0)
+				expect(t, name, g.call("sendfile", 1, uint64(fd), 0, 1<<20), -eINVAL)
+				g.call("close", uint64(fd))
+			}
+		})
+	}
+}
+
 // TestLink: link and linkat make a second name for a file of the overlay
 // (one file: written through one name, read through the other; unlinking
 // one keeps the other), copy a file of the view below a writable tree up

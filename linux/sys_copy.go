@@ -5,6 +5,7 @@ package linux
 import (
 	"encoding/binary"
 	"io"
+	"strings"
 )
 
 // copy_file_range and sendfile: bytes from one open file to another in
@@ -16,8 +17,9 @@ import (
 // across file systems without a common copy_file_range with EXDEV, and
 // programs fall back to read and write (coreutils' cp, which tries it
 // first). sendfile copies from any regular file to a file of the overlay
-// or to the standard output or error; to a pipe between threads it stops
-// the run (not emulated).
+// or to the standard output or error (procfs's files of the machine
+// included, not those of a process: EINVAL, as on Linux); to a pipe
+// between threads it stops the run (not emulated).
 
 // regularErr is 0 for a regular file, else the errno copy_file_range and
 // sendfile give for its type: EISDIR for a directory, EINVAL for a pipe
@@ -174,10 +176,23 @@ func (p *Process) sysSendfile(a *[6]uint64) uint64 {
 	if in.kind != fileRegular {
 		return sysErr(eINVAL) // nothing to splice from
 	}
+	size := in.size()
+	if in.proc != nil {
+		// procfs's files of a process cannot be spliced from (they have
+		// no splice_read); the machine's, /proc/cpuinfo and the like,
+		// copy what a read would (busybox's cat uses sendfile).
+		if strings.HasPrefix(in.proc.path, procPID) {
+			return sysErr(eINVAL)
+		}
+		if pos == 0 && !p.procRemake(in) {
+			return sysErr(eSRCH)
+		}
+		size = int64(len(in.data))
+	}
 	if a[3] > 0 {
 		p.accessed(in.node) // read, as by read(2), also at its end
 	}
-	if size := in.size(); pos >= size {
+	if pos >= size {
 		n = 0
 	} else {
 		n = min(n, uint64(size-pos))
