@@ -3,7 +3,9 @@
 package linux
 
 import (
+	"debug/elf"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -211,6 +213,21 @@ func TestProcSelf(t *testing.T) {
 			maps := read("/proc/self/maps")
 			if !strings.Contains(maps, " rw-p 00000000 00:00 0") || !strings.Contains(maps, "[stack]\n") || !strings.Contains(maps, absPath(g.p.Path)+"\n") {
 				t.Errorf("maps:\n%s", maps)
+			}
+			// Each segment of the program's file shows its page's file
+			// offset, as Linux maps it (before, all were 00000000).
+			f, err := elf.Open(g.p.Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			for _, ph := range f.Progs {
+				if ph.Type != elf.PT_LOAD || ph.Filesz == 0 {
+					continue
+				}
+				if off := fmt.Sprintf(" %08x ", pageDown(ph.Off)); !strings.Contains(maps, off) {
+					t.Errorf("no mapping at offset%sof the program (PT_LOAD at %#x):\n%s", off, ph.Vaddr, maps)
+				}
 			}
 			if got := read("/proc/self/cmdline"); got != "prog\x00arg\x00" {
 				t.Errorf("cmdline %q", got)

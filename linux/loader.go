@@ -80,13 +80,17 @@ type vma struct {
 	// shared: shared anonymous memory (MAP_SHARED|MAP_ANONYMOUS, /dev/zero),
 	// whose pages MADV_DONTNEED does not drop.
 	shared bool
+	// loaded: a segment of a program or its interpreter the loader put in
+	// memory (PT_LOAD[i]), from file offset off at start, as
+	// /proc/self/maps shows it.
+	loaded bool
 }
 
 // slice returns the part [start, end) of v, with its file offset.
 func (v vma) slice(start, end uint64) vma {
 	c := v
 	c.start, c.end = start, end
-	if c.file != nil || c.node != nil {
+	if c.file != nil || c.node != nil || c.loaded {
 		c.off += start - v.start
 	}
 	return c
@@ -249,6 +253,15 @@ func (m *addrSpace) zero(start, end uint64) { m.e.ZeroMem(start, end-start) }
 // replacing whatever the guest had mapped there (as MAP_FIXED does).
 func (m *addrSpace) mmap(start, end uint64, prot emu.Prot, name string) error {
 	return m.mmapFile(start, end, prot, name, nil, 0)
+}
+
+// setLoaded marks the VMA starting at start as a loaded segment from file
+// offset off.
+func (m *addrSpace) setLoaded(start, off uint64) {
+	i := sort.Search(len(m.vmas), func(i int) bool { return m.vmas[i].start >= start })
+	if i < len(m.vmas) && m.vmas[i].start == start {
+		m.vmas[i].loaded, m.vmas[i].off = true, off
+	}
 }
 
 // fits reports whether mapping [start, end) with prot keeps the cap, with
@@ -570,6 +583,12 @@ func (p *Process) mapImage(path string, loads []*elf.Prog, base uint64, fileSize
 			p.images = append(p.images, image{start, end, path})
 			if err := p.vm.mmap(start, end, prot, name); err != nil {
 				return 0, fmt.Errorf("%s: mapping %s at %#x: %w", path, name, start, err)
+			}
+			// The file offset of start, as Linux maps the segment (from
+			// its page of the file; a segment without file data is
+			// anonymous memory: 0).
+			if ph.Filesz > 0 {
+				p.vm.setLoaded(start, pageDown(ph.Off)+start-pageDown(base+ph.Vaddr))
 			}
 		}
 		// The file's bytes go to guest memory a piece at a time.
