@@ -114,34 +114,45 @@ func TestCodeBufferFull(t *testing.T) {
 }
 
 // TestCodeBufferProbe: a long run stops every probeEvery instructions to
-// look at the buffer and goes on, and a limit or Stop still ends it where
-// it says, in both ways of counting.
+// look at the buffer and goes on, and a limit still ends it where it
+// says, in both ways of counting, on both architectures.
 func TestCodeBufferProbe(t *testing.T) {
-	// loop: dec rcx; jnz loop; hlt (2 instructions a round).
-	code := []byte{0x48, 0xff, 0xc9, 0x75, 0xfb, 0xf4}
-	for _, blocks := range []bool{true, false} {
-		for _, count := range []uint64{0, 3*probeEvery + 7} {
-			t.Run(fmt.Sprintf("blocks=%v,count=%d", blocks, count), func(t *testing.T) {
-				e := newTestEngine(t, arch.AMD64, code)
-				if err := e.CountBlocks(blocks); err != nil {
-					t.Fatal(err)
-				}
-				const rounds = 5 * probeEvery
-				if err := e.SetReg(X86RCX, rounds); err != nil {
-					t.Fatal(err)
-				}
-				if err := e.Start(testText, testText+5, 0, count); err != nil {
-					t.Fatal(err)
-				}
-				rcx, _ := e.Reg(X86RCX)
-				want := uint64(2 * rounds)
-				if count != 0 {
-					want = count
-				}
-				if e.Executed() != want || count == 0 && rcx != 0 {
-					t.Errorf("%d instructions (rcx %d), want %d", e.Executed(), rcx, want)
-				}
-			})
+	for _, tc := range []struct {
+		a     *arch.Arch
+		code  []byte // loop: decrement the counter, branch back if not 0
+		until uint64
+		reg   RegID
+	}{
+		{arch.AMD64, []byte{0x48, 0xff, 0xc9, 0x75, 0xfb, 0xf4}, testText + 5, X86RCX},                // dec rcx; jnz; hlt
+		{arch.ARM64, []byte{0x00, 0x04, 0x00, 0xf1, 0xe1, 0xff, 0xff, 0x54}, testText + 8, ARM64X(0)}, // subs x0, x0, #1; b.ne
+	} {
+		for _, blocks := range []bool{true, false} {
+			for _, count := range []uint64{0, 3*probeEvery + 7} {
+				t.Run(fmt.Sprintf("%s,blocks=%v,count=%d", tc.a.Name, blocks, count), func(t *testing.T) {
+					e := newTestEngine(t, tc.a, tc.code)
+					if !e.CodeWatched() {
+						t.Fatal("the translation buffer is not watched")
+					}
+					if err := e.CountBlocks(blocks); err != nil {
+						t.Fatal(err)
+					}
+					const rounds = 5 * probeEvery
+					if err := e.SetReg(tc.reg, rounds); err != nil {
+						t.Fatal(err)
+					}
+					if err := e.Start(testText, tc.until, 0, count); err != nil {
+						t.Fatal(err)
+					}
+					left, _ := e.Reg(tc.reg)
+					want := uint64(2 * rounds)
+					if count != 0 {
+						want = count
+					}
+					if e.Executed() != want || count == 0 && left != 0 {
+						t.Errorf("%d instructions (counter %d), want %d", e.Executed(), left, want)
+					}
+				})
+			}
 		}
 	}
 }

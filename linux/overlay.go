@@ -612,7 +612,7 @@ func (p *Process) parentOf(abs string) (string, int) {
 	if !p.ov.writable(dir.path) {
 		return "", eROFS
 	}
-	if !allows(dir.node, 3) {
+	if !p.entryAllows(dir, 3) {
 		return "", eACCES // entries are made and removed with write and search permission
 	}
 	return filepath.Join(dir.path, filepath.Base(abs)), 0
@@ -912,9 +912,6 @@ func (p *Process) copyUp(e ovEntry) (*oNode, int) {
 	if e.vf.fi == nil || e.vf.fi.IsDir() {
 		n := p.ov.newNode(nodeDir, 0o755)
 		n.nlink = 2
-		if e.vf.fi != nil {
-			n.mode = uint32(e.vf.fi.Mode().Perm())
-		}
 		return n, p.put(e.path, n)
 	}
 	fi := e.vf.fi
@@ -943,7 +940,7 @@ func (p *Process) copyUp(e ovEntry) (*oNode, int) {
 		if err != nil {
 			return nil, eIO
 		}
-		n = &oNode{kind: nodeFile, mode: uint32(fi.Mode().Perm()), data: data, times: epochTimes}
+		n = &oNode{kind: nodeFile, mode: p.viewMode(e.path, fi) & 0o7777, data: data, times: epochTimes}
 	default:
 		return nil, eACCES
 	}
@@ -1055,6 +1052,28 @@ func statBlocks(mode uint32, size int64) int64 {
 	return (size + 4095) / 4096 * 8
 }
 
+// viewMode is the st_mode of a file or directory of the view at path:
+// statMode's read-only one (0444 with the host's execute bits, 0555),
+// and in a writable tree, where writing copies it up (copyUp) and the
+// guest owns it, with the owner's write bit too (0644, 0755): the same on
+// every machine, whatever the host's umask made of the checkout.
+func (p *Process) viewMode(path string, fi fs.FileInfo) uint32 {
+	m := statMode(fi)
+	if (fi.IsDir() || fi.Mode().IsRegular()) && p.ov.writable(path) {
+		return m | 0o200
+	}
+	return m
+}
+
+// entryAllows is allows for what e names: a file or directory of the view
+// in a writable tree by its viewMode, as it is once copied up.
+func (p *Process) entryAllows(e ovEntry, want uint32) bool {
+	if e.node == nil && e.vf.fi != nil && p.ov.writable(e.path) {
+		return p.viewMode(e.path, e.vf.fi)>>6&want == want
+	}
+	return allows(e.node, want)
+}
+
 // entryStat is the struct stat of what e names.
 func (p *Process) entryStat(e ovEntry) statInfo {
 	if e.node != nil {
@@ -1068,7 +1087,7 @@ func (p *Process) entryStat(e ovEntry) statInfo {
 	if e.vf.fi == nil { // a directory above a named file
 		st.ino, st.mode, st.size, st.nlink = p.inode("dir:"+e.path), 0o040555, 4096, 2
 	} else {
-		st.ino, st.mode, st.size = p.inode(e.vf.host), statMode(e.vf.fi), e.vf.fi.Size()
+		st.ino, st.mode, st.size = p.inode(e.vf.host), p.viewMode(e.path, e.vf.fi), e.vf.fi.Size()
 		if e.vf.fi.IsDir() {
 			// Not the host's size, which depends on its file system.
 			st.size, st.nlink = 4096, p.dirLinks(e)

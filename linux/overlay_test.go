@@ -653,7 +653,7 @@ func TestChdir(t *testing.T) {
 				t.Errorf(". lists %q, want %q", got, want)
 			}
 			expect(t, "chdir sub", chdir("sub"), 0)
-			if mode, size, _ := g.stat("g", true); mode != 0o100444 || size != 10 {
+			if mode, size, _ := g.stat("g", true); mode != 0o100644 || size != 10 { // in /tmp: writable
 				t.Errorf("stat g: mode %o size %d", mode, size)
 			}
 			expect(t, "chdir ..", chdir(".."), 0)
@@ -948,7 +948,7 @@ func TestHostExecuteBits(t *testing.T) {
 				path   string
 				mode   int64
 				access int64
-			}{{tool, 0o100554, 0}, {data, 0o100444, -eACCES}} {
+			}{{tool, 0o100754, 0}, {data, 0o100644, -eACCES}} { // in /tmp: writable by the owner
 				if mode, _, _ := g.stat(c.path, true); mode != c.mode {
 					t.Errorf("stat %s: mode %#o, want %#o", c.path, mode, c.mode)
 				}

@@ -4,6 +4,8 @@ package linux
 
 import (
 	"encoding/binary"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -249,6 +251,69 @@ func TestMknod(t *testing.T) {
 			g.open("/tmp/fifo", gRDONLY|oNONBLOCK, 0)
 			if g.p.exit == nil || !strings.Contains(g.p.exit.Detail, "named pipe /tmp/fifo") || g.p.exit.Reason != StopUnsupported {
 				t.Errorf("open of a named pipe: the run goes on (%v)", g.p.exit)
+			}
+		})
+	}
+}
+
+// TestHostModesInWritableTree: a host file or directory in a writable tree
+// shows the owner's write bit (0644 with the host's execute bits, 0755),
+// as it is writable there (writing copies it up, with that mode), the
+// same whatever the host's bits were; outside, the view is read-only
+// (0444, 0555). Before, stat showed 0444 (0555) while writes succeeded:
+// busybox's [ -w f ], which looks at st_mode, was false.
+func TestHostModesInWritableTree(t *testing.T) {
+	dir := t.TempDir() // below /tmp: a writable tree
+	for name, mode := range map[string]os.FileMode{"rw": 0o644, "ro": 0o444, "x": 0o750, "own": 0o600} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("data\n"), mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(filepath.Join(dir, name), mode); err != nil { // past the umask
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(dir, "d"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range testArches {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{ReadAllow: []string{dir}})
+			for _, c := range []struct {
+				name string
+				mode int64
+			}{{"rw", 0o100644}, {"ro", 0o100644}, {"x", 0o100754}, {"own", 0o100644}, {"d", 0o040755}} {
+				if mode, _, _ := g.stat(dir+"/"+c.name, true); mode != c.mode {
+					t.Errorf("%s: mode %o, want %o", c.name, mode, c.mode)
+				}
+			}
+			access := func(name string, how uint64) int64 {
+				return g.call("faccessat", atFDCWD64, g.path(2, dir+"/"+name), how)
+			}
+			expect(t, "W_OK", access("ro", 2), 0)
+			expect(t, "R_OK", access("own", 4), 0)
+			expect(t, "X_OK of an executable", access("x", 1), 0)
+			expect(t, "X_OK of a file", access("rw", 1), -eACCES)
+			expect(t, "W_OK of a directory", access("d", 2), 0)
+			fd := g.open(dir+"/rw", gRDONLY, 0)
+			expect(t, "open for reading", fd, 3)
+			if r := g.call("fstat", uint64(fd), g.buf); r != 0 {
+				t.Fatalf("fstat: %d", r)
+			}
+			off := 24
+			if a == arch.ARM64 {
+				off = 16
+			}
+			if m := binary.LittleEndian.Uint32(readGuestBytes(t, g.p, g.buf, 64)[off:]); m != 0o100644 {
+				t.Errorf("fstat: mode %o", m)
+			}
+			expect(t, "open for writing", g.open(dir+"/x", gWRONLY|oAPPEND, 0), 4)
+			expect(t, "write", g.write(4, "more\n"), 5)
+			if mode, _, _ := g.stat(dir+"/x", true); mode != 0o100754 {
+				t.Errorf("x after writing: mode %o, want 100754", mode)
+			}
+			// Outside the writable trees, the view stays read-only.
+			if mode, _, _ := g.stat("/etc/passwd", true); mode != 0o100444 {
+				t.Errorf("/etc/passwd: mode %o", mode)
 			}
 		})
 	}

@@ -372,7 +372,7 @@ func (p *Process) open(dirfd int32, pathAddr, flags, mode uint64) uint64 {
 		if write || flags&oCREAT != 0 {
 			return sysErr(eISDIR)
 		}
-		if !allows(ent.node, 4) {
+		if !p.entryAllows(ent, 4) {
 			return sysErr(eACCES) // a listing needs read permission
 		}
 		// Its path with all links resolved, as Linux names it (in
@@ -402,7 +402,7 @@ func (p *Process) open(dirfd int32, pathAddr, flags, mode uint64) uint64 {
 	}
 	switch {
 	case created:
-	case acc != oWRONLY && !allows(ent.node, 4), write && !allows(ent.node, 2):
+	case acc != oWRONLY && !p.entryAllows(ent, 4), write && !p.entryAllows(ent, 2):
 		return sysErr(eACCES)
 	case ent.node != nil && ent.node.kind == nodeFifo:
 		p.sysStop(StopUnsupported, 0, fmt.Sprintf("unsupported: open of the named pipe %s: named pipes are made, not opened", ent.path))
@@ -439,7 +439,7 @@ func (p *Process) open(dirfd int32, pathAddr, flags, mode uint64) uint64 {
 		p.released(sf)
 		return sysErr(eNOTDIR)
 	}
-	fd, e := p.allocFD(0, &openFile{kind: fileRegular, path: abs, host: host, sf: sf, ino: p.inode(host), mode: statMode(vf.fi)})
+	fd, e := p.allocFD(0, &openFile{kind: fileRegular, path: abs, host: host, sf: sf, ino: p.inode(host), mode: p.viewMode(abs, vf.fi)})
 	if e != 0 {
 		p.released(sf)
 		return sysErr(e)
@@ -457,7 +457,7 @@ func (p *Process) openTmpfile(dir ovEntry, flags, mode uint64) uint64 {
 		return sysErr(eNOTDIR)
 	case !p.ov.writable(dir.path):
 		return sysErr(eROFS)
-	case !allows(dir.node, 3):
+	case !p.entryAllows(dir, 3):
 		return sysErr(eACCES)
 	}
 	n := p.newNode(nodeFile, uint32(mode)&^p.ov.umask)
@@ -1546,7 +1546,7 @@ func (p *Process) accessEntry(ent ovEntry, mode uint32) uint64 {
 		return sysErr(eROFS) // a directory above a writable tree
 	case mode&1 != 0 && ent.node == nil && !ent.isDir() && (ent.vf.fi == nil || statMode(ent.vf.fi)&0o111 == 0):
 		return sysErr(eACCES) // X_OK: the view's directories are 0555, its files 0444 with the host's execute bits
-	case !allows(ent.node, mode):
+	case !p.entryAllows(ent, mode):
 		return sysErr(eACCES) // R_OK, W_OK, X_OK are the bits' own values
 	}
 	return 0
@@ -1803,7 +1803,7 @@ func (p *Process) sysTruncate(a *[6]uint64) uint64 {
 	if ent.isDir() {
 		return sysErr(eISDIR)
 	}
-	if !allows(ent.node, 2) {
+	if !p.entryAllows(ent, 2) {
 		return sysErr(eACCES)
 	}
 	n, e := p.copyUp(ent)
@@ -2146,7 +2146,7 @@ func (p *Process) move(from, to string, noReplace bool) uint64 {
 			return sysErr(eINVAL)
 		case src.merged():
 			return sysErr(eXDEV) // its contents are (partly) the host's
-		case filepath.Dir(from) != filepath.Dir(to) && !allows(src.node, 2):
+		case filepath.Dir(from) != filepath.Dir(to) && !p.entryAllows(src, 2):
 			return sysErr(eACCES) // its ".." entry changes
 		}
 	}
@@ -2250,7 +2250,7 @@ func (p *Process) exchange(from, to string) uint64 {
 			return sysErr(eBUSY)
 		case x.ent.merged():
 			return sysErr(eXDEV) // its contents are (partly) the host's
-		case filepath.Dir(from) != filepath.Dir(to) && !allows(x.ent.node, 2):
+		case filepath.Dir(from) != filepath.Dir(to) && !p.entryAllows(x.ent, 2):
 			return sysErr(eACCES) // its ".." entry changes
 		}
 	}

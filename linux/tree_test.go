@@ -23,7 +23,8 @@ import (
 
 // TestNamedTree: a directory named with --allow-read (Config.ReadAllow)
 // shows its whole tree read-only: listed in sorted order, directories
-// 0555 with a link count of 2 and one per subdirectory and a size of
+// 0555 (0755 here: below /tmp, a writable tree) with a link count of 2
+// and one per subdirectory and a size of
 // 4096, files read whole, links inside the tree followed; a link or a
 // ".." that leads out of it shows nothing of the host (ENOENT), nor does a
 // named directory that is sframesim's /proc, and a FIFO in the tree is
@@ -69,12 +70,12 @@ func TestNamedTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	procdir := filepath.Join(base, "procdir")
-	want := strings.NewReplacer("$T", tree, "$P", procdir).Replace(`d $T mode 555 nlink 4 size 4096
+	want := strings.NewReplacer("$T", tree, "$P", procdir).Replace(`d $T mode 755 nlink 4 size 4096
 f $T/a.txt size 4 read 4 sum 2985961
 l $T/abs-in -> $T/sub/deeper follow errno 0 dir
 l $T/dirlink-in -> sub follow errno 0 dir
 l $T/dirlink-out -> /etc follow errno 2
-d $T/empty mode 555 nlink 2 size 4096
+d $T/empty mode 755 nlink 2 size 4096
 ? $T/fifo mode 10000 open errno 13
 l $T/in-link -> sub/b.txt follow errno 0
 l $T/loop -> loop follow errno 40
@@ -82,9 +83,9 @@ l $T/named-out -> ../secret.txt follow errno 0
 l $T/out-abs -> /etc/passwd follow errno 2
 l $T/out-rel -> ../secret.txt follow errno 2
 l $T/proc -> /proc/self follow errno 2
-d $T/sub mode 555 nlink 3 size 4096
+d $T/sub mode 755 nlink 3 size 4096
 f $T/sub/b.txt size 5 read 5 sum 93519162
-d $T/sub/deeper mode 555 nlink 2 size 4096
+d $T/sub/deeper mode 755 nlink 2 size 4096
 f $T/sub/deeper/.hidden size 0 read 0 sum 0
 f $T/sub/deeper/c.txt size 2 read 2 sum 3079
 l $T/sub/up -> ../../secret.txt follow errno 2

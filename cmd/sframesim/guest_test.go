@@ -92,9 +92,9 @@ func TestAllowReadDir(t *testing.T) {
 		}
 	}
 	outside := filepath.Join(base, "outside.txt")
-	want := strings.NewReplacer("$D", dir, "$O", outside).Replace(`d $D mode 555 nlink 3 size 4096
+	want := strings.NewReplacer("$D", dir, "$O", outside).Replace(`d $D mode 755 nlink 3 size 4096
 f $D/a.txt size 4 read 4 sum 2985961
-d $D/b mode 555 nlink 2 size 4096
+d $D/b mode 755 nlink 2 size 4096
 f $D/b/c.txt size 2 read 2 sum 3079
 ? $O stat errno 2
 `)
