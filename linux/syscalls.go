@@ -551,7 +551,11 @@ func (p *Process) syscall() {
 	case name == "" || (name == "arch_prctl" && p.Arch != arch.AMD64):
 		ret = sysErr(eNOSYS)
 	case h == nil:
-		p.sysStop(StopUnsupported, 0, fmt.Sprintf("unsupported system call %d (%s)", nr, name))
+		why := ""
+		if name == "fork" || name == "vfork" {
+			why = ": only threads (the flags of pthread_create) are emulated, not new processes"
+		}
+		p.sysStop(StopUnsupported, 0, fmt.Sprintf("unsupported system call %d (%s)%s", nr, name, why))
 		return
 	default:
 		p.syncSharedIn()
