@@ -276,3 +276,65 @@ func TestEpoll(t *testing.T) {
 		}
 	}
 }
+
+// TestStatfs: statfs and fstatfs describe the sandbox's file systems, the
+// same on every machine: the overlay (/tmp) tmpfs of the memory cap's
+// size, its free blocks what is left of the cap; the view's other files a
+// read-only ext4 of no size; procfs, sysfs, devtmpfs, pipefs and the
+// anonymous inodes'. Before, both were ENOSYS: busybox's stat -f and df,
+// Python's os.statvfs and glibc's fpathconf(_PC_LINK_MAX) failed.
+func TestStatfs(t *testing.T) {
+	for _, a := range []*arch.Arch{arch.AMD64, arch.ARM64} {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{MaxMem: 64 << 20})
+			read := func() fsInfo {
+				b := readGuestBytes(t, g.p, g.buf, 120)
+				le := binary.LittleEndian
+				w := func(i int) uint64 { return le.Uint64(b[8*i:]) }
+				if w(7) != 0 || w(9) != w(1) {
+					t.Errorf("f_fsid %#x, f_frsize %d (f_bsize %d)", w(7), w(9), w(1))
+				}
+				return fsInfo{typ: w(0), bsize: w(1), blocks: w(2), bfree: w(3), bavail: w(4), files: w(5), ffree: w(6), namelen: w(8), flags: w(10)}
+			}
+			statfs := func(path string) fsInfo {
+				t.Helper()
+				expect(t, "statfs "+path, g.call("statfs", g.path(1, path), g.buf), 0)
+				return read()
+			}
+			tmp := statfs("/tmp")
+			if tmp.typ != tmpfsMagic || tmp.bsize != 4096 || tmp.blocks != 64<<20/4096 || tmp.bfree == 0 || tmp.bfree > tmp.blocks ||
+				tmp.bavail != tmp.bfree || tmp.namelen != 255 || tmp.flags != stValid|stNosuid|stNodev|stRelatime {
+				t.Errorf("/tmp: %+v", tmp)
+			}
+			fd := g.open("/tmp/f", oCREAT|gRDWR, 0o644)
+			expect(t, "fallocate", g.call("fallocate", uint64(fd), 0, 0, 4<<20), 0)
+			expect(t, "fstatfs", g.call("fstatfs", uint64(fd), g.buf), 0)
+			if after := read(); after.typ != tmpfsMagic || after.bfree+1024 > tmp.bfree {
+				t.Errorf("after 4 MiB written: %d free blocks, %d before", after.bfree, tmp.bfree)
+			}
+			for _, c := range []struct {
+				path  string
+				magic uint64
+			}{{"/proc/self/maps", procMagic}, {"/proc", procMagic}, {"/sys/devices/system/cpu/online", sysfsMagic}, {"/dev/null", tmpfsMagic}} {
+				if got := statfs(c.path); got.typ != c.magic || got.blocks != 0 {
+					t.Errorf("%s: %+v", c.path, got)
+				}
+			}
+			if got := statfs("/"); got.typ != ext4Magic || got.flags != stValid|stRdonly|stRelatime || got.blocks != 0 {
+				t.Errorf("/, of the view: %+v", got)
+			}
+			expect(t, "fstatfs stdout", g.call("fstatfs", 1, g.buf), 0)
+			if got := read(); got.typ != pipefsMagic {
+				t.Errorf("stdout: %+v", got)
+			}
+			efd := g.call("eventfd2", 0, 0)
+			expect(t, "fstatfs eventfd", g.call("fstatfs", uint64(efd), g.buf), 0)
+			if got := read(); got.typ != anonInodeMagic {
+				t.Errorf("eventfd: %+v", got)
+			}
+			expect(t, "missing", g.call("statfs", g.path(1, "/tmp/none"), g.buf), -eNOENT)
+			expect(t, "bad buffer", g.call("statfs", g.path(1, "/tmp"), 8), -eFAULT)
+			expect(t, "bad fd", g.call("fstatfs", 99, g.buf), -eBADF)
+		})
+	}
+}

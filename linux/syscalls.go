@@ -18,7 +18,6 @@ import (
 //
 //   - emulated: the guest sees what Linux would do, within the sandbox;
 //   - ENOSYS: not emulated, but glibc copes with ENOSYS: rseq, statx,
-//     statfs, fstatfs (gnulib too),
 //     membarrier; and features a kernel may lack, which their callers
 //     probe for: inotify, io_uring, openat2, pidfd_open, futex_waitv,
 //     Landlock, memfd_secret, NUMA memory policies (notImplemented, with
@@ -118,6 +117,11 @@ import (
 //	sendfile                 from a regular file to a file of the overlay or
 //	                         to the standard output or error; to a pipe
 //	                         between threads it stops the run
+//	statfs fstatfs           the sandbox's file systems, the same on every
+//	                         machine: the overlay (the writable trees) tmpfs
+//	                         of the memory cap's size, the view's other
+//	                         files a read-only ext4 of no size, procfs,
+//	                         sysfs, devtmpfs, pipefs (sys_statfs.go)
 //	fsync fdatasync syncfs sync  nothing to do (syncfs: EBADF for a closed fd)
 //	setxattr getxattr listxattr removexattr (and the l and f forms)
 //	                         the guest's files have no extended attributes:
@@ -308,8 +312,6 @@ var notImplemented = map[string]string{
 	"rseq":       "glibc then runs without restartable sequences",
 	"statx":      "glibc's stat family uses newfstatat/fstat on 64-bit targets",
 	"membarrier": "threads share one emulated CPU: nothing to order; glibc copes with ENOSYS",
-	"statfs":     "the guest's files have no host file system to describe; gnulib's fts (grep -r, find, du) then assumes nothing of it (no leaf optimization from link counts)",
-	"fstatfs":    "as statfs",
 	// Features a Linux kernel may lack, which their callers probe for
 	// and go on without: the guest then runs as on such a kernel.
 	"inotify_init":            "a kernel without CONFIG_INOTIFY_USER: file watchers (tail -f, less +F) poll instead; only the guest itself changes its files here",
@@ -417,6 +419,7 @@ func init() {
 		"chown":     (*Process).sysChown, "lchown": (*Process).sysLchown, "fchown": (*Process).sysFchown, "fchownat": (*Process).sysFchownat,
 		"fadvise64":       (*Process).sysFadvise64,
 		"copy_file_range": (*Process).sysCopyFileRange, "sendfile": (*Process).sysSendfile,
+		"statfs": (*Process).sysStatfs, "fstatfs": (*Process).sysFstatfs,
 		"getdents64": (*Process).sysGetdents64,
 		// Timers (timers.go), waiting for signals, sending them with a
 		// value (signals.go), pipes and polling (pipes.go).

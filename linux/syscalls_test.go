@@ -73,14 +73,12 @@ func TestHandlersHaveNumbers(t *testing.T) {
 }
 
 // TestENOSYS: the calls glibc and gnulib cope without are answered with
-// ENOSYS instead of stopping the run: statfs and fstatfs (gnulib's fts,
-// in grep -r, find and du, calls fstatfs on each directory), statx, rseq,
-// membarrier; and features a kernel may lack, which their callers probe
+// ENOSYS instead of stopping the run: statx, rseq, membarrier; and features a kernel may lack, which their callers probe
 // for: inotify, io_uring, openat2, pidfd_open, futex_waitv, Landlock,
 // memfd_secret, NUMA memory policies.
 func TestENOSYS(t *testing.T) {
 	g := newGuest(t, arch.AMD64, Config{})
-	for _, name := range []string{"statfs", "fstatfs", "statx", "rseq", "membarrier",
+	for _, name := range []string{"statx", "rseq", "membarrier",
 		"inotify_init", "inotify_init1", "io_uring_setup", "openat2", "pidfd_open", "futex_waitv", "landlock_create_ruleset", "memfd_secret",
 		"get_mempolicy", "set_mempolicy", "mbind", "migrate_pages", "move_pages", "set_mempolicy_home_node"} {
 		if handlers[name] == nil {
