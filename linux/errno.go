@@ -37,6 +37,7 @@ const (
 	eNOSYS       = 38
 	eNOTEMPTY    = 39
 	eNODATA      = 61
+	eOVERFLOW    = 75
 	eOPNOTSUPP   = 95
 	eTIMEDOUT    = 110
 

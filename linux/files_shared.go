@@ -111,6 +111,7 @@ func (p *Process) setFD(fd int, f *openFile) {
 		if old.flock != 0 {
 			p.flockChanged()
 		}
+		p.ofdRelease(old)
 		if old.pipe != nil {
 			old.pipe.rgen++ // maybe the last of its end
 			old.pipe.wgen++
@@ -138,6 +139,7 @@ func (p *Process) closeFD(fd int) bool {
 	if f.flock != 0 {
 		p.flockChanged() // dropped if this was its last descriptor
 	}
+	p.ofdRelease(f)
 	if f.pipe != nil {
 		f.pipe.rgen++ // maybe the last of its end
 		f.pipe.wgen++

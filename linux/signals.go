@@ -948,6 +948,7 @@ const (
 	resumeEventfd              // read or write of an eventfd (epoll.go)
 	resumeTimerfd              // read of a timerfd (timerfd.go)
 	resumeFlock                // flock (sys_fdops.go)
+	resumeOFDLock              // F_OFD_SETLKW (ofdlocks.go)
 )
 
 // restartBlock is what restart_syscall continues (the kernel's
@@ -989,6 +990,8 @@ func (p *Process) resumed(t *thread) bool {
 		return p.timerfdResume(t)
 	case resumeFlock:
 		return p.flockResume(t)
+	case resumeOFDLock:
+		return p.ofdResume(t)
 	}
 	return true
 }

@@ -49,16 +49,17 @@ type openFile struct {
 	flags   uint64 // the access mode and O_APPEND
 	off     int64
 	ino     uint64
-	names   []string  // a directory's entries, listed when read from its start
-	dirStat statInfo  // a directory of the view (node nil): its stat
-	pipe    *pipe     // filePipe: the pipe, shared by its ends
-	sigmask uint64    // fileSignalfd: the signals it reads
-	ep      *epoll    // fileEpoll: the interest list
-	efd     *eventfd  // fileEventfd: the counter
-	tfd     *timerfd  // fileTimerfd: the timer
-	minor   uint64    // fileDevice: its minor number (major 1)
-	proc    *procNode // a file or directory procfs.go made (dirStat: its stat)
-	flock   int8      // the flock it holds: 0, lockSH or lockEX
+	names   []string    // a directory's entries, listed when read from its start
+	dirStat statInfo    // a directory of the view (node nil): its stat
+	pipe    *pipe       // filePipe: the pipe, shared by its ends
+	sigmask uint64      // fileSignalfd: the signals it reads
+	ep      *epoll      // fileEpoll: the interest list
+	efd     *eventfd    // fileEventfd: the counter
+	tfd     *timerfd    // fileTimerfd: the timer
+	minor   uint64      // fileDevice: its minor number (major 1)
+	proc    *procNode   // a file or directory procfs.go made (dirStat: its stat)
+	flock   int8        // the flock it holds: 0, lockSH or lockEX
+	ofd     []lockRange // its open file description locks (ofdlocks.go)
 }
 
 // size returns the file's size.
@@ -1207,7 +1208,9 @@ func (p *Process) sysFcntl(a *[6]uint64) uint64 {
 		}
 		return f.flags
 	case 5, 6, 7: // F_GETLK, F_SETLK, F_SETLKW
-		return p.recordLock(f, a[1], a[2])
+		return p.recordLock(int(int32(a[0])), f, a[1], a[2])
+	case 36, 37, 38: // F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW
+		return p.ofdLock(int(int32(a[0])), f, a[1], a[2])
 	case 1031, 1032: // F_SETPIPE_SZ, F_GETPIPE_SZ
 		switch {
 		case f.pipe == nil:
@@ -1223,29 +1226,69 @@ func (p *Process) sysFcntl(a *[6]uint64) uint64 {
 // recordLock emulates POSIX record locks (fcntl F_GETLK, F_SETLK,
 // F_SETLKW) for a process that is alone, as the guest is: a process's
 // locks never conflict with each other (its threads share them), and no
-// other process exists, so every lock is granted at once, and F_GETLK finds
-// none in the way (it sets l_type to F_UNLCK, as Linux does). What Linux
+// other process exists, so every lock is granted at once but where an
+// open file description lock (ofdlocks.go) is in the way, and F_GETLK
+// finds none else (it sets l_type to F_UNLCK, as Linux does). What Linux
 // checks before looking for conflicts is checked here too: the struct
 // flock is readable (EFAULT); l_type is F_RDLCK or F_WRLCK (and for the
 // setters also F_UNLCK), l_whence SEEK_SET, SEEK_CUR or SEEK_END, and the
 // range starts at 0 or later (EINVAL); a read (write) lock needs a
 // descriptor open for reading (writing) (EBADF). Open file description
-// locks (F_OFD_*) can conflict within one process and stay unsupported
-// (EINVAL).
-func (p *Process) recordLock(f *openFile, cmd, addr uint64) uint64 {
-	const fRDLCK, fWRLCK, fUNLCK = 0, 1, 2
-	// struct flock (LP64, both arches): short l_type, l_whence; off_t
-	// l_start, l_len; pid_t l_pid.
+// locks (F_OFD_*, ofdLock) can conflict within one process: they are
+// kept.
+func (p *Process) recordLock(fd int, f *openFile, cmd, addr uint64) uint64 {
+	req, e := p.readFlock(f, addr, cmd == 5)
+	if e != 0 {
+		return sysErr(e)
+	}
+	if cmd == 5 {
+		c, ok := p.lockConflict(nil, f, req)
+		return p.putConflict(addr, c, ok)
+	}
+	if req.typ == fUNLCK {
+		return 0
+	}
+	if e := lockAccess(f, req.typ); e != 0 {
+		return sysErr(e)
+	}
+	if _, ok := p.lockConflict(nil, f, req); ok {
+		if cmd == 6 {
+			return sysErr(eAGAIN)
+		}
+		p.waitLock(fd, f, req, true)
+	}
+	return 0
+}
+
+// struct flock's l_type.
+const fRDLCK, fWRLCK, fUNLCK = 0, 1, 2
+
+// flockReq is a struct flock read from the guest: the lock type and the
+// range [start, end) it covers (end ^0: to the end of the file, however
+// far it grows), and l_pid.
+type flockReq struct {
+	typ        int16
+	start, end uint64
+	pid        int32
+}
+
+// readFlock reads the struct flock at addr (LP64, both arches: short
+// l_type, l_whence; off_t l_start, l_len; pid_t l_pid) and checks it as
+// Linux does (flock_to_posix_lock): EFAULT, EINVAL for a bad type (F_UNLCK
+// too if get), whence or a range before 0, EOVERFLOW past the largest
+// offset.
+func (p *Process) readFlock(f *openFile, addr uint64, get bool) (flockReq, int) {
 	b, ok := p.readGuest(addr, 32)
 	if !ok {
-		return sysErr(eFAULT)
+		return flockReq{}, eFAULT
 	}
 	le := binary.LittleEndian
 	typ, whence := int16(le.Uint16(b[0:])), int16(le.Uint16(b[2:]))
 	start, length := int64(le.Uint64(b[8:])), int64(le.Uint64(b[16:]))
+	req := flockReq{typ: typ, pid: int32(le.Uint32(b[24:]))}
 	switch {
-	case typ == fUNLCK && cmd == 5, typ != fRDLCK && typ != fWRLCK && typ != fUNLCK:
-		return sysErr(eINVAL)
+	case typ == fUNLCK && get, typ != fRDLCK && typ != fWRLCK && typ != fUNLCK:
+		return req, eINVAL
 	}
 	switch whence {
 	case 0: // SEEK_SET
@@ -1254,25 +1297,33 @@ func (p *Process) recordLock(f *openFile, cmd, addr uint64) uint64 {
 	case 2: // SEEK_END
 		start += f.size()
 	default:
-		return sysErr(eINVAL)
+		return req, eINVAL
 	}
-	if length < 0 {
-		start += length
-	}
-	if start < 0 {
-		return sysErr(eINVAL)
-	}
-	if cmd == 5 {
-		le.PutUint16(b[0:], fUNLCK)
-		if !p.writeGuest(addr, b[:2]) {
-			return sysErr(eFAULT)
+	const offsetMax = 1<<63 - 1
+	switch {
+	case start < 0:
+		return req, eINVAL
+	case length > 0:
+		if length-1 > offsetMax-start {
+			return req, eOVERFLOW
 		}
-		return 0
+		req.start, req.end = uint64(start), uint64(start+length)
+	case length == 0:
+		req.start, req.end = uint64(start), ^uint64(0)
+	default:
+		if start+length < 0 {
+			return req, eINVAL
+		}
+		req.start, req.end = uint64(start+length), uint64(start)
 	}
-	readable := f.kind != fileStdout && f.kind != fileStderr && f.flags&oACCMODE != oWRONLY
-	writable := f.kind == fileStdout || f.kind == fileStderr || f.flags&oACCMODE != 0
-	if typ == fRDLCK && !readable || typ == fWRLCK && !writable {
-		return sysErr(eBADF)
+	return req, 0
+}
+
+// lockAccess is EBADF for a read (write) lock on a descriptor not open
+// for reading (writing).
+func lockAccess(f *openFile, typ int16) int {
+	if typ == fRDLCK && !readable(f) || typ == fWRLCK && !writable(f) {
+		return eBADF
 	}
 	return 0
 }

@@ -61,8 +61,10 @@ import (
 //	                         writing or creating is EROFS
 //	close lseek fcntl        fds 0-2 and opened files (fcntl: F_GETFD/SETFD/GETFL/SETFL,
 //	dup dup2 dup3            F_DUPFD/F_DUPFD_CLOEXEC; record locks F_GETLK/SETLK/
-//	                         SETLKW are granted at once, as for a process alone;
-//	                         F_OFD_* EINVAL); duplicates share the file
+//	                         SETLKW are granted at once, as for a process alone,
+//	                         but where an open file description lock is in the
+//	                         way; F_OFD_GETLK/SETLK/SETLKW kept per description
+//	                         (ofdlocks.go)); duplicates share the file
 //	                         offset; at most 1024 descriptors (RLIMIT_NOFILE):
 //	                         EMFILE when all are taken, EBADF for dup2/dup3 to
 //	                         one beyond, EINVAL for F_DUPFD from one beyond
