@@ -219,6 +219,35 @@ func (p *Process) openShared(vf viewFile) (*sharedFile, int) {
 	return sf, 0
 }
 
+// stdinDevice returns fd 0 as the emulated device when Config.Stdin is
+// one of the host's memory devices (a shell's `< /dev/null`), as natively
+// a character device; nil otherwise.
+func (p *Process) stdinDevice(fi os.FileInfo) *openFile {
+	path, minor, ok := memDevice(fi)
+	if !ok {
+		return nil
+	}
+	return &openFile{kind: fileDevice, path: path, ino: p.inode("dev:" + path), minor: minor}
+}
+
+// memDevice returns the path and minor number of the memory device (major
+// 1) fi is, if devices.go emulates it (/dev/null, zero, full, random,
+// urandom).
+func memDevice(fi os.FileInfo) (string, uint64, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || fi.Mode()&os.ModeCharDevice == 0 {
+		return "", 0, false
+	}
+	dev := uint64(st.Rdev) // Linux's dev_t: major in bits 8-19 and 32-43
+	major, minor := dev>>8&0xfff|dev>>32&^uint64(0xfff), dev&0xff|dev>>12&^uint64(0xff)
+	for path, m := range devMinor {
+		if major == 1 && m == minor {
+			return path, minor, true
+		}
+	}
+	return "", 0, false
+}
+
 // stdinFile returns fd 0 as a regular file when Config.Stdin is an
 // *os.File on one (a shell's `< FILE`): the guest can fstat it (its size),
 // seek and pread it, as natively, from the offset the file had. It reads
@@ -230,7 +259,13 @@ func (p *Process) stdinFile() *openFile {
 		return nil
 	}
 	fi, err := in.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
+	if err != nil {
+		return nil
+	}
+	if f := p.stdinDevice(fi); f != nil {
+		return f
+	}
+	if !fi.Mode().IsRegular() {
 		return nil
 	}
 	off, err := in.Seek(0, io.SeekCurrent)
@@ -266,6 +301,21 @@ func regularFile(r io.Reader) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode().IsRegular()
+}
+
+// memDeviceFile reports whether r is a memory device the layer emulates
+// (memDevice): fd 0 is that device then, and r is never read.
+func memDeviceFile(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok || f == nil {
+		return false
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	_, _, ok = memDevice(fi)
+	return ok
 }
 
 func fileIDOf(fi fs.FileInfo) fileID {

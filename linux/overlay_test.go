@@ -1068,3 +1068,37 @@ func TestPathEdges(t *testing.T) {
 		})
 	}
 }
+
+// TestStdinDevice: a memory device as stdin (a shell's < /dev/null) is fd
+// 0 as that device, as natively: fstat gives a character device, lseek
+// succeeds (0), read gives what the device gives, and a write is EBADF
+// (open for reading). Before, fd 0 was a pipe (S_IFIFO, lseek ESPIPE).
+func TestStdinDevice(t *testing.T) {
+	for _, a := range []*arch.Arch{arch.AMD64, arch.ARM64} {
+		for _, dev := range []string{"/dev/null", "/dev/zero"} {
+			t.Run(a.Name+dev, func(t *testing.T) {
+				in, err := os.Open(dev)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer in.Close()
+				g := newGuest(t, a, Config{Stdin: in})
+				expect(t, "fstat", g.call("fstat", 0, g.buf), 0)
+				off := 24
+				if a == arch.ARM64 {
+					off = 16
+				}
+				if mode := binary.LittleEndian.Uint32(readGuestBytes(t, g.p, g.buf, 64)[off:]); mode != 0o020666 {
+					t.Errorf("fstat(0): mode %#o, want 020666", mode)
+				}
+				expect(t, "lseek", g.call("lseek", 0, 10, seekSet), 0)
+				want := int64(0)
+				if dev == "/dev/zero" {
+					want = 5
+				}
+				expect(t, "read", g.call("read", 0, g.buf, 5), want)
+				expect(t, "write", g.call("write", 0, g.buf, 1), -eBADF)
+			})
+		}
+	}
+}

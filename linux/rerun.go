@@ -46,8 +46,8 @@ func RunFast(path string, cfg Config) (*Process, *Exit, error) {
 	cfg.CountBlocks = true
 	in := &replayReader{r: cfg.Stdin}
 	out, errOut := &onceWriter{w: cfg.Stdout}, &onceWriter{w: cfg.Stderr}
-	if cfg.Stdin != nil && !regularFile(cfg.Stdin) {
-		cfg.Stdin = in // a regular file is read at offsets: the same again
+	if cfg.Stdin != nil && !regularFile(cfg.Stdin) && !memDeviceFile(cfg.Stdin) {
+		cfg.Stdin = in // a regular file is read at offsets, a device emulated: the same again
 	}
 	if cfg.Stdout != nil {
 		cfg.Stdout = out
