@@ -304,12 +304,41 @@ func TestRewrittenCode(t *testing.T) {
 }
 
 // TestRewrittenCodeChurn: a function rewritten before each of 5000 calls,
-// counting per block: more rewritten blocks than flushRewrites, so the
-// engine drops all translations at times (Unicorn 2.1.1 crashed under
-// such churn, block after block invalidated), and every call still runs
-// the code as rewritten, each instruction counted once.
+// counting per block: every call runs the code as rewritten, each
+// instruction counted once (TestCodeBufferFull runs it long enough to
+// fill the translation buffer several times).
 func TestRewrittenCodeChurn(t *testing.T) {
-	const jit, fn, rounds = 0x5000, 0x6000, 5000
+	const rounds = 5000
+	e := newTestEngine(t, arch.AMD64, []byte{0xf4})
+	mapChurn(t, e)
+	if err := e.CountBlocks(true); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.SetReg(X86RCX, rounds); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Start(churnStart, churnEnd, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	want := churnWant(rounds)
+	edx, err := e.Reg(X86RDX)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if edx != want || e.Executed() != 8*rounds {
+		t.Errorf("edx %d after %d instructions, want %d after %d", edx, e.Executed(), want, 8*rounds)
+	}
+}
+
+// The churn program (x86-64): a loop that calls a function at 0x6000 and
+// then rewrites the constant it returns, rcx times; edx sums what it
+// returned (churnWant), and each round is 8 instructions. Both in one
+// writable and executable mapping (mapChurn).
+const churnStart, churnEnd = 0x5000, 0x5015
+
+func mapChurn(t *testing.T, e *Engine) {
+	t.Helper()
+	const jit, fn = 0x5000, 0x6000
 	loop := []byte{
 		0xbe, 0x00, 0x60, 0, 0, // 5000: mov esi, 0x6000
 		0xff, 0xd6, // 5005: call rsi
@@ -323,31 +352,19 @@ func TestRewrittenCodeChurn(t *testing.T) {
 		0xb8, 0x01, 0, 0, 0, // 6000: mov eax, 1
 		0xc3, // 6005: ret
 	}
-	e := newTestEngine(t, arch.AMD64, []byte{0xf4})
 	mem, err := e.Map(jit, 2*PageSize, ProtRead|ProtWrite|ProtExec, "jit")
 	if err != nil {
 		t.Fatal(err)
 	}
 	copy(mem, loop)
 	copy(mem[fn-jit:], f)
-	if err := e.CountBlocks(true); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.SetReg(X86RCX, rounds); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.Start(jit, jit+0x15, 0, 0); err != nil {
-		t.Fatal(err)
-	}
+}
+
+// churnWant is edx after rounds rounds of the churn program.
+func churnWant(rounds int) uint64 {
 	var want uint64
 	for i := range rounds {
 		want += uint64((1 + i) % 256)
 	}
-	edx, err := e.Reg(X86RDX)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if edx != want || e.Executed() != 8*rounds {
-		t.Errorf("edx %d after %d instructions, want %d after %d", edx, e.Executed(), want, 8*rounds)
-	}
+	return want
 }

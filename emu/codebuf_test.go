@@ -43,43 +43,22 @@ func TestNewMapping(t *testing.T) {
 
 // TestCodeBufferFull runs a loop that rewrites the function it calls
 // (TestRewrittenCodeChurn's) 12000 times, with the translation buffer
-// counting as full at 4 MiB, which it fills several times over, in each
-// way of counting: the engine drops all translations each time, and the
-// results and counts are exact and the same in every run. Unicorn 2.1.1,
-// left to flush its full buffer itself, crashes (with its default buffer,
-// a run 40 times as long).
+// counting as full at 4 MiB, which it fills more than once in each way of
+// counting: the engine drops all translations each time, and the results
+// and counts are exact and the same in every run. Unicorn 2.1.1, left to
+// flush its full buffer itself, crashes.
 func TestCodeBufferFull(t *testing.T) {
 	defer SetCodeBufferFull(SetCodeBufferFull(4 << 20))
-	const jit, fn, rounds = 0x5000, 0x6000, 12000
-	loop := []byte{
-		0xbe, 0x00, 0x60, 0, 0, // 5000: mov esi, 0x6000
-		0xff, 0xd6, // 5005: call rsi
-		0x01, 0xc2, // 5007: add edx, eax
-		0x80, 0x04, 0x25, 0x01, 0x60, 0, 0, 0x01, // 5009: add byte [0x6001], 1
-		0xff, 0xc9, // 5011: dec ecx
-		0x75, 0xeb, // 5013: jnz 5000
-		0xf4, // 5015: hlt
-	}
-	f := []byte{
-		0xb8, 0x01, 0, 0, 0, // 6000: mov eax, 1
-		0xc3, // 6005: ret
-	}
-	var want uint64
-	for i := range rounds {
-		want += uint64((1 + i) % 256)
-	}
+	const rounds = 12000
+	want := churnWant(rounds)
 	flushes := map[string]int{}
 	for _, mode := range []string{"blocks", "instructions", "history", "blocks", "history"} {
 		e := newTestEngine(t, arch.AMD64, []byte{0xf4})
 		if !e.CodeWatched() {
 			t.Fatal("the translation buffer is not watched")
 		}
-		mem, err := e.Map(jit, 2*PageSize, ProtRead|ProtWrite|ProtExec, "jit")
-		if err != nil {
-			t.Fatal(err)
-		}
-		copy(mem, loop)
-		copy(mem[fn-jit:], f)
+		mapChurn(t, e)
+		var err error
 		switch mode {
 		case "blocks":
 			err = e.CountBlocks(true)
@@ -92,7 +71,7 @@ func TestCodeBufferFull(t *testing.T) {
 		if err := e.SetReg(X86RCX, rounds); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.Start(jit, jit+0x15, 0, 0); err != nil {
+		if err := e.Start(churnStart, churnEnd, 0, 0); err != nil {
 			t.Fatal(err)
 		}
 		edx, err := e.Reg(X86RDX)

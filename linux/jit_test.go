@@ -24,14 +24,26 @@ import (
 func TestRewrittenCode(t *testing.T) {
 	want := "round 1: 10\nround 2: 20\nround 3: 30\nround 4: 40\nround 5: 50\nround 6: 60\n" +
 		"leaf 0: 1499500\nleaf 1: 1498500\nleaf 2: 1499500\nleaf 3: 1498500\n"
+	runBothWays(t, "jit", func(a string, blocks bool, x *Exit, out string) {
+		if x.Reason != StopExited || x.Status != 0 || out != want {
+			t.Errorf("%s, per block %v: %v, output\n%s\nwant\n%s", a, blocks, x, out, want)
+		}
+	})
+}
+
+// runBothWays runs testdata/NAME-x86_64 and NAME-aarch64 (argv[0] NAME),
+// per block (RunFast) and per instruction, and gives check each run's
+// exit and standard output.
+func runBothWays(t *testing.T, name string, check func(a string, blocks bool, x *Exit, out string)) {
+	t.Helper()
 	for _, a := range []string{"x86_64", "aarch64"} {
-		prog := filepath.Join("testdata", "jit-"+a)
+		prog := filepath.Join("testdata", name+"-"+a)
 		if _, err := os.Stat(prog); err != nil {
 			t.Fatal(err)
 		}
 		for _, blocks := range []bool{true, false} {
 			var out bytes.Buffer
-			cfg := Config{Args: []string{"jit"}, Stdout: &out, Stderr: io.Discard}
+			cfg := Config{Args: []string{name}, Stdout: &out, Stderr: io.Discard}
 			var p *Process
 			var x *Exit
 			var err error
@@ -43,9 +55,7 @@ func TestRewrittenCode(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", a, err)
 			}
-			if x.Reason != StopExited || x.Status != 0 || out.String() != want {
-				t.Errorf("%s, per block %v: %v, output\n%s\nwant\n%s", a, blocks, x, out.String(), want)
-			}
+			check(a, blocks, x, out.String())
 			p.Close()
 		}
 	}

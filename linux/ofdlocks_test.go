@@ -3,8 +3,6 @@
 package linux
 
 import (
-	"bytes"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -21,26 +19,9 @@ func TestOFDLocks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, a := range []string{"x86_64", "aarch64"} {
-		prog := filepath.Join("testdata", "ofdlocks-"+a)
-		for _, blocks := range []bool{true, false} {
-			var out bytes.Buffer
-			cfg := Config{Args: []string{"ofdlocks"}, Stdout: &out, Stderr: io.Discard}
-			var p *Process
-			var x *Exit
-			var err error
-			if blocks {
-				p, x, err = RunFast(prog, cfg)
-			} else if p, err = Load(prog, cfg); err == nil {
-				x, err = p.Run()
-			}
-			if err != nil {
-				t.Fatalf("%s: %v", a, err)
-			}
-			if x.Reason != StopExited || x.Status != 0 || out.String() != string(want) {
-				t.Errorf("%s, per block %v: %v, output\n%s\nwant\n%s", a, blocks, x, out.String(), want)
-			}
-			p.Close()
+	runBothWays(t, "ofdlocks", func(a string, blocks bool, x *Exit, out string) {
+		if x.Reason != StopExited || x.Status != 0 || out != string(want) {
+			t.Errorf("%s, per block %v: %v, output\n%s\nwant\n%s", a, blocks, x, out, want)
 		}
-	}
+	})
 }
