@@ -98,18 +98,18 @@ func (p *Process) putConflict(addr uint64, c lockRange, ok bool) uint64 {
 }
 
 // ofdConflict returns a lock of another description of f's file that req
-// (a read or write lock) conflicts with (f nil: of any description: a
-// POSIX record lock's owner is the process).
+// (a read or write lock) conflicts with.
 func (p *Process) ofdConflict(f *openFile, req flockReq) (lockRange, bool) {
 	return p.lockConflict(f, f, req)
 }
 
-// lockConflict is ofdConflict of a lock on file's file held by owner (nil:
-// the process).
+// lockConflict returns a lock of a description of file's file but owner
+// that req conflicts with: owner is the description asking (nil: the
+// process, for a POSIX record lock, which every description's locks are
+// in the way of).
 func (p *Process) lockConflict(owner, file *openFile, req flockReq) (lockRange, bool) {
-	f := owner
 	for _, g := range p.fds {
-		if g == f || len(g.ofd) == 0 || !sameLockFile(file, g) {
+		if g == owner || len(g.ofd) == 0 || !sameLockFile(file, g) {
 			continue
 		}
 		for _, l := range g.ofd {
