@@ -27,6 +27,9 @@ import (
 //   - denied: network calls (socket, connect, sendto... deniedCalls in
 //     sys_net.go) fail with EACCES, as in a sandbox, and are counted by
 //     name (Process.Denied): programs cope with that failure;
+//   - EPERM: the calls that need a capability the guest lacks (syslog,
+//     reboot, sethostname, swapon, the module calls, chroot, umount2...:
+//     sys_capable.go), after the checks Linux makes before;
 //   - stop: anything else ends the run with StopUnsupported, naming the
 //     call's number and name, the PC and its symbol (exec, fork, clone of a
 //     process... deliberately: they cannot be emulated honestly, and
@@ -445,6 +448,10 @@ func init() {
 	for _, name := range deniedCalls {
 		handlers[name] = deny(name)
 	}
+	for _, name := range capDenied {
+		handlers[name] = sysCapDenied
+	}
+	handlers["chroot"], handlers["umount2"] = (*Process).sysChroot, (*Process).sysUmount2
 	for name, args := range pathFDArgs {
 		if h := handlers[name]; h != nil {
 			handlers[name] = refusePathFD(h, args)

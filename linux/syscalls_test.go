@@ -131,3 +131,33 @@ func TestCString(t *testing.T) {
 		t.Errorf("unmapped: errno %d, want EFAULT", e)
 	}
 }
+
+// TestCapabilityCalls: the calls that need a capability the guest (uid
+// 1000) lacks are EPERM, as natively (Debian 12 as uid 1000, with
+// kernel.dmesg_restrict=1), after the checks Linux makes first: chroot's
+// path (ENOENT, ENOTDIR), umount2's flags (EINVAL). Before, each stopped
+// the run: busybox's dmesg, for one.
+func TestCapabilityCalls(t *testing.T) {
+	for _, a := range testArches {
+		t.Run(a.Name, func(t *testing.T) {
+			g := newGuest(t, a, Config{})
+			for _, name := range capDenied {
+				expect(t, name, g.call(name, 0, 0, 0), -ePERM)
+			}
+			expect(t, "syslog READ_ALL", g.call("syslog", 3, g.buf, 64), -ePERM)
+			expect(t, "chroot /", g.call("chroot", g.path(0, "/")), -ePERM)
+			expect(t, "chroot /tmp", g.call("chroot", g.path(0, "/tmp")), -ePERM)
+			expect(t, "chroot of a missing path", g.call("chroot", g.path(0, "/nonexistent")), -eNOENT)
+			g.call("close", uint64(g.open("/tmp/f", oCREAT|gWRONLY, 0o644)))
+			expect(t, "chroot of a file", g.call("chroot", g.path(0, "/tmp/f")), -eNOTDIR)
+			expect(t, "chroot /proc", g.call("chroot", g.path(0, "/proc")), -ePERM)
+			expect(t, "chroot /proc/self/maps", g.call("chroot", g.path(0, "/proc/self/maps")), -eNOTDIR)
+			expect(t, "chroot /etc/passwd", g.call("chroot", g.path(0, "/etc/passwd")), -eNOTDIR)
+			expect(t, "umount2", g.call("umount2", g.path(0, "/tmp"), 0), -ePERM)
+			expect(t, "umount2 bad flags", g.call("umount2", g.path(0, "/tmp"), 0x100), -eINVAL)
+			if g.p.exit != nil {
+				t.Errorf("the run stopped: %v", g.p.exit)
+			}
+		})
+	}
+}
