@@ -177,3 +177,101 @@ func (p *Process) sysClockNanosleep(a *[6]uint64) uint64 {
 	}
 	return p.sleepUntil(p.base()+int64(d), a[3], true)
 }
+
+// The clock's discipline, read and set. The guest (uid 1000, without
+// CAP_SYS_TIME) may read it: adjtimex and clock_adjtime of CLOCK_REALTIME
+// with no mode, or ADJ_OFFSET_SS_READ, give the state of a kernel clock no
+// NTP daemon disciplines, the same in every run (what Linux gives then:
+// STA_UNSYNC, the largest error, the default constant and tolerance, a tick
+// of 10000 µs at USER_HZ 100, and TIME_ERROR), with the fake clock's time.
+// Setting it, or the time (settimeofday, clock_settime of CLOCK_REALTIME),
+// is EPERM, after the checks Linux makes first.
+
+const (
+	adjOffsetSingleshot = 0x0001
+	adjOffsetReadonly   = 0x2000
+	adjAdjtime          = 0x8000
+	timeError           = 5 // the clock is not synchronized
+)
+
+func (p *Process) sysAdjtimex(a *[6]uint64) uint64 { return p.adjtime(a[0]) }
+
+func (p *Process) sysClockAdjtime(a *[6]uint64) uint64 {
+	switch clk := int32(a[0]); {
+	case clk == 0: // CLOCK_REALTIME
+		return p.adjtime(a[1])
+	case clk >= 1 && clk <= 11 && clk != 10:
+		return sysErr(eOPNOTSUPP) // a clock that cannot be adjusted
+	}
+	return sysErr(eINVAL)
+}
+
+// adjtime is adjtimex of the struct timex at addr (208 bytes, the same on
+// x86-64 and AArch64).
+func (p *Process) adjtime(addr uint64) uint64 {
+	b, ok := p.readGuest(addr, 208)
+	if !ok {
+		return sysErr(eFAULT)
+	}
+	le := binary.LittleEndian
+	modes := le.Uint32(b[0:])
+	switch {
+	case modes&adjAdjtime != 0 && modes&adjOffsetSingleshot == 0:
+		return sysErr(eINVAL)
+	case modes&adjAdjtime != 0 && modes&adjOffsetReadonly == 0, modes&adjAdjtime == 0 && modes != 0:
+		return sysErr(ePERM)
+	}
+	t, _ := p.now(0)
+	out := make([]byte, 208)
+	copy(out, b[:4])
+	for _, f := range []struct {
+		off int
+		v   uint64
+	}{
+		{24, 16_000_000}, {32, 16_000_000}, // maxerror, esterror (µs): NTP_PHASE_LIMIT
+		{48, 2}, {56, 1}, {64, 32_768_000}, // constant, precision, tolerance (500 ppm << 16)
+		{72, uint64(t / 1e9)}, {80, uint64(t % 1e9 / 1e3)}, // time
+		{88, 10000}, // tick
+	} {
+		le.PutUint64(out[f.off:], f.v)
+	}
+	le.PutUint32(out[40:], 0x40) // status: STA_UNSYNC
+	if !p.writeGuest(addr, out) {
+		return sysErr(eFAULT)
+	}
+	return timeError
+}
+
+func (p *Process) sysSettimeofday(a *[6]uint64) uint64 {
+	if a[0] != 0 {
+		b, ok := p.readGuest(a[0], 16)
+		if !ok {
+			return sysErr(eFAULT)
+		}
+		sec, usec := int64(binary.LittleEndian.Uint64(b)), int64(binary.LittleEndian.Uint64(b[8:]))
+		if usec < 0 || usec > 1e6 || sec < 0 || usec == 1e6 {
+			return sysErr(eINVAL)
+		}
+	}
+	if a[1] != 0 {
+		if _, ok := p.readGuest(a[1], 8); !ok {
+			return sysErr(eFAULT)
+		}
+	}
+	return sysErr(ePERM)
+}
+
+func (p *Process) sysClockSettime(a *[6]uint64) uint64 {
+	if int32(a[0]) != 0 { // only CLOCK_REALTIME can be set
+		return sysErr(eINVAL)
+	}
+	b, ok := p.readGuest(a[1], 16)
+	if !ok {
+		return sysErr(eFAULT)
+	}
+	sec, nsec := int64(binary.LittleEndian.Uint64(b)), int64(binary.LittleEndian.Uint64(b[8:]))
+	if sec < 0 || nsec < 0 || nsec >= 1e9 {
+		return sysErr(eINVAL)
+	}
+	return sysErr(ePERM)
+}

@@ -205,6 +205,9 @@ import (
 //	                         a fake clock: 2025-01-01 UTC (monotonic: 1000 s)
 //	                         plus 1 ns per executed instruction plus time slept;
 //	                         sleeping only advances it
+//	adjtimex clock_adjtime   read: a clock no NTP daemon disciplines (TIME_ERROR,
+//	                         STA_UNSYNC); setting it EPERM (sys_time.go)
+//	settimeofday clock_settime  EPERM after Linux's checks (EINVAL, EFAULT)
 //	futex                    WAIT, WAIT_BITSET, WAKE, WAKE_BITSET, REQUEUE,
 //	                         CMP_REQUEUE, WAKE_OP (PRIVATE makes no difference);
 //	                         timeouts on the fake clock; a lone thread's wait
@@ -370,6 +373,8 @@ func init() {
 		"sysinfo": (*Process).sysSysinfo, "getgroups": (*Process).sysGetgroups,
 		"clock_gettime": (*Process).sysClockGettime, "clock_getres": (*Process).sysClockGetres,
 		"gettimeofday": (*Process).sysGettimeofday, "time": (*Process).sysTime,
+		"adjtimex": (*Process).sysAdjtimex, "clock_adjtime": (*Process).sysClockAdjtime,
+		"settimeofday": (*Process).sysSettimeofday, "clock_settime": (*Process).sysClockSettime,
 		"times": (*Process).sysTimes, "getrusage": (*Process).sysGetrusage,
 		"nanosleep": (*Process).sysNanosleep, "clock_nanosleep": (*Process).sysClockNanosleep,
 		"futex":        (*Process).sysFutex,
