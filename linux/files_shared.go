@@ -230,6 +230,15 @@ func (p *Process) stdinDevice(fi os.FileInfo) *openFile {
 	return &openFile{kind: fileDevice, path: path, ino: p.inode("dev:" + path), minor: minor}
 }
 
+// unixFcntl is fcntl(fd, cmd) of the host.
+func unixFcntl(fd uintptr, cmd int) (int, error) {
+	r, _, e := syscall.Syscall(syscall.SYS_FCNTL, fd, uintptr(cmd), 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}
+
 // memDevice returns the path and minor number of the memory device (major
 // 1) fi is, if devices.go emulates it (/dev/null, zero, full, random,
 // urandom).
@@ -263,6 +272,11 @@ func (p *Process) stdinFile() *openFile {
 		return nil
 	}
 	if f := p.stdinDevice(fi); f != nil {
+		// Open as the host's descriptor is (a shell's < opens for
+		// reading, <> and Python's DEVNULL for both).
+		if fl, err := unixFcntl(in.Fd(), syscall.F_GETFL); err == nil {
+			f.flags = uint64(fl) & oACCMODE
+		}
 		return f
 	}
 	if !fi.Mode().IsRegular() {

@@ -1072,7 +1072,8 @@ func TestPathEdges(t *testing.T) {
 // TestStdinDevice: a memory device as stdin (a shell's < /dev/null) is fd
 // 0 as that device, as natively: fstat gives a character device, lseek
 // succeeds (0), read gives what the device gives, and a write is EBADF
-// (open for reading). Before, fd 0 was a pipe (S_IFIFO, lseek ESPIPE).
+// when the host opened it for reading only, as a shell's < does. Before,
+// fd 0 was a pipe (S_IFIFO, lseek ESPIPE).
 func TestStdinDevice(t *testing.T) {
 	for _, a := range []*arch.Arch{arch.AMD64, arch.ARM64} {
 		for _, dev := range []string{"/dev/null", "/dev/zero"} {
@@ -1100,5 +1101,17 @@ func TestStdinDevice(t *testing.T) {
 				expect(t, "write", g.call("write", 0, g.buf, 1), -eBADF)
 			})
 		}
+		// Open for reading and writing (<>, Python's DEVNULL), it is so
+		// for the guest too.
+		t.Run(a.Name+"/dev/null O_RDWR", func(t *testing.T) {
+			in, err := os.OpenFile("/dev/null", os.O_RDWR, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Close()
+			g := newGuest(t, a, Config{Stdin: in})
+			expect(t, "write", g.call("write", 0, g.buf, 1), 1)
+			expect(t, "F_GETFL", g.call("fcntl", 0, 3), 2) // O_RDWR
+		})
 	}
 }
