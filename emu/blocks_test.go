@@ -261,35 +261,16 @@ func TestDisableCounting(t *testing.T) {
 // translation itself; linux's TestRewrittenCode has a JIT's pattern
 // where it did not.)
 func TestRewrittenCode(t *testing.T) {
-	const jit, fn = 0x5000, 0x6000
-	loop := []byte{
-		0xbe, 0x00, 0x60, 0, 0, // 5000: mov esi, 0x6000
-		0xff, 0xd6, // 5005: call rsi
-		0x01, 0xc2, // 5007: add edx, eax
-		0xc7, 0x04, 0x25, 0x01, 0x60, 0, 0, 0x02, 0, 0, 0, // 5009: mov dword [0x6001], 2
-		0xff, 0xc9, // 5014: dec ecx
-		0x75, 0xe8, // 5016: jnz 5000
-		0xf4, // 5018: hlt
-	}
-	f := []byte{
-		0xb8, 0x01, 0, 0, 0, // 6000: mov eax, 1
-		0xc3, // 6005: ret
-	}
 	for _, blocks := range []bool{true, false} {
 		e := newTestEngine(t, arch.AMD64, []byte{0xf4})
-		mem, err := e.Map(jit, 2*PageSize, ProtRead|ProtWrite|ProtExec, "jit")
-		if err != nil {
-			t.Fatal(err)
-		}
-		copy(mem, loop)
-		copy(mem[fn-jit:], f)
+		end := mapJIT(t, e, []byte{0xc7, 0x04, 0x25, 0x01, 0x60, 0, 0, 0x02, 0, 0, 0}) // mov dword [0x6001], 2
 		if err := e.CountBlocks(blocks); err != nil {
 			t.Fatal(err)
 		}
 		if err := e.SetReg(X86RCX, 3); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.Start(jit, jit+0x18, 0, 0); err != nil {
+		if err := e.Start(0x5000, end, 0, 0); err != nil {
 			t.Fatal(err)
 		}
 		edx, err := e.Reg(X86RDX)
@@ -330,24 +311,21 @@ func TestRewrittenCodeChurn(t *testing.T) {
 	}
 }
 
-// The churn program (x86-64): a loop that calls a function at 0x6000 and
-// then rewrites the constant it returns, rcx times; edx sums what it
-// returned (churnWant), and each round is 8 instructions. Both in one
-// writable and executable mapping (mapChurn).
-const churnStart, churnEnd = 0x5000, 0x5015
-
-func mapChurn(t *testing.T, e *Engine) {
+// mapJIT maps a loop at 0x5000, in one writable and executable mapping
+// with the function it calls at 0x6000 (mov eax, 1; ret): call the
+// function, add eax to edx, run rewrite (which changes the function's
+// code), rcx times, then hlt, whose address it returns.
+func mapJIT(t *testing.T, e *Engine, rewrite []byte) uint64 {
 	t.Helper()
 	const jit, fn = 0x5000, 0x6000
 	loop := []byte{
-		0xbe, 0x00, 0x60, 0, 0, // 5000: mov esi, 0x6000
-		0xff, 0xd6, // 5005: call rsi
-		0x01, 0xc2, // 5007: add edx, eax
-		0x80, 0x04, 0x25, 0x01, 0x60, 0, 0, 0x01, // 5009: add byte [0x6001], 1
-		0xff, 0xc9, // 5011: dec ecx
-		0x75, 0xeb, // 5013: jnz 5000
-		0xf4, // 5015: hlt
+		0xbe, 0x00, 0x60, 0, 0, // mov esi, 0x6000
+		0xff, 0xd6, // call rsi
+		0x01, 0xc2, // add edx, eax
 	}
+	loop = append(loop, rewrite...)
+	loop = append(loop, 0xff, 0xc9)                         // dec ecx
+	loop = append(loop, 0x75, byte(-(len(loop) + 2)), 0xf4) // jnz 0x5000; hlt
 	f := []byte{
 		0xb8, 0x01, 0, 0, 0, // 6000: mov eax, 1
 		0xc3, // 6005: ret
@@ -358,6 +336,17 @@ func mapChurn(t *testing.T, e *Engine) {
 	}
 	copy(mem, loop)
 	copy(mem[fn-jit:], f)
+	return jit + uint64(len(loop)) - 1
+}
+
+// The churn program (x86-64): mapJIT's loop rewriting the constant the
+// function returns, adding 1 to it; edx sums what it returned
+// (churnWant), and each round is 8 instructions.
+const churnStart, churnEnd = 0x5000, 0x5015
+
+func mapChurn(t *testing.T, e *Engine) {
+	t.Helper()
+	mapJIT(t, e, []byte{0x80, 0x04, 0x25, 0x01, 0x60, 0, 0, 0x01}) // add byte [0x6001], 1
 }
 
 // churnWant is edx after rounds rounds of the churn program.

@@ -321,13 +321,7 @@ func (p *Process) sysEpollPwait2(a *[6]uint64) uint64 {
 
 // pollersChanged wakes the threads polling (poll, select, epoll_wait):
 // they look again when they get the CPU.
-func (p *Process) pollersChanged() {
-	for _, t := range p.thr.list {
-		if t.state == blocked && t.resume == resumePoll {
-			t.wake(0)
-		}
-	}
-}
+func (p *Process) pollersChanged() { p.wakeResumes(resumePoll) }
 
 func (p *Process) sysEventfd(a *[6]uint64) uint64 { return p.eventfd(a[0], 0) }
 

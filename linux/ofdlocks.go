@@ -175,13 +175,7 @@ func (p *Process) ofdRelease(f *openFile) {
 }
 
 // ofdChanged wakes the threads waiting in F_OFD_SETLKW: they try again.
-func (p *Process) ofdChanged() {
-	for _, t := range p.thr.list {
-		if t.state == blocked && t.resume == resumeOFDLock {
-			t.wake(0)
-		}
-	}
-}
+func (p *Process) ofdChanged() { p.wakeResumes(resumeOFDLock) }
 
 // ofdResume completes the F_OFD_SETLKW thread t waits in (wargs: fd, the
 // type, the range, the file's inode), or puts it back to waiting.

@@ -21,30 +21,14 @@ var capDenied = []string{
 func sysCapDenied(*Process, *[6]uint64) uint64 { return sysErr(ePERM) }
 
 // sysChroot is chroot(path): what the path names must be a directory the
-// guest may search (ENOENT, ENOTDIR, EACCES...), then EPERM.
+// guest may search, as for chdir (ENOENT, ENOTDIR, EACCES...), then EPERM.
 func (p *Process) sysChroot(a *[6]uint64) uint64 {
-	path, e := p.cstring(a[0])
-	if e != 0 {
+	_, node, e := p.dirAt(a[0])
+	switch {
+	case e != 0:
 		return sysErr(e)
-	}
-	abs, e := p.resolve(atFDCWD, path)
-	if e != 0 {
-		return sysErr(e)
-	}
-	if n, ok := p.procFile(abs, true); ok {
-		if !n.isDir() {
-			return sysErr(eNOTDIR) // a made file: /proc's, /etc/passwd
-		}
-	} else {
-		ent, e := p.lookup(abs, true)
-		switch {
-		case e != 0:
-			return sysErr(e)
-		case !ent.isDir():
-			return sysErr(eNOTDIR)
-		case !p.entryAllows(ent, 1):
-			return sysErr(eACCES)
-		}
+	case !allows(node, 1):
+		return sysErr(eACCES)
 	}
 	return sysErr(ePERM)
 }

@@ -177,6 +177,7 @@ func (p *Process) sysSendfile(a *[6]uint64) uint64 {
 		return sysErr(eINVAL) // nothing to splice from
 	}
 	size := in.size()
+	readAt := func(b []byte, off int64) (int, int) { return p.readFileAt(in, b, off) }
 	if in.proc != nil {
 		// procfs's files of a process cannot be spliced from (they have
 		// no splice_read); the machine's, /proc/cpuinfo and the like,
@@ -188,6 +189,12 @@ func (p *Process) sysSendfile(a *[6]uint64) uint64 {
 			return sysErr(eSRCH)
 		}
 		size = int64(len(in.data))
+		readAt = func(b []byte, off int64) (int, int) { // as made above, not again
+			if off >= size {
+				return 0, 0
+			}
+			return copy(b, in.data[off:]), 0
+		}
 	}
 	if a[3] > 0 {
 		p.accessed(in.node) // read, as by read(2), also at its end
@@ -209,7 +216,7 @@ func (p *Process) sysSendfile(a *[6]uint64) uint64 {
 		var e int
 		var rerr int
 		k, e = p.fillNode(out.node, n, out.off, func(piece []byte, off uint64) bool {
-			_, rerr = p.readFileAt(in, piece, pos+int64(off))
+			_, rerr = readAt(piece, pos+int64(off))
 			return rerr == 0
 		})
 		if rerr != 0 {
@@ -225,7 +232,7 @@ func (p *Process) sysSendfile(a *[6]uint64) uint64 {
 		}
 		var why writeEnd
 		k, why = p.streamOut(p.writer(int(int32(a[0]))), n, func(buf []byte, off uint64) bool {
-			got, e := p.readFileAt(in, buf, pos+int64(off))
+			got, e := readAt(buf, pos+int64(off))
 			return e == 0 && got == len(buf)
 		})
 		if k == 0 && why != writeDone {

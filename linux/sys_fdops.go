@@ -112,9 +112,13 @@ func sameLockFile(f, g *openFile) bool {
 
 // flockChanged wakes the threads waiting for a flock: they try again
 // when they get the CPU (flockResume).
-func (p *Process) flockChanged() {
+func (p *Process) flockChanged() { p.wakeResumes(resumeFlock) }
+
+// wakeResumes wakes the threads blocked in a call that resumes as k: they
+// try again (resumed).
+func (p *Process) wakeResumes(k resumeKind) {
 	for _, t := range p.thr.list {
-		if t.state == blocked && t.resume == resumeFlock {
+		if t.state == blocked && t.resume == k {
 			t.wake(0)
 		}
 	}

@@ -1731,24 +1731,35 @@ func (p *Process) sysGetcwd(a *[6]uint64) uint64 {
 // links in the path resolved, as getcwd gives it). Only the guest's
 // changes: the host's stays.
 func (p *Process) sysChdir(a *[6]uint64) uint64 {
-	abs, e := p.guestPath(atFDCWD, a[0])
+	path, node, e := p.dirAt(a[0])
 	if e != 0 {
 		return sysErr(e)
 	}
+	return p.enterDir(path, node)
+}
+
+// dirAt returns the directory the guest's path at pathAddr names, links
+// resolved (node: its overlay node, nil for one of the view or procfs),
+// or an errno: what chdir and chroot look up.
+func (p *Process) dirAt(pathAddr uint64) (string, *oNode, int) {
+	abs, e := p.guestPath(atFDCWD, pathAddr)
+	if e != 0 {
+		return "", nil, e
+	}
 	if n, ok := p.procFile(abs, true); ok { // /proc/self, say: /proc/PID
 		if !n.isDir() {
-			return sysErr(eNOTDIR)
+			return "", nil, eNOTDIR
 		}
-		return p.enterDir(n.path, nil)
+		return n.path, nil, 0
 	}
 	ent, e := p.lookup(abs, true)
 	switch {
 	case e != 0:
-		return sysErr(e)
+		return "", nil, e
 	case !ent.isDir():
-		return sysErr(eNOTDIR)
+		return "", nil, eNOTDIR
 	}
-	return p.enterDir(ent.real(), ent.node)
+	return ent.real(), ent.node, 0
 }
 
 // sysFchdir makes the directory open at fd the working directory.

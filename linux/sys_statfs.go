@@ -136,11 +136,7 @@ func (p *Process) fileFS(f *openFile) fsInfo {
 }
 
 func (p *Process) sysStatfs(a *[6]uint64) uint64 {
-	path, e := p.cstring(a[0])
-	if e != 0 {
-		return sysErr(e)
-	}
-	abs, e := p.resolve(atFDCWD, path)
+	abs, e := p.guestPath(atFDCWD, a[0])
 	if e != 0 {
 		return sysErr(e)
 	}
