@@ -100,6 +100,8 @@ type Checker struct {
 	// (direct-mapped; cleared with the unwinder's generation).
 	rows []rowInfo
 
+	// Checks counts the calls of CheckStack.
+	Checks uint64
 	// Reused counts whole results reused, TailReused the callers' frames
 	// reused whole, Walked the tails unwound (at least in part), Steps the
 	// caller frames unwound.
@@ -194,6 +196,7 @@ func (c *Checker) CheckStack(r shadow.Record, st *shadow.Stack) Result { return 
 // checkStack is CheckStack without copying the result (a few hundred
 // bytes) out: it returns the Checker's own, valid until the next check.
 func (c *Checker) checkStack(r *shadow.Record, st *shadow.Stack) *Result {
+	c.Checks++
 	c.sync()
 	c.Same = false
 	if st != c.stack {
@@ -312,13 +315,14 @@ func hitReads(reads []memRead, addr, size uint64) bool {
 // have the return address, CFA and caller FP key at each (emu.Engine.
 // SetExtend) — but for the topmost row (Result.Top). It does when the
 // check's frame 0 had that key, no error and a row (the unwinder's result
-// is then a function of the key, the tail and the shadow stack alone),
-// frame 0 matched the shadow stack's top frame (Depth >= 1) and was no
-// problem. A key the Checker computed otherwise than the engine counts in
-// KeyMisses.
+// is then a function of the key, the tail and the shadow stack alone)
+// and frame 0 matched the shadow stack's top frame (Depth >= 1: a problem,
+// if there is one, lies in a caller's frame, the same at each
+// instruction). A key the Checker computed otherwise than the engine
+// counts in KeyMisses.
 func (c *Checker) KeyHolds(key [3]uint64, res *Result, st *shadow.Stack) bool {
 	f := c.f0
-	if f == nil || res.Kind.Problem() || res.Kind == NoFDE || res.Depth < 1 || f.Err != nil || f.Signal || f.Outermost || !f.HasRow {
+	if f == nil || res.Kind == NoFDE || res.Depth < 1 || f.Err != nil || f.Signal || f.Outermost || !f.HasRow {
 		return false
 	}
 	if f.RA != key[0] || f.CFA != key[1] || f.CallerFP != key[2] {

@@ -3,6 +3,7 @@
 package verify
 
 import (
+	"fmt"
 	"io"
 	"path/filepath"
 	"reflect"
@@ -205,6 +206,69 @@ func TestTimeoutClock(t *testing.T) {
 			if want := rep.Instructions / timeCheckInsns; reads < want || reads == 0 {
 				t.Errorf("the clock was read %d times in %d instructions, want at least %d", reads, rep.Instructions, max(want, 1))
 			}
+		})
+	}
+}
+
+// TestProblemRunsMerge: where every instruction's unwind goes wrong in a
+// caller's frame — below a call that ended its function, as busybox's
+// applets and Tcl run (testdata/src/callend.c: the return address in
+// padding, or on the next function's first byte) — batched runs still
+// count whole: the problem lies in the callers' frames, the same at each
+// instruction of a run, and is counted PC by PC as instruction by
+// instruction. The reports are identical, and batched checks are a small
+// part of the instructions (before, each instruction was checked on its
+// own).
+func TestProblemRunsMerge(t *testing.T) {
+	for _, tc := range []struct {
+		arch string
+		next bool // through dispatch_next: the next function's first row
+		kind string
+	}{
+		{"x86_64", false, "ended-early"},
+		{"x86_64", true, "cfa"},
+		{"aarch64", false, "ended-early"},
+		{"aarch64", true, "unwind-error"},
+	} {
+		t.Run(fmt.Sprintf("%s/%s", tc.arch, tc.kind), func(t *testing.T) {
+			path := filepath.Join("testdata", "callend-"+tc.arch)
+			args, status := []string{path}, 77
+			if tc.next {
+				args, status = append(args, "next"), 1
+			}
+			run := func(batch int) (*Report, uint64) {
+				tg, err := Open(path, linux.Config{Args: args, Stdout: io.Discard, Stderr: io.Discard})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer tg.Close()
+				rep, err := tg.run(Options{Batch: batch})
+				if err != nil || !rep.Exited || rep.ExitStatus != status {
+					t.Fatalf("%v: %s, status %d", err, rep.Stop, rep.ExitStatus)
+				}
+				return rep, tg.Checker.Checks
+			}
+			exact, exactChecks := run(1)
+			batched, checks := run(0)
+			if n := exact.Counts[tc.kind]; n < exact.Instructions*9/10 {
+				t.Errorf("exact: %v, want %s at nearly all of %d instructions", exact.Counts, tc.kind, exact.Instructions)
+			}
+			for _, p := range exact.Problems {
+				if p.Depth < 1 {
+					t.Errorf("a problem at depth %d: %+v", p.Depth, p)
+				}
+			}
+			if exactChecks != exact.Instructions {
+				t.Errorf("exact: %d checks of %d instructions", exactChecks, exact.Instructions)
+			}
+			if checks > batched.Instructions/4 {
+				t.Errorf("batched: %d checks of %d instructions: the runs were checked instruction by instruction", checks, batched.Instructions)
+			}
+			exact.Seconds, batched.Seconds = 0, 0
+			if !reflect.DeepEqual(exact, batched) {
+				t.Errorf("reports differ:\nexact   %+v\nbatched %+v", exact, batched)
+			}
+			t.Logf("%d instructions, %d checks batched; %v", exact.Instructions, checks, exact.Counts)
 		})
 	}
 }

@@ -122,10 +122,10 @@ func (tg *Target) run(opt Options) (*Report, error) {
 	// them has the result of the first, but for the PC of a depth-0 frame,
 	// whenever the Checker would reuse that result whole at the next PC
 	// and no store of the run (but the last instruction's) hit a word the
-	// unwind read — or no FDE covers the run. Otherwise (a problem, which
-	// is counted per PC, a result that names its PC, a store under the
-	// unwind) each instruction is checked on its own, with the memory it
-	// saw.
+	// unwind read — or no FDE covers the run. A problem in a caller's
+	// frame counts for each of them too, PC by PC. Otherwise (a problem
+	// in frame 0, whose report names the PC, a store under the unwind)
+	// each instruction is checked on its own, with the memory it saw.
 	tg.merge()
 	// The clock is read every 4096 records or timeCheckInsns instructions,
 	// whichever comes first: a merged record may stand for 64 K.
@@ -169,10 +169,13 @@ func (tg *Target) run(opt Options) (*Report, error) {
 			// (emu.Engine.SetExtend): only the callers' words matter.
 			whole = checker.KeyHolds(key, res, s.Shadow) && !runStoresHit(s, checker.TailReads)
 		default:
-			whole = !res.Kind.Problem() && (res.Kind == NoFDE || checker.Reusable() && !runStoresHit(s, checker.Reads))
+			whole = (!res.Kind.Problem() || res.Depth >= 1) && (res.Kind == NoFDE || checker.Reusable() && !runStoresHit(s, checker.Reads))
 		}
 		if whole {
 			c.addRun(n-1, r.PC)
+			if res.Kind.Problem() {
+				c.addRunProblem(s.RunPCs()[1:n])
+			}
 			if ext := s.RunExt(); len(ext) > 0 {
 				c.spreadExt(ext, int(n), res)
 			} else if s.RunCrossed() {
@@ -281,7 +284,7 @@ type collector struct {
 	sigs     uint64 // frames unwound through signal frames (Result.Signals)
 	stop     string
 	problems map[problemKey]*Problem
-	pcs      map[problemKey]map[uint64]bool
+	pcs      map[problemKey]*pcSet
 	lost     map[lostKey]*LostTrack // Untracked results, by the frame
 	lostPCs  map[lostKey]map[uint64]bool
 	funcs    map[string]*FuncStat
@@ -310,6 +313,27 @@ type collector struct {
 		hits    *uint64 // the topmost row's hits, nil if in another section
 		kind    Kind
 		signals uint64
+		// The problem counted, when it lies in a caller's frame (Depth
+		// >= 1): the same for every instruction the result is reused at
+		// (countProblem). nil otherwise.
+		pr      *Problem
+		pcs     *pcSet
+		fail    bool // a failure in a row of the section: rowFail[failRow]
+		failRow [2]int
+	}
+}
+
+// pcSet is the set of PCs a problem was met at, with the last ones added
+// (direct-mapped) to spare the map most of the instructions of a loop.
+type pcSet struct {
+	m      map[uint64]bool
+	recent [1024]uint64
+}
+
+func (p *pcSet) add(pc uint64) {
+	if e := &p.recent[pc%uint64(len(p.recent))]; *e != pc || pc == 0 {
+		*e = pc
+		p.m[pc] = true
 	}
 }
 
@@ -335,7 +359,7 @@ func newCollector(path string, sec *sframe.Section, p *linux.Process, s *linux.S
 		p:        p,
 		s:        s,
 		problems: map[problemKey]*Problem{},
-		pcs:      map[problemKey]map[uint64]bool{},
+		pcs:      map[problemKey]*pcSet{},
 		lost:     map[lostKey]*LostTrack{},
 		lostPCs:  map[lostKey]map[uint64]bool{},
 		funcs:    map[string]*FuncStat{},
@@ -372,7 +396,7 @@ func (c *collector) add(r shadow.Record, res *Result, same bool) {
 	c.kinds[res.Kind]++
 	c.sigs += uint64(res.Signals)
 	m := &c.memo
-	if same && m.ok {
+	if same && (m.ok || m.pr != nil) {
 		m.obj.Instructions++
 		if m.end != nil {
 			m.end.stat.ChainEnds++
@@ -387,6 +411,10 @@ func (c *collector) add(r shadow.Record, res *Result, same bool) {
 		}
 		if m.hits != nil {
 			*m.hits++
+		}
+		if m.pr != nil {
+			c.countProblem(fs, 1)
+			m.pcs.add(r.PC)
 		}
 		return
 	}
@@ -409,8 +437,10 @@ func (c *collector) add(r shadow.Record, res *Result, same bool) {
 		m.hits = &hits[res.Top[1]]
 		*m.hits++
 	}
-	// A problem is counted per PC: never through the memo; nor is a
-	// frame the shadow stack lost track of.
+	// A problem is counted per PC: through the memo only when it lies in
+	// a caller's frame (which the PC does not name); a frame the shadow
+	// stack lost track of never is.
+	m.pr = nil
 	m.ok = !res.Kind.Problem() && res.Kind != Untracked
 	if m.ok {
 		return
@@ -419,7 +449,6 @@ func (c *collector) add(r shadow.Record, res *Result, same bool) {
 		c.addLost(r.PC, res)
 		return
 	}
-	fs.Problems++
 	f := res.Frame
 	key := problemKey{kind: res.Kind, framePC: f.PC, fde: f.Row.FDE, fre: f.Row.FRE, depth: res.Depth}
 	if !f.HasRow {
@@ -445,12 +474,26 @@ func (c *collector) add(r shadow.Record, res *Result, same bool) {
 			pr.Row = c.sec.FormatRow(f.Row.FDE, f.Row.FRE)
 		}
 		c.problems[key] = pr
-		c.pcs[key] = map[uint64]bool{}
+		c.pcs[key] = &pcSet{m: map[uint64]bool{}}
 	}
-	pr.Hits++
-	c.pcs[key][r.PC] = true
-	if res.Kind.Failure() && f.HasRow && f.Section == c.sec {
-		c.rowFail[[2]int{f.Row.FDE, f.Row.FRE}]++
+	m.pr, m.pcs = pr, c.pcs[key]
+	m.fail, m.failRow = res.Kind.Failure() && f.HasRow && f.Section == c.sec, [2]int{f.Row.FDE, f.Row.FRE}
+	c.countProblem(fs, 1)
+	m.pcs.add(r.PC)
+	if res.Depth == 0 {
+		// The key names the PC of frame 0.
+		m.pr = nil
+	}
+}
+
+// countProblem counts n more instructions of function fs with the problem
+// add counted last (memo.pr); the caller adds their PCs to memo.pcs.
+func (c *collector) countProblem(fs *FuncStat, n uint64) {
+	m := &c.memo
+	fs.Problems += n
+	m.pr.Hits += n
+	if m.fail {
+		c.rowFail[m.failRow] += n
 	}
 }
 
@@ -497,6 +540,20 @@ func (c *collector) addRun(k uint64, pc uint64) {
 	}
 	if m.hits != nil {
 		*m.hits += k
+	}
+}
+
+// addRunProblem counts the problem of a run's first instruction, which
+// add counted, for the rest of the run, pcs: a problem in a caller's frame
+// (memo.pr), the same at each. Without one, it does nothing.
+func (c *collector) addRunProblem(pcs []uint64) {
+	m := &c.memo
+	if m.pr == nil || len(pcs) == 0 {
+		return
+	}
+	c.countProblem(c.funcStat(pcs[0]), uint64(len(pcs)))
+	for _, pc := range pcs {
+		m.pcs.add(pc)
 	}
 }
 
@@ -657,7 +714,7 @@ func (c *collector) finish() *Report {
 	rep.rowHits = c.rows
 	c.objs.finish(rep)
 	for key, pr := range c.problems {
-		pr.PCs = len(c.pcs[key])
+		pr.PCs = len(c.pcs[key].m)
 		rep.Problems = append(rep.Problems, *pr)
 	}
 	for key, lt := range c.lost {
