@@ -54,7 +54,7 @@ func TestBatchEqualsExact(t *testing.T) {
 				}
 				defer f.Close()
 				if mutated {
-					fib := mutateFunction(t, path, f.Section, "fib")
+					fib := mutateFunction(t, path, f.Section, "fib", 8)
 					t.Logf("mutated %d rows of fib", fib)
 				}
 				e := testcorpus.Lookup(t, name)
@@ -77,9 +77,9 @@ func TestBatchEqualsExact(t *testing.T) {
 	}
 }
 
-// mutateFunction adds 8 to the CFA offset of every row of the named
+// mutateFunction adds delta to the CFA offset of every row of the named
 // function and returns how many rows changed.
-func mutateFunction(t *testing.T, path string, sec *sframe.Section, name string) int {
+func mutateFunction(t *testing.T, path string, sec *sframe.Section, name string, delta int32) int {
 	t.Helper()
 	f, err := elf.Open(path)
 	if err != nil {
@@ -99,7 +99,7 @@ func mutateFunction(t *testing.T, path string, sec *sframe.Section, name string)
 			t.Fatalf("%s: %v", name, err)
 		}
 		for j := range sec.FDEs[i].FREs {
-			if err := sec.Apply(sframe.Mutation{FDE: i, FRE: j, Field: sframe.MutateCFA, Delta: 8}); err != nil {
+			if err := sec.Apply(sframe.Mutation{FDE: i, FRE: j, Field: sframe.MutateCFA, Delta: delta}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -337,6 +337,28 @@ func (c *Checker) KeyHolds(key [3]uint64, res *Result, st *shadow.Stack) bool {
 	return n > 0 && frames[n-1].CFA == key[1] && !frames[n-1].SignalFrame
 }
 
+// KeyHoldsFrame0 is KeyHolds for a result whose frame 0 was wrong (a
+// mismatch at depth 0, which the callers' frames cannot change): it holds
+// at every instruction of the run, but for frame 0's PC and row, when the
+// check's frame 0 had the key, no error and a row, and the key's CFA is
+// not above the shadow stack's top frame's: the engine kept SP at or
+// below the key's CFA, so no instruction of the run left that frame
+// either.
+func (c *Checker) KeyHoldsFrame0(key [3]uint64, res *Result, st *shadow.Stack) bool {
+	f := c.f0
+	if f == nil || res.Depth != 0 || res.Kind != MismatchCFA && res.Kind != MismatchRA && res.Kind != MismatchFP ||
+		f.Err != nil || f.Signal || f.Outermost || !f.HasRow {
+		return false
+	}
+	if f.RA != key[0] || f.CFA != key[1] || f.CallerFP != key[2] {
+		c.KeyMisses++
+		return false
+	}
+	frames := st.Frames()
+	n := len(frames)
+	return n > 0 && key[1] <= frames[n-1].CFA && !frames[n-1].SignalFrame
+}
+
 // satAdd is a+b, or the largest address if that overflows.
 func satAdd(a, b uint64) uint64 {
 	if a+b < a {
@@ -412,6 +434,18 @@ func (c *Checker) check(r *shadow.Record, shadow []shadow.Frame, version uint64,
 		return
 	}
 	c.f0 = f0
+	if n := len(shadow); n > 0 && !shadow[n-1].Unsure {
+		if kind, w, g := frameMismatch(f0, &shadow[n-1]); kind != OK {
+			// Frame 0 is wrong, which decides the result (as compare2
+			// has it): its callers are not walked. The last tail stays,
+			// with its key and its watch, for a later frame 0.
+			*res = Result{Kind: kind, Frame: *f0, Want: w, Got: g}
+			if f0.HasRow {
+				res.Top[0], res.Top[1], res.TopSection = f0.Row.FDE, f0.Row.FRE, f0.Section
+			}
+			return
+		}
+	}
 	key := [3]uint64{f0.RA, f0.CFA, f0.CallerFP}
 	if c.valid && key == c.key && c.tailUnchanged(len(c.reads)) {
 		c.TailReused++

@@ -122,10 +122,11 @@ func (tg *Target) run(opt Options) (*Report, error) {
 	// them has the result of the first, but for the PC of a depth-0 frame,
 	// whenever the Checker would reuse that result whole at the next PC
 	// and no store of the run (but the last instruction's) hit a word the
-	// unwind read — or no FDE covers the run. A problem in a caller's
-	// frame counts for each of them too, PC by PC. Otherwise (a problem
-	// in frame 0, whose report names the PC, a store under the unwind)
-	// each instruction is checked on its own, with the memory it saw.
+	// unwind read — or no FDE covers the run. A problem counts for each
+	// of them too, PC by PC (in frame 0, where it names the PC, only
+	// within one row). Otherwise (a store under the unwind, a problem in
+	// frame 0 of a run across rows) each instruction is checked on its
+	// own, with the memory it saw.
 	tg.merge()
 	// The clock is read every 4096 records or timeCheckInsns instructions,
 	// whichever comes first: a merged record may stand for 64 K.
@@ -164,17 +165,20 @@ func (tg *Target) run(opt Options) (*Report, error) {
 			// Frames whose callee took its return address off the
 			// stack, or unsure ones: the stack may change within the
 			// run (shadow.Stack.Follow, at every instruction).
+		case keyed && res.Depth == 0 && res.Kind.Problem():
+			// Frame 0 was wrong: the key alone decides that.
+			whole = checker.KeyHoldsFrame0(key, res, s.Shadow)
 		case keyed:
 			// The engine computed frame 0's key at every instruction
 			// (emu.Engine.SetExtend): only the callers' words matter.
 			whole = checker.KeyHolds(key, res, s.Shadow) && !runStoresHit(s, checker.TailReads)
 		default:
-			whole = (!res.Kind.Problem() || res.Depth >= 1) && (res.Kind == NoFDE || checker.Reusable() && !runStoresHit(s, checker.Reads))
+			whole = res.Kind == NoFDE || checker.Reusable() && !runStoresHit(s, checker.Reads)
 		}
 		if whole {
 			c.addRun(n-1, r.PC)
 			if res.Kind.Problem() {
-				c.addRunProblem(s.RunPCs()[1:n])
+				c.addRunProblem(s.RunPCs()[1:n], res)
 			}
 			if ext := s.RunExt(); len(ext) > 0 {
 				c.spreadExt(ext, int(n), res)
@@ -283,16 +287,18 @@ type collector struct {
 	insns    uint64
 	sigs     uint64 // frames unwound through signal frames (Result.Signals)
 	stop     string
-	problems map[problemKey]*Problem
-	pcs      map[problemKey]*pcSet
-	lost     map[lostKey]*LostTrack // Untracked results, by the frame
-	lostPCs  map[lostKey]map[uint64]bool
-	funcs    map[string]*FuncStat
-	rows     map[[2]int]uint64 // (FDE, FRE) → hits as the topmost row
-	rowFail  map[[2]int]uint64 // (FDE, FRE) → failures attributed to it
-	objs     *objectStats      // per mapped ELF file (objects.go)
-	threads  map[int]*uint64   // instructions checked per thread (pruneThreads)
-	others   uint64            // and in the threads pruned
+	problems map[problemKey]*problemCount
+	// recent caches problems (direct-mapped by key): most of a loop's
+	// instructions with a problem find it there, without hashing a key.
+	recent  [256]*problemCount
+	lost    map[lostKey]*LostTrack // Untracked results, by the frame
+	lostPCs map[lostKey]map[uint64]bool
+	funcs   map[string]*FuncStat
+	rows    map[[2]int]uint64  // (FDE, FRE) → hits as the topmost row
+	rowFail map[[2]int]*uint64 // (FDE, FRE) → failures attributed to it
+	objs    *objectStats       // per mapped ELF file (objects.go)
+	threads map[int]*uint64    // instructions checked per thread (pruneThreads)
+	others  uint64             // and in the threads pruned
 
 	// Per-instruction counters kept without maps: outcomes by kind, rows
 	// hit (rowHits[FDE][FRE], folded into rows at the end), and the
@@ -316,24 +322,37 @@ type collector struct {
 		// The problem counted, when it lies in a caller's frame (Depth
 		// >= 1): the same for every instruction the result is reused at
 		// (countProblem). nil otherwise.
-		pr      *Problem
-		pcs     *pcSet
-		fail    bool // a failure in a row of the section: rowFail[failRow]
-		failRow [2]int
+		pr *problemCount
 	}
 }
 
-// pcSet is the set of PCs a problem was met at, with the last ones added
-// (direct-mapped) to spare the map most of the instructions of a loop.
-type pcSet struct {
-	m      map[uint64]bool
-	recent [1024]uint64
+// problemCount is a problem with what is counted of it besides its hits:
+// the PCs it was met at and the failures of its row.
+type problemCount struct {
+	key  problemKey
+	pr   *Problem
+	fail *uint64 // the row's failures (rowFail), if a failure in a row of the section
+	pcs  map[uint64]bool
+	// The PCs added last (direct-mapped), which spare the map most of
+	// the instructions of a loop; a key at depth 0 names its one PC.
+	recent [64]uint64
 }
 
-func (p *pcSet) add(pc uint64) {
+// count counts n more instructions at pc (in function fs) with the
+// problem.
+func (p *problemCount) count(fs *FuncStat, pc uint64, n uint64) {
+	fs.Problems += n
+	p.pr.Hits += n
+	if p.fail != nil {
+		*p.fail += n
+	}
+	p.addPC(pc)
+}
+
+func (p *problemCount) addPC(pc uint64) {
 	if e := &p.recent[pc%uint64(len(p.recent))]; *e != pc || pc == 0 {
 		*e = pc
-		p.m[pc] = true
+		p.pcs[pc] = true
 	}
 }
 
@@ -358,13 +377,12 @@ func newCollector(path string, sec *sframe.Section, p *linux.Process, s *linux.S
 		sec:      sec,
 		p:        p,
 		s:        s,
-		problems: map[problemKey]*Problem{},
-		pcs:      map[problemKey]*pcSet{},
+		problems: map[problemKey]*problemCount{},
 		lost:     map[lostKey]*LostTrack{},
 		lostPCs:  map[lostKey]map[uint64]bool{},
 		funcs:    map[string]*FuncStat{},
 		rows:     map[[2]int]uint64{},
-		rowFail:  map[[2]int]uint64{},
+		rowFail:  map[[2]int]*uint64{},
 		threads:  map[int]*uint64{},
 		objs:     newObjectStats(p, s.Syms),
 		rowHits:  make([][]uint64, len(sec.FDEs)),
@@ -413,8 +431,7 @@ func (c *collector) add(r shadow.Record, res *Result, same bool) {
 			*m.hits++
 		}
 		if m.pr != nil {
-			c.countProblem(fs, 1)
-			m.pcs.add(r.PC)
+			m.pr.count(fs, r.PC, 1)
 		}
 		return
 	}
@@ -449,52 +466,63 @@ func (c *collector) add(r shadow.Record, res *Result, same bool) {
 		c.addLost(r.PC, res)
 		return
 	}
-	f := res.Frame
+	if p := c.addProblem(fs, r.PC, res); res.Depth > 0 {
+		// Not at depth 0, whose key names the PC of frame 0.
+		m.pr = p
+	}
+}
+
+// addProblem counts the problem res at pc, in function fs, and returns it.
+func (c *collector) addProblem(fs *FuncStat, pc uint64, res *Result) *problemCount {
+	f := &res.Frame
 	key := problemKey{kind: res.Kind, framePC: f.PC, fde: f.Row.FDE, fre: f.Row.FRE, depth: res.Depth}
 	if !f.HasRow {
 		key.fde, key.fre = -1, -1
 	}
-	pr := c.problems[key]
-	if pr == nil {
-		sym, frameSym := c.s.Syms.Format(r.PC), c.s.Syms.Format(f.PC)
-		pr = &Problem{
-			kind: res.Kind, Kind: res.Kind.String(), PC: r.PC, Symbol: sym, SymbolDemangled: symbols.Demangled(sym), Source: c.lines.Lookup(r.PC),
-			Depth: res.Depth, FramePC: f.PC, FrameSymbol: frameSym, FrameSymbolDemangled: symbols.Demangled(frameSym), FrameSource: c.lines.Lookup(f.PC),
-			Want: res.Want, Got: res.Got, FDE: -1, FRE: -1,
-		}
-		pr.Insn, _ = c.s.Disasm(r.PC)
-		if res.Err != nil {
-			pr.Error = res.Err.Error()
-		}
-		pr.Cause = callEndedCause(res, frameSym)
-		if f.HasRow && f.Section == c.sec {
-			pr.FDE, pr.FRE = f.Row.FDE, f.Row.FRE
-			fde := &c.sec.FDEs[f.Row.FDE]
-			pr.FDEText = fmt.Sprintf("func idx [%d]: pc = 0x%x, size = %d bytes", f.Row.FDE, fde.Start, fde.Size)
-			pr.Row = c.sec.FormatRow(f.Row.FDE, f.Row.FRE)
-		}
-		c.problems[key] = pr
-		c.pcs[key] = &pcSet{m: map[uint64]bool{}}
+	slot := &c.recent[(key.framePC^key.framePC>>12^uint64(key.depth)<<4^uint64(key.kind)<<8)%uint64(len(c.recent))]
+	p := *slot
+	if p == nil || p.key != key {
+		p = c.problem(pc, res, key)
+		*slot = p
 	}
-	m.pr, m.pcs = pr, c.pcs[key]
-	m.fail, m.failRow = res.Kind.Failure() && f.HasRow && f.Section == c.sec, [2]int{f.Row.FDE, f.Row.FRE}
-	c.countProblem(fs, 1)
-	m.pcs.add(r.PC)
-	if res.Depth == 0 {
-		// The key names the PC of frame 0.
-		m.pr = nil
-	}
+	p.count(fs, pc, 1)
+	return p
 }
 
-// countProblem counts n more instructions of function fs with the problem
-// add counted last (memo.pr); the caller adds their PCs to memo.pcs.
-func (c *collector) countProblem(fs *FuncStat, n uint64) {
-	m := &c.memo
-	fs.Problems += n
-	m.pr.Hits += n
-	if m.fail {
-		c.rowFail[m.failRow] += n
+// problem returns the problem of key, made from the result res at pc if
+// it is new.
+func (c *collector) problem(pc uint64, res *Result, key problemKey) *problemCount {
+	if p := c.problems[key]; p != nil {
+		return p
 	}
+	f := &res.Frame
+	sym, frameSym := c.s.Syms.Format(pc), c.s.Syms.Format(f.PC)
+	pr := &Problem{
+		kind: res.Kind, Kind: res.Kind.String(), PC: pc, Symbol: sym, SymbolDemangled: symbols.Demangled(sym), Source: c.lines.Lookup(pc),
+		Depth: res.Depth, FramePC: f.PC, FrameSymbol: frameSym, FrameSymbolDemangled: symbols.Demangled(frameSym), FrameSource: c.lines.Lookup(f.PC),
+		Want: res.Want, Got: res.Got, FDE: -1, FRE: -1,
+	}
+	pr.Insn, _ = c.s.Disasm(pc)
+	if res.Err != nil {
+		pr.Error = res.Err.Error()
+	}
+	pr.Cause = callEndedCause(res, frameSym)
+	p := &problemCount{key: key, pr: pr, pcs: map[uint64]bool{}}
+	if f.HasRow && f.Section == c.sec {
+		pr.FDE, pr.FRE = f.Row.FDE, f.Row.FRE
+		fde := &c.sec.FDEs[f.Row.FDE]
+		pr.FDEText = fmt.Sprintf("func idx [%d]: pc = 0x%x, size = %d bytes", f.Row.FDE, fde.Start, fde.Size)
+		pr.Row = c.sec.FormatRow(f.Row.FDE, f.Row.FRE)
+		if res.Kind.Failure() {
+			row := [2]int{f.Row.FDE, f.Row.FRE}
+			if p.fail = c.rowFail[row]; p.fail == nil {
+				p.fail = new(uint64)
+				c.rowFail[row] = p.fail
+			}
+		}
+	}
+	c.problems[key] = p
+	return p
 }
 
 // addLost counts an Untracked result at pc by the frame it stopped at.
@@ -543,17 +571,48 @@ func (c *collector) addRun(k uint64, pc uint64) {
 	}
 }
 
-// addRunProblem counts the problem of a run's first instruction, which
-// add counted, for the rest of the run, pcs: a problem in a caller's frame
-// (memo.pr), the same at each. Without one, it does nothing.
-func (c *collector) addRunProblem(pcs []uint64) {
+// addRunProblem counts the problem res of a run's first instruction,
+// which add counted, for the rest of the run, pcs: the same at each when
+// it lies in a caller's frame (memo.pr); in frame 0, the same but for
+// frame 0's PC and its row in the same FDE, which name a problem of their
+// own (res is put back as it was).
+func (c *collector) addRunProblem(pcs []uint64, res *Result) {
 	m := &c.memo
-	if m.pr == nil || len(pcs) == 0 {
+	if len(pcs) == 0 {
 		return
 	}
-	c.countProblem(c.funcStat(pcs[0]), uint64(len(pcs)))
-	for _, pc := range pcs {
-		m.pcs.add(pc)
+	if m.pr == nil {
+		f := &res.Frame
+		pc0, row0 := f.PC, f.Row.FRE
+		fs := c.funcStat(pcs[0])
+		var fde *sframe.FDE
+		lo, hi := uint64(0), uint64(0) // the extent of row f.Row.FRE, once known
+		if f.HasRow {
+			fde = &f.Section.FDEs[f.Row.FDE]
+		}
+		for _, pc := range pcs {
+			if fde != nil && pc-lo >= hi-lo {
+				// The merge intervals of a run lie in rows of one FDE
+				// (an error cannot be: the last row then stays).
+				j, err := f.Section.FindFRE(fde, pc)
+				if err != nil {
+					j = f.Row.FRE
+				}
+				f.Row.FRE = j
+				lo, hi = fde.Start+uint64(fde.FREs[j].Start), fde.Start+uint64(fde.Size)
+				if j+1 < len(fde.FREs) {
+					hi = fde.Start + uint64(fde.FREs[j+1].Start)
+				}
+			}
+			f.PC = pc
+			c.addProblem(fs, pc, res)
+		}
+		f.PC, f.Row.FRE = pc0, row0
+		return
+	}
+	m.pr.count(c.funcStat(pcs[0]), pcs[0], uint64(len(pcs)))
+	for _, pc := range pcs[1:] {
+		m.pr.addPC(pc)
 	}
 }
 
@@ -713,9 +772,9 @@ func (c *collector) finish() *Report {
 	}
 	rep.rowHits = c.rows
 	c.objs.finish(rep)
-	for key, pr := range c.problems {
-		pr.PCs = len(c.pcs[key].m)
-		rep.Problems = append(rep.Problems, *pr)
+	for _, p := range c.problems {
+		p.pr.PCs = len(p.pcs)
+		rep.Problems = append(rep.Problems, *p.pr)
 	}
 	for key, lt := range c.lost {
 		lt.PCs = len(c.lostPCs[key])
@@ -788,6 +847,7 @@ func (c *collector) finish() *Report {
 	}
 	rep.RowsTotal = int(c.sec.Header.NumFREs)
 	for row, n := range c.rowFail {
+		n := *n
 		f := &c.sec.FDEs[row[0]]
 		sym := c.s.Syms.Format(f.Start + uint64(f.FREs[row[1]].Start))
 		rep.RowFailures = append(rep.RowFailures, RowStat{RowRef: RowRef{FDE: row[0], FRE: row[1],

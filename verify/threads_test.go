@@ -88,7 +88,7 @@ func TestThreadsMutated(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			if n := mutateFunction(t, path, f.Section, "work"); n == 0 {
+			if n := mutateFunction(t, path, f.Section, "work", 8); n == 0 {
 				t.Fatal("work has no rows")
 			}
 			rep, err := runSection(path, f.Section, Options{})
@@ -155,7 +155,7 @@ func deterministicRun(t *testing.T, path string, args []string, quantum uint64, 
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if mutate && mutateFunction(t, path, f.Section, "work") == 0 {
+	if mutate && mutateFunction(t, path, f.Section, "work", 8) == 0 {
 		t.Fatal("work has no rows")
 	}
 	var out bytes.Buffer
