@@ -123,10 +123,10 @@ func (tg *Target) run(opt Options) (*Report, error) {
 	// whenever the Checker would reuse that result whole at the next PC
 	// and no store of the run (but the last instruction's) hit a word the
 	// unwind read — or no FDE covers the run. A problem counts for each
-	// of them too, PC by PC (in frame 0, where it names the PC, only
-	// within one row). Otherwise (a store under the unwind, a problem in
-	// frame 0 of a run across rows) each instruction is checked on its
-	// own, with the memory it saw.
+	// of them too, PC by PC (in frame 0 with the PC's own row, both of
+	// which the report names). Otherwise (a store under the unwind, an
+	// error in frame 0) each instruction is checked on its own, with the
+	// memory it saw.
 	tg.merge()
 	// The clock is read every 4096 records or timeCheckInsns instructions,
 	// whichever comes first: a merged record may stand for 64 K.
@@ -320,8 +320,8 @@ type collector struct {
 		kind    Kind
 		signals uint64
 		// The problem counted, when it lies in a caller's frame (Depth
-		// >= 1): the same for every instruction the result is reused at
-		// (countProblem). nil otherwise.
+		// >= 1): the same for every instruction the result is reused at.
+		// nil otherwise.
 		pr *problemCount
 	}
 }
