@@ -290,7 +290,9 @@ type collector struct {
 	problems map[problemKey]*problemCount
 	// recent caches problems (direct-mapped by key): most of a loop's
 	// instructions with a problem find it there, without hashing a key.
-	recent  [256]*problemCount
+	recent [256]*problemCount
+	// rowPCs caches the rows of PCs (rowAt).
+	rowPCs  [256]rowPC
 	lost    map[lostKey]*LostTrack // Untracked results, by the frame
 	lostPCs map[lostKey]map[uint64]bool
 	funcs   map[string]*FuncStat
@@ -354,6 +356,12 @@ func (p *problemCount) addPC(pc uint64) {
 		*e = pc
 		p.pcs[pc] = true
 	}
+}
+
+type rowPC struct {
+	pc       uint64
+	sec      *sframe.Section
+	fde, fre int
 }
 
 type pcFunc struct {
@@ -585,24 +593,9 @@ func (c *collector) addRunProblem(pcs []uint64, res *Result) {
 		f := &res.Frame
 		pc0, row0 := f.PC, f.Row.FRE
 		fs := c.funcStat(pcs[0])
-		var fde *sframe.FDE
-		lo, hi := uint64(0), uint64(0) // the extent of row f.Row.FRE, once known
-		if f.HasRow {
-			fde = &f.Section.FDEs[f.Row.FDE]
-		}
 		for _, pc := range pcs {
-			if fde != nil && pc-lo >= hi-lo {
-				// The merge intervals of a run lie in rows of one FDE
-				// (an error cannot be: the last row then stays).
-				j, err := f.Section.FindFRE(fde, pc)
-				if err != nil {
-					j = f.Row.FRE
-				}
-				f.Row.FRE = j
-				lo, hi = fde.Start+uint64(fde.FREs[j].Start), fde.Start+uint64(fde.Size)
-				if j+1 < len(fde.FREs) {
-					hi = fde.Start + uint64(fde.FREs[j+1].Start)
-				}
+			if f.HasRow {
+				f.Row.FRE = c.rowAt(f.Section, f.Row.FDE, pc, row0)
 			}
 			f.PC = pc
 			c.addProblem(fs, pc, res)
@@ -614,6 +607,23 @@ func (c *collector) addRunProblem(pcs []uint64, res *Result) {
 	for _, pc := range pcs[1:] {
 		m.pr.addPC(pc)
 	}
+}
+
+// rowAt returns the index of the row of FDE fi of sec at pc (as the
+// unwinder finds it: PCMASK FDEs, rows out of order), through a cache of
+// the PCs asked for last; def if there is none (cannot be: a run's merge
+// intervals lie in rows of its FDE).
+func (c *collector) rowAt(sec *sframe.Section, fi int, pc uint64, def int) int {
+	e := &c.rowPCs[(pc^pc>>10)%uint64(len(c.rowPCs))]
+	if e.pc == pc && e.sec == sec && e.fde == fi {
+		return e.fre
+	}
+	j, err := sec.FindFRE(&sec.FDEs[fi], pc)
+	if err != nil {
+		return def
+	}
+	*e = rowPC{pc: pc, sec: sec, fde: fi, fre: j}
+	return j
 }
 
 // spread moves the row hits addRun counted for pcs, the rest of a run
