@@ -334,10 +334,21 @@ type problemCount struct {
 	key  problemKey
 	pr   *Problem
 	fail *uint64 // the row's failures (rowFail), if a failure in a row of the section
-	pcs  map[uint64]bool
-	// The PCs added last (direct-mapped), which spare the map most of
-	// the instructions of a loop; a key at depth 0 names its one PC.
+	pcs  *pcSet  // nil at depth 0, where the key names its one PC
+}
+
+// pcSet is a set of PCs, with the ones added last (direct-mapped), which
+// spare the map most of the instructions of a loop.
+type pcSet struct {
+	m      map[uint64]bool
 	recent [64]uint64
+}
+
+func (s *pcSet) add(pc uint64) {
+	if e := &s.recent[pc%uint64(len(s.recent))]; *e != pc || pc == 0 {
+		*e = pc
+		s.m[pc] = true
+	}
 }
 
 // count counts n more instructions at pc (in function fs) with the
@@ -348,13 +359,8 @@ func (p *problemCount) count(fs *FuncStat, pc uint64, n uint64) {
 	if p.fail != nil {
 		*p.fail += n
 	}
-	p.addPC(pc)
-}
-
-func (p *problemCount) addPC(pc uint64) {
-	if e := &p.recent[pc%uint64(len(p.recent))]; *e != pc || pc == 0 {
-		*e = pc
-		p.pcs[pc] = true
+	if p.pcs != nil {
+		p.pcs.add(pc)
 	}
 }
 
@@ -515,7 +521,10 @@ func (c *collector) problem(pc uint64, res *Result, key problemKey) *problemCoun
 		pr.Error = res.Err.Error()
 	}
 	pr.Cause = callEndedCause(res, frameSym)
-	p := &problemCount{key: key, pr: pr, pcs: map[uint64]bool{}}
+	p := &problemCount{key: key, pr: pr}
+	if res.Depth > 0 {
+		p.pcs = &pcSet{m: map[uint64]bool{}}
+	}
 	if f.HasRow && f.Section == c.sec {
 		pr.FDE, pr.FRE = f.Row.FDE, f.Row.FRE
 		fde := &c.sec.FDEs[f.Row.FDE]
@@ -605,7 +614,7 @@ func (c *collector) addRunProblem(pcs []uint64, res *Result) {
 	}
 	m.pr.count(c.funcStat(pcs[0]), pcs[0], uint64(len(pcs)))
 	for _, pc := range pcs[1:] {
-		m.pr.addPC(pc)
+		m.pr.pcs.add(pc)
 	}
 }
 
@@ -783,7 +792,10 @@ func (c *collector) finish() *Report {
 	rep.rowHits = c.rows
 	c.objs.finish(rep)
 	for _, p := range c.problems {
-		p.pr.PCs = len(p.pcs)
+		p.pr.PCs = 1
+		if p.pcs != nil {
+			p.pr.PCs = len(p.pcs.m)
+		}
 		rep.Problems = append(rep.Problems, *p.pr)
 	}
 	for key, lt := range c.lost {
