@@ -340,11 +340,13 @@ func (c *Checker) KeyHolds(key [3]uint64, res *Result, st *shadow.Stack) bool {
 // KeyHoldsFrame0 is KeyHolds for a result whose frame 0 was wrong (a
 // mismatch at depth 0, which the callers' frames cannot change): it holds
 // at every instruction of the run, but for frame 0's PC and row, when the
-// check's frame 0 had the key, no error and a row, and the key's CFA is
-// not above the shadow stack's top frame's: the engine kept SP at or
-// below the key's CFA, so no instruction of the run left that frame
-// either.
-func (c *Checker) KeyHoldsFrame0(key [3]uint64, res *Result, st *shadow.Stack) bool {
+// check's frame 0 had the key, no error and a row, and no instruction of
+// the run left the shadow stack's top frame: the key's CFA is not above
+// the top frame's (the engine kept SP at or below the key's CFA), or the
+// run's highest SP, maxSP, is below both the top frame's CFA and the
+// outermost's (the shadow stack leaves or parks frames only with SP at or
+// above a CFA).
+func (c *Checker) KeyHoldsFrame0(key [3]uint64, res *Result, st *shadow.Stack, maxSP uint64) bool {
 	f := c.f0
 	if f == nil || res.Depth != 0 || res.Kind != MismatchCFA && res.Kind != MismatchRA && res.Kind != MismatchFP ||
 		f.Err != nil || f.Signal || f.Outermost || !f.HasRow {
@@ -356,7 +358,11 @@ func (c *Checker) KeyHoldsFrame0(key [3]uint64, res *Result, st *shadow.Stack) b
 	}
 	frames := st.Frames()
 	n := len(frames)
-	return n > 0 && key[1] <= frames[n-1].CFA && !frames[n-1].SignalFrame
+	if n == 0 || frames[n-1].SignalFrame {
+		return false
+	}
+	top := frames[n-1].CFA
+	return key[1] <= top || maxSP < top && maxSP < frames[0].CFA
 }
 
 // satAdd is a+b, or the largest address if that overflows.

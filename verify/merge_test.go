@@ -217,26 +217,29 @@ func TestTimeoutClock(t *testing.T) {
 // count whole: the problem lies in the callers' frames, the same at each
 // instruction of a run, and is counted PC by PC as instruction by
 // instruction. So do runs in a function whose own rows are wrong (mid's
-// CFA 8 too low: frame 0 wrong, a problem of its own at each PC and row).
+// CFA 8 too low or too high: frame 0 wrong, a problem of its own at each
+// PC and row).
 // The reports are identical, and batched checks are a small part of the
 // instructions (before, each instruction was checked on its own).
 func TestProblemRunsMerge(t *testing.T) {
 	for _, tc := range []struct {
 		arch   string
-		next   bool // through dispatch_next: the next function's first row
-		mutate bool // mid's CFA offsets 8 too low
+		next   bool  // through dispatch_next: the next function's first row
+		mutate int32 // added to mid's CFA offsets
 		kind   string
 	}{
-		{"x86_64", false, false, "ended-early"},
-		{"x86_64", true, false, "cfa"},
-		{"aarch64", false, false, "ended-early"},
-		{"aarch64", true, false, "unwind-error"},
-		{"x86_64", true, true, "cfa"},
-		{"aarch64", true, true, "cfa"},
+		{"x86_64", false, 0, "ended-early"},
+		{"x86_64", true, 0, "cfa"},
+		{"aarch64", false, 0, "ended-early"},
+		{"aarch64", true, 0, "unwind-error"},
+		{"x86_64", true, -8, "cfa"},
+		{"aarch64", true, -8, "cfa"},
+		{"x86_64", true, 8, "cfa"},
+		{"aarch64", true, 8, "cfa"},
 	} {
 		name := fmt.Sprintf("%s/%s", tc.arch, tc.kind)
-		if tc.mutate {
-			name += "/mid-mutated"
+		if tc.mutate != 0 {
+			name += fmt.Sprintf("/mid%+d", tc.mutate)
 		}
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join("testdata", "callend-"+tc.arch)
@@ -250,8 +253,8 @@ func TestProblemRunsMerge(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer f.Close()
-				if tc.mutate {
-					mutateFunction(t, path, f.Section, "mid", -8)
+				if tc.mutate != 0 {
+					mutateFunction(t, path, f.Section, "mid", tc.mutate)
 				}
 				tg, err := OpenSection(path, f.Section, linux.Config{Args: args, Stdout: io.Discard, Stderr: io.Discard})
 				if err != nil {
@@ -275,7 +278,7 @@ func TestProblemRunsMerge(t *testing.T) {
 					depth0 += p.Hits
 				}
 			}
-			if tc.mutate && depth0 < exact.Instructions/2 || !tc.mutate && depth0 > 0 {
+			if tc.mutate != 0 && depth0 < exact.Instructions/2 || tc.mutate == 0 && depth0 > 0 {
 				t.Errorf("exact: %d instructions with frame 0 wrong, of %d", depth0, exact.Instructions)
 			}
 			if exactChecks != exact.Instructions {

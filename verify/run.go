@@ -167,7 +167,7 @@ func (tg *Target) run(opt Options) (*Report, error) {
 			// run (shadow.Stack.Follow, at every instruction).
 		case keyed && res.Depth == 0 && res.Kind.Problem():
 			// Frame 0 was wrong: the key alone decides that.
-			whole = checker.KeyHoldsFrame0(key, res, s.Shadow)
+			whole = checker.KeyHoldsFrame0(key, res, s.Shadow, runMaxSP(r.SP, s.RunExt()))
 		case keyed:
 			// The engine computed frame 0's key at every instruction
 			// (emu.Engine.SetExtend): only the callers' words matter.
@@ -259,6 +259,15 @@ func (tg *Target) run(opt Options) (*Report, error) {
 		rep.Static = c.static(tg)
 	}
 	return rep, nil
+}
+
+// runMaxSP is the highest SP of a run that starts with SP sp and whose
+// registers change where ext says (emu.Engine.RunExt: at every change).
+func runMaxSP(sp uint64, ext []emu.Ext) uint64 {
+	for i := range ext {
+		sp = max(sp, ext[i].SP)
+	}
+	return sp
 }
 
 // runStoresHit reports whether a store of the run the session's observer
