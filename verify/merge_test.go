@@ -5,6 +5,7 @@ package verify
 import (
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -292,6 +293,104 @@ func TestProblemRunsMerge(t *testing.T) {
 				t.Errorf("reports differ:\nexact   %+v\nbatched %+v", exact, batched)
 			}
 			t.Logf("%d instructions, %d checks batched; %v", exact.Instructions, checks, exact.Counts)
+		})
+	}
+}
+
+// TestMutationsBatchEqualsExact: with random rows made wrong (CFA, RA or
+// FP offsets by ±8 or ±16, the CFA's base register swapped; one to three
+// rows at a time, a fixed seed) in callend (problems below a noreturn
+// call already) and retaddr (return addresses moved by hand, JIT code),
+// and with every row's CFA or FP offset off by ±8 in those and in the
+// real-world corpus's static lua (runs across rows, wrong in frame 0 at
+// each of their PCs), the batched and the instruction-by-instruction
+// reports are identical, whichever frames the problems land in and
+// whichever runs the engine merged or extended.
+func TestMutationsBatchEqualsExact(t *testing.T) {
+	root, err := testcorpus.Root()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lua := func(arch string) string {
+		return filepath.Join(root, "testdata", "realworld", "v3", arch, "lua-static")
+	}
+	script := []string{"-e", "local s = 0 for i = 1, 300 do s = s + i end local t = {} for i = 1, 200 do t[i] = (i * 37) % 101 end table.sort(t) print(s, t[1])"}
+	fields := []sframe.MutationField{sframe.MutateCFA, sframe.MutateRA, sframe.MutateFP, sframe.MutateBase}
+	deltas := []int32{-16, -8, 8, 16}
+	for _, tc := range []struct {
+		name, path string
+		args       [2][]string // for even and odd iterations
+		random     int         // iterations with random rows
+	}{
+		{"callend-x86_64", filepath.Join("testdata", "callend-x86_64"), [2][]string{nil, {"next"}}, 16},
+		{"callend-aarch64", filepath.Join("testdata", "callend-aarch64"), [2][]string{nil, {"next"}}, 16},
+		{"retaddr-x86_64", filepath.Join("testdata", "retaddr-x86_64"), [2][]string{}, 16},
+		{"retaddr-aarch64", filepath.Join("testdata", "retaddr-aarch64"), [2][]string{}, 16},
+		{"lua-x86-64", lua("x86-64"), [2][]string{script, script}, 0},
+		{"lua-aarch64", lua("aarch64"), [2][]string{script, script}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rng := rand.New(rand.NewPCG(16, uint64(len(tc.name))))
+			run := func(batch int, muts []sframe.Mutation, args []string) *Report {
+				f, err := sframe.Open(tc.path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				for _, m := range muts {
+					if err := f.Section.Apply(m); err != nil {
+						t.Fatal(err)
+					}
+				}
+				rep, err := runSection(tc.path, f.Section, Options{Batch: batch, Args: args, Config: linux.Config{Stdout: io.Discard, Stderr: io.Discard}})
+				if err != nil {
+					t.Fatalf("%v: %v", muts, err)
+				}
+				rep.Seconds = 0
+				return rep
+			}
+			f, err := sframe.Open(tc.path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sec := f.Section // collects the mutations tried: only whether one applies matters
+			f.Close()
+			changed := 0
+			iters := tc.random + 4
+			for iter := 0; iter < iters; iter++ {
+				args := tc.args[iter%2]
+				var muts []sframe.Mutation
+				if k := iter - tc.random; k >= 0 {
+					// Every row: CFA -8, CFA +8, FP -8, FP +8.
+					m := sframe.Mutation{Field: [2]sframe.MutationField{sframe.MutateCFA, sframe.MutateFP}[k/2], Delta: [2]int32{-8, 8}[k%2]}
+					for m.FDE = range sec.FDEs {
+						for m.FRE = range sec.FDEs[m.FDE].FREs {
+							if sec.Apply(m) == nil {
+								muts = append(muts, m)
+							}
+						}
+					}
+				}
+				for want := 1 + rng.IntN(3); iter < tc.random && len(muts) < want; {
+					m := sframe.Mutation{FDE: rng.IntN(len(sec.FDEs)), Field: fields[rng.IntN(len(fields))], Delta: deltas[rng.IntN(len(deltas))]}
+					m.FRE = rng.IntN(len(sec.FDEs[m.FDE].FREs))
+					if sec.Apply(m) == nil {
+						muts = append(muts, m)
+					}
+				}
+				base, exact, batched := run(0, nil, args), run(1, muts, args), run(0, muts, args)
+				if !reflect.DeepEqual(exact.Counts, base.Counts) {
+					changed++
+				}
+				if !reflect.DeepEqual(exact, batched) {
+					t.Errorf("%d mutations (%v ...), args %q: reports differ:\nexact   %v %+v\nbatched %v %+v", len(muts), muts[0], args, exact.Counts, exact.Problems, batched.Counts, batched.Problems)
+				}
+			}
+			if changed < iters/4 {
+				t.Errorf("only %d of %d mutated sections changed the outcomes", changed, iters)
+			}
+			t.Logf("%d mutated sections, %d changed the outcomes", iters, changed)
 		})
 	}
 }
