@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -312,7 +313,11 @@ func TestMutationsBatchEqualsExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	lua := func(arch string) string {
-		return filepath.Join(root, "testdata", "realworld", "v3", arch, "lua-static")
+		path := filepath.Join(root, "testdata", "realworld", "v3", arch, "lua-static")
+		if _, err := os.Stat(path); err != nil {
+			t.Fatalf("%v (make testdata unpacks the real-world corpus)", err)
+		}
+		return path
 	}
 	script := []string{"-e", "local s = 0 for i = 1, 300 do s = s + i end local t = {} for i = 1, 200 do t[i] = (i * 37) % 101 end table.sort(t) print(s, t[1])"}
 	fields := []sframe.MutationField{sframe.MutateCFA, sframe.MutateRA, sframe.MutateFP, sframe.MutateBase}
