@@ -3,7 +3,6 @@
 package verify
 
 import (
-	"debug/elf"
 	"io"
 	"path/filepath"
 	"reflect"
@@ -81,32 +80,13 @@ func TestBatchEqualsExact(t *testing.T) {
 // function and returns how many rows changed.
 func mutateFunction(t *testing.T, path string, sec *sframe.Section, name string, delta int32) int {
 	t.Helper()
-	f, err := elf.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	syms, err := f.Symbols()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range syms {
-		if s.Name != name {
-			continue
+	i := functionFDE(t, path, sec, name)
+	for j := range sec.FDEs[i].FREs {
+		if err := sec.Apply(sframe.Mutation{FDE: i, FRE: j, Field: sframe.MutateCFA, Delta: delta}); err != nil {
+			t.Fatal(err)
 		}
-		i, err := sec.FindFDE(s.Value)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		for j := range sec.FDEs[i].FREs {
-			if err := sec.Apply(sframe.Mutation{FDE: i, FRE: j, Field: sframe.MutateCFA, Delta: delta}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return len(sec.FDEs[i].FREs)
 	}
-	t.Fatalf("no symbol %s", name)
-	return 0
+	return len(sec.FDEs[i].FREs)
 }
 
 // TestKeptRegisters: the C hook reads SP, FP and LR before an instruction

@@ -3,7 +3,6 @@
 package verify
 
 import (
-	"debug/elf"
 	"io"
 	"path/filepath"
 	"syscall"
@@ -182,38 +181,19 @@ func BenchmarkMutated(b *testing.B) {
 // function that covers the most bytes.
 func mutateWidestRow(tb testing.TB, path string, sec *sframe.Section, name string, delta int32) {
 	tb.Helper()
-	f, err := elf.Open(path)
-	if err != nil {
+	i := functionFDE(tb, path, sec, name)
+	fde := &sec.FDEs[i]
+	best, width := 0, uint32(0)
+	for j := range fde.FREs {
+		end := fde.Size
+		if j+1 < len(fde.FREs) {
+			end = fde.FREs[j+1].Start
+		}
+		if w := end - fde.FREs[j].Start; w > width {
+			best, width = j, w
+		}
+	}
+	if err := sec.Apply(sframe.Mutation{FDE: i, FRE: best, Field: sframe.MutateCFA, Delta: delta}); err != nil {
 		tb.Fatal(err)
 	}
-	defer f.Close()
-	syms, err := f.Symbols()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	for _, s := range syms {
-		if s.Name != name {
-			continue
-		}
-		i, err := sec.FindFDE(s.Value)
-		if err != nil {
-			tb.Fatalf("%s: %v", name, err)
-		}
-		fde := &sec.FDEs[i]
-		best, width := 0, uint32(0)
-		for j := range fde.FREs {
-			end := fde.Size
-			if j+1 < len(fde.FREs) {
-				end = fde.FREs[j+1].Start
-			}
-			if w := end - fde.FREs[j].Start; w > width {
-				best, width = j, w
-			}
-		}
-		if err := sec.Apply(sframe.Mutation{FDE: i, FRE: best, Field: sframe.MutateCFA, Delta: delta}); err != nil {
-			tb.Fatal(err)
-		}
-		return
-	}
-	tb.Fatalf("no symbol %s", name)
 }

@@ -159,7 +159,7 @@ func TestFaultInjectionSignalHandler(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			fde := handlerFDE(t, path, f.Section, "on_usr1")
+			fde := functionFDE(t, path, f.Section, "on_usr1")
 			base := trace(t, path, f.Section)
 			ran := map[int]map[uint64]bool{} // FRE of the handler -> PCs run with it on top
 			for _, st := range base {
@@ -219,17 +219,18 @@ func TestFaultInjectionSignalHandler(t *testing.T) {
 	}
 }
 
-// handlerFDE is the index of the FDE that starts at symbol name.
-func handlerFDE(t *testing.T, path string, sec *sframe.Section, name string) int {
-	t.Helper()
+// functionFDE is the index of the FDE of sec that covers function name
+// of the ELF file path.
+func functionFDE(tb testing.TB, path string, sec *sframe.Section, name string) int {
+	tb.Helper()
 	ef, err := elf.Open(path)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	defer ef.Close()
 	syms, err := ef.Symbols()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	for _, s := range syms {
 		if s.Name != name || elf.ST_TYPE(s.Info) != elf.STT_FUNC {
@@ -237,11 +238,11 @@ func handlerFDE(t *testing.T, path string, sec *sframe.Section, name string) int
 		}
 		i, err := sec.FindFDE(s.Value)
 		if err != nil {
-			t.Fatalf("%s at %#x: %v", name, s.Value, err)
+			tb.Fatalf("%s at %#x: %v", name, s.Value, err)
 		}
 		return i
 	}
-	t.Fatalf("no symbol %s", name)
+	tb.Fatalf("no symbol %s", name)
 	return -1
 }
 
