@@ -321,12 +321,7 @@ func hitReads(reads []memRead, addr, size uint64) bool {
 // instruction). A key the Checker computed otherwise than the engine
 // counts in KeyMisses.
 func (c *Checker) KeyHolds(key [3]uint64, res *Result, st *shadow.Stack) bool {
-	f := c.f0
-	if f == nil || res.Kind == NoFDE || res.Depth < 1 || f.Err != nil || f.Signal || f.Outermost || !f.HasRow {
-		return false
-	}
-	if f.RA != key[0] || f.CFA != key[1] || f.CallerFP != key[2] {
-		c.KeyMisses++
+	if res.Kind == NoFDE || res.Depth < 1 || !c.hasKey(key) {
 		return false
 	}
 	// Frame 0 matched the top frame, whose CFA is then the key's; the
@@ -347,13 +342,7 @@ func (c *Checker) KeyHolds(key [3]uint64, res *Result, st *shadow.Stack) bool {
 // outermost's (the shadow stack leaves or parks frames only with SP at or
 // above a CFA).
 func (c *Checker) KeyHoldsFrame0(key [3]uint64, res *Result, st *shadow.Stack, maxSP uint64) bool {
-	f := c.f0
-	if f == nil || res.Depth != 0 || res.Kind != MismatchCFA && res.Kind != MismatchRA && res.Kind != MismatchFP ||
-		f.Err != nil || f.Signal || f.Outermost || !f.HasRow {
-		return false
-	}
-	if f.RA != key[0] || f.CFA != key[1] || f.CallerFP != key[2] {
-		c.KeyMisses++
+	if res.Depth != 0 || res.Kind != MismatchCFA && res.Kind != MismatchRA && res.Kind != MismatchFP || !c.hasKey(key) {
 		return false
 	}
 	frames := st.Frames()
@@ -363,6 +352,21 @@ func (c *Checker) KeyHoldsFrame0(key [3]uint64, res *Result, st *shadow.Stack, m
 	}
 	top := frames[n-1].CFA
 	return key[1] <= top || maxSP < top && maxSP < frames[0].CFA
+}
+
+// hasKey reports whether the last check's frame 0 had no error, a row,
+// and the return address, CFA and caller FP key, which the engine
+// computed; one it computed otherwise counts in KeyMisses.
+func (c *Checker) hasKey(key [3]uint64) bool {
+	f := c.f0
+	if f == nil || f.Err != nil || f.Signal || f.Outermost || !f.HasRow {
+		return false
+	}
+	if f.RA != key[0] || f.CFA != key[1] || f.CallerFP != key[2] {
+		c.KeyMisses++
+		return false
+	}
+	return true
 }
 
 // satAdd is a+b, or the largest address if that overflows.
