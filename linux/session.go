@@ -35,12 +35,13 @@ type Session struct {
 	sameFunction func(a, b uint64) bool
 	tid          int // the thread Shadow belongs to
 
-	observer func(shadow.Record) bool
+	observer func(*shadow.Record) bool
 	pred     func(shadow.Record) bool
 	onSignal func(tid int, ev SignalEvent)
 	stopped  bool
 	batch    bool // records arrive in batches (Batch)
 	cur      shadow.Record
+	obs      shadow.Record                   // the record recordHook hands the shadow stack and the observer
 	rec      *emu.Record                     // the record the observer is handling (the engine's, valid while it does)
 	hook     func(er *emu.Record, live bool) // recordHook's, given to the engine
 }
@@ -239,7 +240,19 @@ func (s *Session) Batch(n int) error {
 // Observe sets a function called before every instruction, after the shadow
 // stack has been brought up to that point. Returning false stops before
 // the instruction. nil removes it.
-func (s *Session) Observe(fn func(r shadow.Record) bool) { s.observer = fn }
+func (s *Session) Observe(fn func(r shadow.Record) bool) {
+	if fn == nil {
+		s.observer = nil
+		return
+	}
+	s.observer = func(r *shadow.Record) bool { return fn(*r) }
+}
+
+// ObserveRef is Observe with the record by pointer: the session's, valid
+// until fn returns, which fn may change (what the predicate of RunUntil
+// sees then is undefined) but not keep. It saves a copy of the record per
+// instruction or run.
+func (s *Session) ObserveRef(fn func(r *shadow.Record) bool) { s.observer = fn }
 
 // recordHook returns the function the engine hands each record to (its
 // body is the closure's own, not a method it calls: a method value adds a
@@ -248,14 +261,19 @@ func (s *Session) recordHook() func(er *emu.Record, live bool) {
 	return func(er *emu.Record, live bool) {
 		// Field by field (not shadowRecord's composite literal, which is
 		// built in a temporary and copied in wide moves that stall on the
-		// narrow stores that built it): once per checked record.
-		var r shadow.Record
+		// narrow stores that built it), into the session's own record,
+		// which the shadow stack and the observer get by pointer (passed
+		// by value, it was copied twice more in such moves): once per
+		// checked record.
+		r := &s.obs
 		r.PC, r.SP, r.FP, r.RA = er.PC, er.SP, er.FP, er.RA
 		r.Size, r.N, r.LastPC, r.LastSize = er.Size, er.N, er.LastPC, er.LastSize
 		if er.NExt > 0 {
 			r.Moved, r.LastSP, r.LastFP, r.LastRA = true, er.LastSP, er.LastFP, er.LastRA
+		} else {
+			r.Moved, r.LastSP, r.LastFP, r.LastRA = false, 0, 0, 0
 		}
-		s.Shadow.Observe(r)
+		s.Shadow.ObserveRef(r)
 		s.rec = er // the engine's, valid while the observer runs
 		if s.stopped {
 			// A batch goes on after a stop (Batch): the shadow stack
@@ -266,7 +284,7 @@ func (s *Session) recordHook() func(er *emu.Record, live bool) {
 			}
 			return
 		}
-		if (s.observer != nil && !s.observer(r)) || (s.pred != nil && s.pred(r)) {
+		if (s.observer != nil && !s.observer(r)) || (s.pred != nil && s.pred(*r)) {
 			s.stop(live)
 		}
 	}

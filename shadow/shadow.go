@@ -304,11 +304,16 @@ func New(a *arch.Arch, readCode func(addr uint64, buf []byte) error) *Stack {
 // A record of N > 1 instructions is observed as all of them: none before
 // the last changes the stack, and the last is the previous instruction for
 // the next record.
-func (s *Stack) Observe(r Record) {
+func (s *Stack) Observe(r Record) { s.ObserveRef(&r) }
+
+// ObserveRef is Observe of *r, which it does not keep: the engine's
+// records reach it by pointer (a Record passed by value is copied in wide
+// moves that wait for the narrow stores that filled it, once per record).
+func (s *Stack) ObserveRef(r *Record) {
 	s.insn++
 	s.settle(r)
 	s.followSP = r.SP
-	s.setPrev(&r)
+	s.setPrev(r)
 	s.havePrev = true
 	if r.N > 1 {
 		s.insn += uint64(r.N - 1)
@@ -356,13 +361,13 @@ func (s *Stack) Unobserve() {
 // right after a call or return). Observing that instruction later, when
 // execution resumes, does not apply the call or return twice.
 func (s *Stack) Sync(r Record) {
-	s.settle(r)
+	s.settle(&r)
 	s.havePrev = false
 }
 
 // settle applies the effect of the previous instruction, now that r shows
 // where it led, and drops abandoned frames.
-func (s *Stack) settle(r Record) {
+func (s *Stack) settle(r *Record) {
 	retJumped := false // a return no frame expected
 	var expected uint64
 	hasExpected := false
@@ -407,30 +412,30 @@ func (s *Stack) settle(r Record) {
 			// A context switch back to a call stack parked at its top
 			// frame's call (swapcontext), unless the current one
 			// explains the return (the cheap test first).
-			if k := s.resumable(&r); k >= 0 && !s.returnsHere(&r) {
-				s.resume(k, &r)
+			if k := s.resumable(r); k >= 0 && !s.returnsHere(r) {
+				s.resume(k, r)
 				n0 = -1
 				break
 			}
 			if n := len(s.frames); n > 0 {
 				expected, hasExpected = s.frames[n-1].ReturnAddr, true
 			}
-			jumped = !s.pop(&r)
+			jumped = !s.pop(r)
 			retJumped = jumped
 		case arch.FlowJump:
 			if len(s.parked) == 0 {
 				jumped = true
 				break
 			}
-			if k := s.resumable(&r); k >= 0 && !s.returnsHere(&r) {
-				s.resume(k, &r)
+			if k := s.resumable(r); k >= 0 && !s.returnsHere(r) {
+				s.resume(k, r)
 				n0 = -1
 				break
 			}
 			jumped = true
 		}
 		switch {
-		case jumped && (len(s.frames) > 0 || len(s.parked) > 0) && s.SameFunction != nil && s.isEntry(r.PC) && s.newContext(&r, p):
+		case jumped && (len(s.frames) > 0 || len(s.parked) > 0) && s.SameFunction != nil && s.isEntry(r.PC) && s.newContext(r, p):
 			jumped, n0, retJumped = false, -1, false
 		case len(s.frames) == 0 && len(s.parked) > 0 && (jumped || s.leftAt != 0 && s.insn-s.leftAt <= maxSwitchInsns &&
 			r.PC != p.PC+uint64(p.Size) && s.SameFunction != nil && !s.SameFunction(r.PC, p.PC)):
@@ -451,9 +456,9 @@ func (s *Stack) settle(r Record) {
 		}
 	}
 	if retJumped {
-		s.unexpectedReturn(&r, s.prev.PC, expected, hasExpected)
+		s.unexpectedReturn(r, s.prev.PC, expected, hasExpected)
 	}
-	s.land(&r, n0, called, jumped, prevSP)
+	s.land(r, n0, called, jumped, prevSP)
 }
 
 // segment is a call stack a context switch left: its frames and signal

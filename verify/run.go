@@ -131,7 +131,7 @@ func (tg *Target) run(opt Options) (*Report, error) {
 	// The clock is read every 4096 records or timeCheckInsns instructions,
 	// whichever comes first: a merged record may stand for 64 K.
 	var ticks, clockAt uint64
-	s.Observe(func(r shadow.Record) bool {
+	s.ObserveRef(func(r *shadow.Record) bool {
 		if opt.Interrupt != nil && opt.Interrupt.Load() {
 			return false
 		}
@@ -154,7 +154,7 @@ func (tg *Target) run(opt Options) (*Report, error) {
 			n = min(n, opt.MaxInsns-c.insns)
 		}
 		*count += n
-		res := checker.checkStack(&r, s.Shadow)
+		res := checker.checkStack(r, s.Shadow)
 		c.add(r, res, checker.Same)
 		if n == 1 {
 			return true
@@ -187,6 +187,10 @@ func (tg *Target) run(opt Options) (*Report, error) {
 			}
 			return true
 		}
+		// Instruction by instruction, in a record of its own (r is the
+		// session's).
+		one := *r
+		r = &one
 		r.N, r.Size = 1, 0
 		ext, pcs := s.RunExt(), s.RunPCs()
 		for k, pc := range pcs[1:n] {
@@ -197,14 +201,14 @@ func (tg *Target) run(opt Options) (*Report, error) {
 				// the shadow stack sees it (settle: a fault).
 				jumped := ext[0].Jumped != 0 && !(pc == pcs[k] && r.SP == ext[0].SP)
 				r.SP, r.FP, r.RA = ext[0].SP, ext[0].FP, ext[0].RA
-				s.Shadow.Follow(r, jumped)
+				s.Shadow.Follow(*r, jumped)
 				ext = ext[1:]
 			} else if s.Shadow.Special() {
 				// Where a detached frame returns or an unsure one
 				// becomes sure, the PC tells (shadow.Stack.resolve).
-				s.Shadow.Follow(r, false)
+				s.Shadow.Follow(*r, false)
 			}
-			c.add(r, checker.checkStack(&r, s.Shadow), checker.Same)
+			c.add(r, checker.checkStack(r, s.Shadow), checker.Same)
 		}
 		return true
 	})
@@ -432,7 +436,7 @@ func (c *collector) funcStat(pc uint64) *FuncStat {
 // add counts the instruction of r with its result; same says the result
 // is the previous one reused whole (Checker.Same), in the same FRE row, so
 // the counters the previous add found are bumped again.
-func (c *collector) add(r shadow.Record, res *Result, same bool) {
+func (c *collector) add(r *shadow.Record, res *Result, same bool) {
 	c.insns++
 	c.kinds[res.Kind]++
 	c.sigs += uint64(res.Signals)
