@@ -63,8 +63,10 @@ func (s *Session) RunCrossed() bool { return s.rec.Crossed > 0 }
 
 // RunKey returns frame 0's return address, CFA and caller FP at the first
 // instruction of the observer's run as the engine's recipe computed them,
-// if it did (emu.Engine.SetExtend, emu.Record.Key).
-func (s *Session) RunKey() ([3]uint64, bool) { return s.rec.Key, s.rec.Keyed != 0 }
+// if it did (emu.Engine.SetExtend, emu.Record.Key): the engine's record's,
+// valid while the observer runs (a copy passed on by value waits for the
+// stores that made it).
+func (s *Session) RunKey() (*[3]uint64, bool) { return &s.rec.Key, s.rec.Keyed != 0 }
 
 // RunExt returns where the observer's run went on with other registers
 // (emu.Engine.RunExt).

@@ -320,7 +320,7 @@ func hitReads(reads []memRead, addr, size uint64) bool {
 // if there is one, lies in a caller's frame, the same at each
 // instruction). A key the Checker computed otherwise than the engine
 // counts in KeyMisses.
-func (c *Checker) KeyHolds(key [3]uint64, res *Result, st *shadow.Stack) bool {
+func (c *Checker) KeyHolds(key *[3]uint64, res *Result, st *shadow.Stack) bool {
 	if res.Kind == NoFDE || res.Depth < 1 || !c.hasKey(key) {
 		return false
 	}
@@ -341,7 +341,7 @@ func (c *Checker) KeyHolds(key [3]uint64, res *Result, st *shadow.Stack) bool {
 // run's highest SP, maxSP, is below both the top frame's CFA and the
 // outermost's (the shadow stack leaves or parks frames only with SP at or
 // above a CFA).
-func (c *Checker) KeyHoldsFrame0(key [3]uint64, res *Result, st *shadow.Stack, maxSP uint64) bool {
+func (c *Checker) KeyHoldsFrame0(key *[3]uint64, res *Result, st *shadow.Stack, maxSP uint64) bool {
 	if res.Depth != 0 || res.Kind != MismatchCFA && res.Kind != MismatchRA && res.Kind != MismatchFP || !c.hasKey(key) {
 		return false
 	}
@@ -357,7 +357,7 @@ func (c *Checker) KeyHoldsFrame0(key [3]uint64, res *Result, st *shadow.Stack, m
 // hasKey reports whether the last check's frame 0 had no error, a row,
 // and the return address, CFA and caller FP key, which the engine
 // computed; one it computed otherwise counts in KeyMisses.
-func (c *Checker) hasKey(key [3]uint64) bool {
+func (c *Checker) hasKey(key *[3]uint64) bool {
 	f := c.f0
 	if f == nil || f.Err != nil || f.Signal || f.Outermost || !f.HasRow {
 		return false
