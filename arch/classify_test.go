@@ -177,7 +177,7 @@ func TestStackEffect(t *testing.T) {
 		{AMD64, "pop %r12", []byte{0x41, 0x5c}, 8, false, true},
 		{AMD64, "pop %rbx", []byte{0x5b}, 8, false, true},
 		{AMD64, "ret $0x10", []byte{0xc2, 0x10, 0x00}, 0, false, false},
-		{AMD64, "push %rbp (FP's value stays, but pop's would not)", []byte{0x55}, 0, false, false},
+		{AMD64, "push %rbp (FP's value stays)", []byte{0x55}, -8, false, true},
 		{AMD64, "pop %rbp", []byte{0x5d}, 0, false, false},
 		{AMD64, "pop %rsp", []byte{0x5c}, 0, false, false},
 		{AMD64, "push %bx (16-bit)", []byte{0x66, 0x53}, 0, false, false},

@@ -231,7 +231,8 @@ func effectInstAMD64(inst *x86asm.Inst) (int64, bool, bool) {
 			return 8, false, true
 		}
 	case x86asm.PUSH:
-		if gpr(inst.Args[0]) {
+		// (push %rbp leaves FP as it was; pop %rbp does not.)
+		if gpr(inst.Args[0]) || inst.Args[0] == x86asm.RBP {
 			return -8, false, true
 		}
 	case x86asm.POP:

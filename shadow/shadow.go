@@ -399,14 +399,13 @@ func (s *Stack) settle(r *Record) {
 					Entry: r.PC, Insn: s.insn, Unsure: true})
 				s.special++
 			default:
-				s.frames = append(s.frames, Frame{
-					CallSite:   p.PC,
-					ReturnAddr: ra,
-					CFA:        p.SP,
-					CallerFP:   p.FP,
-					Entry:      r.PC,
-					Insn:       s.insn,
-				})
+				// (Grown, then set field by field: a composite literal
+				// is built on the stack and copied in wide moves that
+				// wait for the narrow stores that built it, at every
+				// call.)
+				s.frames = append(s.frames, Frame{})
+				f := &s.frames[len(s.frames)-1]
+				f.CallSite, f.ReturnAddr, f.CFA, f.CallerFP, f.Entry, f.Insn = p.PC, ra, p.SP, p.FP, r.PC, s.insn
 			}
 		case arch.FlowRet:
 			// A context switch back to a call stack parked at its top
