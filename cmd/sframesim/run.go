@@ -92,12 +92,19 @@ func runProgram(args []string, stdout, stderr io.Writer) int {
 	case linux.StopExited:
 		return x.Status
 	case linux.StopSignaled:
-		fmt.Fprintf(stderr, "sframesim run: %s: %s\n", binary, x.Detail)
+		// As a shell has it, a death by SIGPIPE (the reader went away:
+		// head in a pipeline) goes unsaid; the status tells.
+		if x.Signal != sigPIPE {
+			fmt.Fprintf(stderr, "sframesim run: %s: %s\n", binary, x.Detail)
+		}
 		return x.Status
 	}
 	fmt.Fprintf(stderr, "sframesim run: %s: %s (after %d instructions)\n", binary, x.Detail, x.Insns)
 	return exitError
 }
+
+// sigPIPE is Linux's SIGPIPE, the same number on both architectures.
+const sigPIPE = 13
 
 // forwarded are the signals run passes on to the program; not SIGHUP or
 // SIGINT if this process was started with it ignored (nohup: it stays
