@@ -674,10 +674,10 @@ func (c *Checker) compare(f0 *unwind.Frame, shadow []shadow.Frame, res *Result) 
 		// Frame 0 ends the walk (cannot happen with a tail; kept exact).
 		*res = compare2(f0, c.tail, true, c.tailErr, shadow, c.covered)
 		return
-	} else if kind, w, g := frameMismatch(f0, &shadow[n-1]); kind != OK {
-		res.Kind, res.Frame, res.Want, res.Got = kind, *f0, w, g
-		return
 	}
+	// Frame 0 matches the shadow stack's top frame: check, the only
+	// caller, compared them before walking the tail (here no frame is
+	// unsure and there is a top frame).
 	// Shrink the known-good part to what is still the same.
 	if c.okN > o && c.okN > 0 && shadow[c.okN-1-o].Insn != c.okIDs[c.okN-1] {
 		c.okN = sort.Search(c.okN, func(i int) bool { return i >= o && shadow[i-o].Insn != c.okIDs[i] })
