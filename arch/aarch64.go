@@ -181,17 +181,30 @@ func stackEffectARM64(code []byte) (int64, bool, bool) {
 	return 0, false, false
 }
 
-// keepsFrameARM64 is KeepsFrame for AArch64: not a branch with link, a
-// return, a branch to a register or a hint (the pointer-authentication
-// instructions on x30 are hints), and an operation of arm64Keeps none of
-// whose register operands is x29, x30 or sp (in any width) and with no
-// address writeback to one of them.
+// keepsFrameARM64 is KeepsFrame for AArch64: nop, yield, csdb and bti
+// (hints; the pointer-authentication instructions on x30 are hints too,
+// which change it); not a branch with link, a return or a branch to a
+// register; and an operation of arm64Keeps that
+// writes none of x29, x30 and sp (in any width) and has no address
+// writeback to one of them. Which operands it writes follows from the
+// operation (arm64Writes); the others it only reads, which keeps them:
+// a store of x29 and x30, a local's address taken from sp.
 func keepsFrameARM64(code []byte) bool {
 	if len(code) < 4 {
 		return false
 	}
 	w := binary.LittleEndian.Uint32(code)
-	if classifyA64(w) != FlowOther || w&0xfffff01f == 0xd503201f { // HINT #n
+	if w&0xfffff01f == 0xd503201f { // HINT #n
+		// nop, yield, csdb and bti write no register; the pointer
+		// authentication hints (#7–#31) write x30 or x17, and hints
+		// not named here may come to write others.
+		switch w >> 5 & 0x7f {
+		case 0, 1, 20, 32, 34, 36, 38:
+			return true
+		}
+		return false
+	}
+	if classifyA64(w) != FlowOther {
 		return false
 	}
 	inst, err := DecodeARM64(code)
@@ -205,16 +218,17 @@ func keepsFrameARM64(code []byte) bool {
 		}
 		return false
 	}
-	for _, a := range inst.Args {
+	written := arm64Writes(inst.Op)
+	for i, a := range inst.Args {
 		switch a := a.(type) {
 		case nil, arm64asm.Imm, arm64asm.Imm64, arm64asm.ImmShift, arm64asm.Cond, arm64asm.PCRel,
 			arm64asm.Imm_fp, arm64asm.RegisterWithArrangement, arm64asm.RegisterWithArrangementAndIndex:
 		case arm64asm.Reg:
-			if frame(a) {
+			if i < written && frame(a) {
 				return false
 			}
 		case arm64asm.RegSP:
-			if a == arm64asm.RegSP(arm64asm.SP) || a == arm64asm.RegSP(arm64asm.WSP) || frame(arm64asm.Reg(a)) {
+			if i < written && (a == arm64asm.RegSP(arm64asm.SP) || a == arm64asm.RegSP(arm64asm.WSP) || frame(arm64asm.Reg(a))) {
 				return false
 			}
 		case arm64asm.MemImmediate:
@@ -225,7 +239,7 @@ func keepsFrameARM64(code []byte) bool {
 		case arm64asm.RegExtshiftAmount:
 			// Its register is unexported: its name leads the text.
 			r, _, _ := strings.Cut(a.String(), ",")
-			if r == "X29" || r == "W29" || r == "X30" || r == "W30" {
+			if i < written && (r == "X29" || r == "W29" || r == "X30" || r == "W30") {
 				return false
 			}
 		default:
@@ -233,6 +247,26 @@ func keepsFrameARM64(code []byte) bool {
 		}
 	}
 	return true
+}
+
+// arm64Writes returns how many of an operation's leading operands it
+// writes (of those arm64Keeps lists): none for stores, comparisons, tests,
+// branches and barriers, two for a load of a pair, else the first (the
+// destination; the rest are sources). A store's base register written back
+// is a memory operand's addressing mode, which keepsFrameARM64 checks on
+// its own.
+func arm64Writes(op arm64asm.Op) int {
+	switch op {
+	case arm64asm.STR, arm64asm.STRB, arm64asm.STRH, arm64asm.STUR, arm64asm.STURB, arm64asm.STURH,
+		arm64asm.STP, arm64asm.ST1,
+		arm64asm.CMP, arm64asm.CMN, arm64asm.TST, arm64asm.CCMP, arm64asm.CCMN, arm64asm.FCMP, arm64asm.FCMPE,
+		arm64asm.B, arm64asm.CBZ, arm64asm.CBNZ, arm64asm.TBZ, arm64asm.TBNZ,
+		arm64asm.DMB, arm64asm.DSB, arm64asm.ISB:
+		return 0
+	case arm64asm.LDP, arm64asm.LDPSW:
+		return 2
+	}
+	return 1
 }
 
 // arm64Keeps lists the operations that write only their explicit

@@ -152,8 +152,8 @@ func (a *Arch) Classify(code []byte) (Flow, int) { return a.classify(code) }
 // KeepsFrame reports whether the instruction at the start of code is known
 // to leave the stack pointer, the frame pointer and the link register as
 // they were: one of a list of common operations that write only their
-// explicit operands (or registers and flags none of those), none of them
-// one of these registers, no address writeback to them. Anything else —
+// explicit operands (or registers and flags none of those), writing none
+// of these registers (reading them is fine), no address writeback to them. Anything else —
 // pushes, pops, calls, returns, leave, pointer authentication, system
 // instructions, what x/arch cannot decode — may change them: false. The
 // emulator's hook then reads them before the next instruction instead of

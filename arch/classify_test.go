@@ -104,8 +104,9 @@ func TestFlowString(t *testing.T) {
 }
 
 // TestKeepsFrame: an instruction keeps the stack pointer, frame pointer
-// and link register only if it is a listed operation that names none of
-// them as a register and writes back to none of them.
+// and link register only if it is a listed operation that writes none of
+// them (x86-64: names none of them as a register) and writes back to none
+// of them.
 func TestKeepsFrame(t *testing.T) {
 	le := func(w uint32) []byte { return []byte{byte(w), byte(w >> 8), byte(w >> 16), byte(w >> 24)} }
 	for _, tc := range []struct {
@@ -120,7 +121,18 @@ func TestKeepsFrame(t *testing.T) {
 		{AMD64, "jmp *%rax", []byte{0xff, 0xe0}, true},
 		{AMD64, "je .+2", []byte{0x74, 0x00}, true},
 		{AMD64, "mov %rsp,%rbp", []byte{0x48, 0x89, 0xe5}, false},
-		{AMD64, "mov %rbp,%rax (names rbp)", []byte{0x48, 0x89, 0xe8}, false},
+		{AMD64, "mov %rbp,%rax (reads rbp)", []byte{0x48, 0x89, 0xe8}, true},
+		{AMD64, "mov %rax,%rbp", []byte{0x48, 0x89, 0xc5}, false},
+		{AMD64, "add %rbp,%rax", []byte{0x48, 0x01, 0xe8}, true},
+		{AMD64, "add %rax,%rbp", []byte{0x48, 0x01, 0xc5}, false},
+		{AMD64, "mov %rbp,0x8(%rsp)", []byte{0x48, 0x89, 0x6c, 0x24, 0x08}, true},
+		{AMD64, "mov 0x8(%rsp),%rbp", []byte{0x48, 0x8b, 0x6c, 0x24, 0x08}, false},
+		{AMD64, "cmp %rsp,%rbp", []byte{0x48, 0x39, 0xe5}, true},
+		{AMD64, "test %ebp,%ebp", []byte{0x85, 0xed}, true},
+		{AMD64, "lea 0x8(%rsp),%rsp", []byte{0x48, 0x8d, 0x64, 0x24, 0x08}, false},
+		{AMD64, "imul $0x3,%rbp,%rax", []byte{0x48, 0x6b, 0xc5, 0x03}, true},
+		{AMD64, "mul %rbp", []byte{0x48, 0xf7, 0xe5}, false},
+		{AMD64, "shl %cl,%rbp", []byte{0x48, 0xd3, 0xe5}, false},
 		{AMD64, "xor %ebp,%ebp", []byte{0x31, 0xed}, false},
 		{AMD64, "sub $0x18,%rsp", []byte{0x48, 0x83, 0xec, 0x18}, false},
 		{AMD64, "push %rbp", []byte{0x55}, false},
@@ -141,13 +153,28 @@ func TestKeepsFrame(t *testing.T) {
 		{ARM64, "ldp x29, x30, [sp], #16", le(0xa8c17bfd), false},
 		{ARM64, "mov x29, sp", le(0x910003fd), false},
 		{ARM64, "add sp, sp, #0x10", le(0x910043ff), false},
-		{ARM64, "str x30, [sp, #8]", le(0xf90007fe), false},
-		{ARM64, "add x0, x1, x29, lsl #2", le(0x8b1d0820), false},
+		{ARM64, "str x30, [sp, #8]", le(0xf90007fe), true},
+		{ARM64, "stp x29, x30, [sp, #16]", le(0xa9017bfd), true},
+		{ARM64, "add x0, x1, x29, lsl #2", le(0x8b1d0820), true},
+		{ARM64, "add x0, sp, #0x10", le(0x910043e0), true},
+		{ARM64, "mov x0, sp", le(0x910003e0), true},
+		{ARM64, "cmp x29, x0", le(0xeb0003bf), true},
+		{ARM64, "add x29, x5, x0, lsl #2", le(0x8b0008bd), false},
+		{ARM64, "ldr x30, [sp, #8]", le(0xf94007fe), false},
+		{ARM64, "ldp x0, x29, [sp, #16]", le(0xa94177e0), false},
+		{ARM64, "ldp x0, x1, [sp, #16]", le(0xa94107e0), true},
+		{ARM64, "mov sp, x0", le(0x9100001f), false},
+		{ARM64, "str x0, [sp, #-16]!", le(0xf81f0fe0), false},
+		{ARM64, "movk x30, #0x1", le(0xf280003e), false},
 		{ARM64, "bl .", le(0x94000000), false},
 		{ARM64, "ret", le(0xd65f03c0), false},
 		{ARM64, "br x16", le(0xd61f0200), false},
 		{ARM64, "paciasp", le(0xd503233f), false},
 		{ARM64, "autiasp", le(0xd50323bf), false},
+		{ARM64, "xpaclri", le(0xd50320ff), false},
+		{ARM64, "nop", le(0xd503201f), true},
+		{ARM64, "bti c", le(0xd503245f), true},
+		{ARM64, "csdb", le(0xd503229f), true},
 		{ARM64, "svc #0", le(0xd4000001), false},
 		{ARM64, "truncated", []byte{0xe0, 0x03}, false},
 	} {

@@ -178,8 +178,8 @@ func factsAMD64(code []byte) Facts {
 }
 
 // keepsFrameAMD64 is KeepsFrame for x86-64: an operation of amd64Keeps
-// none of whose register operands is in the rsp or rbp families (as a
-// memory operand's base or index they are only read).
+// that writes no register of the rsp or rbp families (as a source operand,
+// or a memory operand's base or index, they are only read).
 func keepsFrameAMD64(code []byte) bool {
 	inst, err := DecodeX86(code)
 	return err == nil && keepsInstAMD64(&inst)
@@ -189,19 +189,39 @@ func keepsInstAMD64(inst *x86asm.Inst) bool {
 	if !amd64Keeps[inst.Op] {
 		return false
 	}
-	for _, a := range inst.Args {
+	written := amd64Writes(inst.Op)
+	for i, a := range inst.Args {
 		switch a := a.(type) {
 		case nil, x86asm.Mem, x86asm.Imm, x86asm.Rel:
 		case x86asm.Reg:
 			switch a {
 			case x86asm.RSP, x86asm.ESP, x86asm.SP, x86asm.SPB, x86asm.RBP, x86asm.EBP, x86asm.BP, x86asm.BPB:
-				return false
+				if i < written {
+					return false
+				}
 			}
 		default:
 			return false
 		}
 	}
 	return true
+}
+
+// amd64Writes returns how many of an operation's leading operands (in
+// Intel order, the destination first) it writes, of those amd64Keeps
+// lists: none for comparisons, tests, jumps and nop, else the first (the
+// others are sources; mul and div write rax and rdx besides, which are no
+// frame registers). A frame register an instruction only reads, as in
+// mov %rbp,%rdi where rbp is one more callee-saved register, keeps.
+func amd64Writes(op x86asm.Op) int {
+	switch op {
+	case x86asm.CMP, x86asm.TEST, x86asm.BT, x86asm.UCOMISD, x86asm.COMISD, x86asm.NOP,
+		x86asm.JMP, x86asm.JA, x86asm.JAE, x86asm.JB, x86asm.JBE, x86asm.JE, x86asm.JG,
+		x86asm.JGE, x86asm.JL, x86asm.JLE, x86asm.JNE, x86asm.JNO, x86asm.JNP, x86asm.JNS,
+		x86asm.JO, x86asm.JP, x86asm.JS:
+		return 0
+	}
+	return 1
 }
 
 // stackEffectAMD64 is StackEffect for x86-64.
