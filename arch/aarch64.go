@@ -39,6 +39,7 @@ var ARM64 = &Arch{
 	names:     arm64Names(),
 	keeps:     keepsFrameARM64,
 	effect:    stackEffectARM64,
+	move:      frameMoveARM64,
 	classify:  classifyARM64,
 	facts:     factsARM64,
 	disasm:    disasmARM64,
@@ -161,7 +162,117 @@ func factsARM64(code []byte) Facts {
 	f.Flow, f.Size = classifyARM64(code)
 	f.Keeps = keepsFrameARM64(code)
 	f.SP, f.Link, f.Effect = stackEffectARM64(code)
+	if !f.Effect {
+		f.Move, f.Moves = frameMoveARM64(code)
+	}
 	return f
+}
+
+// frameMoveARM64 is FrameMove for AArch64, from the fields of the
+// encodings it knows (Arm ARM C4.1): add and sub (immediate) without
+// flags, 64-bit; load and store pair, pre-index, post-index and signed
+// offset; load and store register (immediate), pre-index and post-index,
+// and 64-bit loads at an unsigned offset.
+// The base of the loads and stores must be sp. Loads of x29 or x30 count
+// only 64 bits wide (a 32-bit one zero-extends).
+func frameMoveARM64(code []byte) (Move, bool) {
+	if len(code) < 4 {
+		return Move{}, false
+	}
+	w := binary.LittleEndian.Uint32(code)
+	rt, rn := w&31, w>>5&31
+	const sp, fp, lr = 31, 29, 30
+	switch {
+	case w&0x3f800000 == 0x11000000 && w>>31 == 1: // add, sub (immediate), 64-bit, S=0
+		imm := int64(w >> 10 & 0xfff)
+		if w>>22&1 == 1 {
+			imm <<= 12
+		}
+		if w>>30&1 == 1 {
+			imm = -imm
+		}
+		switch rd := rt; {
+		case rd == sp && rn == sp:
+			return Move{SP: imm}, true
+		case rd == fp && rn == sp:
+			return Move{FP: MoveSet, FPOff: imm}, true
+		case rd == sp && rn == fp:
+			return Move{FromFP: true, SP: imm}, true
+		}
+	case w>>27&7 == 5 && rn == sp: // load/store pair
+		mode, load, simd, opc := w>>23&7, w>>22&1 == 1, w>>26&1 == 1, w>>30
+		rt2 := w >> 10 & 31
+		var scale int64
+		switch {
+		case simd && opc <= 2:
+			scale = 4 << opc
+		case !simd && opc == 0:
+			scale = 4
+		case !simd && opc == 2:
+			scale = 8
+		default:
+			return Move{}, false // ldpsw, stgp, reserved
+		}
+		imm := int64(int32(w<<10)>>25) * scale // imm7, signed
+		var m Move
+		var at int64 // where the first register is loaded from or stored to
+		switch mode {
+		case 1: // post-index
+			m.SP = imm
+		case 2: // signed offset
+			at = imm
+		case 3: // pre-index
+			m.SP, at = imm, imm
+		default:
+			return Move{}, false
+		}
+		frame := func(r uint32) bool { return r == fp || r == lr }
+		if load && !simd && (frame(rt) || frame(rt2)) {
+			if scale != 8 || rt == rt2 {
+				return Move{}, false
+			}
+			for i, r := range [2]uint32{rt, rt2} {
+				switch r {
+				case fp:
+					m.FP, m.FPOff = MoveLoad, at+8*int64(i)
+				case lr:
+					m.LR, m.LROff = MoveLoad, at+8*int64(i)
+				}
+			}
+			return m, true
+		}
+		return m, mode != 2
+	case w&0xffc00000 == 0xf9400000 && rn == sp && (rt == fp || rt == lr): // ldr (immediate), unsigned offset, 64-bit
+		at := int64(w>>10&0xfff) * 8
+		if rt == fp {
+			return Move{FP: MoveLoad, FPOff: at}, true
+		}
+		return Move{LR: MoveLoad, LROff: at}, true
+	case w>>27&7 == 7 && w>>24&3 == 0 && w>>21&1 == 0 && w>>10&1 == 1 && rn == sp: // load/store register, pre- or post-index
+		size, simd, opc := w>>30, w>>26&1 == 1, w>>22&3
+		imm := int64(int32(w<<11) >> 23) // imm9, signed
+		m := Move{SP: imm}
+		var at int64
+		if w>>11&1 == 1 { // pre-index
+			at = imm
+		}
+		if simd || opc == 0 { // a store, or a load of a vector register
+			return m, true
+		}
+		if rt != fp && rt != lr {
+			return m, true
+		}
+		if size != 3 || opc != 1 {
+			return Move{}, false
+		}
+		if rt == fp {
+			m.FP, m.FPOff = MoveLoad, at
+		} else {
+			m.LR, m.LROff = MoveLoad, at
+		}
+		return m, true
+	}
+	return Move{}, false
 }
 
 // stackEffectARM64 is StackEffect for AArch64: a return or a branch to

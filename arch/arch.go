@@ -47,6 +47,7 @@ type Arch struct {
 	names    map[Reg]string
 	keeps    func(code []byte) bool
 	effect   func(code []byte) (sp int64, link, ok bool)
+	move     func(code []byte) (Move, bool)
 	classify func(code []byte) (Flow, int)
 	facts    func(code []byte) Facts
 	disasm   func(code []byte, pc uint64, sym func(uint64) (string, uint64)) (string, int)
@@ -173,8 +174,45 @@ func (a *Arch) KeepsFrame(code []byte) bool { return a.keeps(code) }
 // before this one instead of reading them.
 func (a *Arch) StackEffect(code []byte) (sp int64, link, ok bool) { return a.effect(code) }
 
-// Facts is what Classify, KeepsFrame and StackEffect say of one
-// instruction.
+// FrameMove reports what the instruction at the start of code does to
+// the stack pointer, the frame pointer and the link register where its
+// encoding fixes that but StackEffect does not say it (ok): an immediate
+// added to SP, FP set from SP, FP or the link register loaded from the
+// stack, x86-64's leave (see Move). Those are, with 64-bit operands only,
+// x86-64 sub and add of an immediate to rsp, lea d(%rsp) into rsp or rbp,
+// lea d(%rbp) into rsp, mov between rsp and rbp, pop %rbp and leave; AArch64 add and sub of an immediate
+// with sp or x29 as the destination and sp or x29 as the source, and
+// loads and stores of a register or a pair with sp as the base and its
+// writeback, or loading x29 or x30 from it. The emulator's hook then
+// computes the registers before the next instruction from those before
+// this one (and the words it loaded) instead of reading them.
+func (a *Arch) FrameMove(code []byte) (Move, bool) { return a.move(code) }
+
+// Move is a FrameMove. From the registers before the instruction (sp, fp
+// and lr) and memory as it left it, with base = fp if FromFP, else sp:
+// SP becomes base+SP; FP becomes fp (MoveKeep), base+FPOff (MoveSet) or
+// the word at base+FPOff (MoveLoad); the link register becomes lr
+// (MoveKeep) or the word at base+LROff (MoveLoad).
+type Move struct {
+	SP     int64
+	FromFP bool
+	FP, LR MoveRule
+	FPOff  int64
+	LROff  int64
+}
+
+// MoveRule is how a Move sets FP or the link register.
+type MoveRule uint8
+
+// The rules of a Move.
+const (
+	MoveKeep MoveRule = iota // as it was
+	MoveSet                  // base + offset
+	MoveLoad                 // the word at base + offset
+)
+
+// Facts is what Classify, KeepsFrame, StackEffect and FrameMove say of
+// one instruction.
 type Facts struct {
 	Flow  Flow
 	Size  int
@@ -183,11 +221,14 @@ type Facts struct {
 	// instruction's address if Link; valid if Effect.
 	SP           int64
 	Link, Effect bool
+	// FrameMove, valid if Moves (never with Effect).
+	Move  Move
+	Moves bool
 }
 
-// Facts returns Classify, KeepsFrame and StackEffect of the instruction at
-// the start of code at once, decoding it once (the emulator asks all three
-// of every new PC).
+// Facts returns Classify, KeepsFrame, StackEffect and FrameMove of the
+// instruction at the start of code at once, decoding it once (the emulator
+// asks all of every new PC).
 func (a *Arch) Facts(code []byte) Facts { return a.facts(code) }
 
 // Disasm formats the instruction at the start of code, at address pc, in

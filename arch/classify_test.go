@@ -230,6 +230,79 @@ func TestStackEffect(t *testing.T) {
 	}
 }
 
+// TestFrameMove: the instructions whose move of SP, FP and the link
+// register the hook computes (encodings from GNU as), and look-alikes it
+// must not.
+func TestFrameMove(t *testing.T) {
+	le := func(w uint32) []byte { return []byte{byte(w), byte(w >> 8), byte(w >> 16), byte(w >> 24)} }
+	no := Move{SP: 1 << 40} // not a move
+	for _, tc := range []struct {
+		a    *Arch
+		name string
+		code []byte
+		want Move
+	}{
+		{AMD64, "sub $0x18,%rsp", []byte{0x48, 0x83, 0xec, 0x18}, Move{SP: -0x18}},
+		{AMD64, "add $0x80,%rsp", []byte{0x48, 0x81, 0xc4, 0x80, 0, 0, 0}, Move{SP: 0x80}},
+		{AMD64, "add $-0x80,%rsp", []byte{0x48, 0x83, 0xc4, 0x80}, Move{SP: -0x80}},
+		{AMD64, "sub $0x1000,%rsp", []byte{0x48, 0x81, 0xec, 0, 0x10, 0, 0}, Move{SP: -0x1000}},
+		{AMD64, "lea -0x8(%rsp),%rsp", []byte{0x48, 0x8d, 0x64, 0x24, 0xf8}, Move{SP: -8}},
+		{AMD64, "lea 0x10(%rsp),%rbp", []byte{0x48, 0x8d, 0x6c, 0x24, 0x10}, Move{FP: MoveSet, FPOff: 16}},
+		{AMD64, "mov %rsp,%rbp", []byte{0x48, 0x89, 0xe5}, Move{FP: MoveSet}},
+		{AMD64, "mov %rbp,%rsp", []byte{0x48, 0x89, 0xec}, Move{FromFP: true}},
+		{AMD64, "lea 0x0(%rbp),%rsp", []byte{0x48, 0x8d, 0x65, 0x00}, Move{FromFP: true}},
+		{AMD64, "pop %rbp", []byte{0x5d}, Move{SP: 8, FP: MoveLoad}},
+		{AMD64, "leave", []byte{0xc9}, Move{FromFP: true, SP: 8, FP: MoveLoad}},
+		{AMD64, "sub $0x18,%esp", []byte{0x83, 0xec, 0x18}, no},
+		{AMD64, "lea 0x8(%rsp,%rax,1),%rsp", []byte{0x48, 0x8d, 0x64, 0x04, 0x08}, no},
+		{AMD64, "pop %bp", []byte{0x66, 0x5d}, no},
+		{AMD64, "leave (16-bit)", []byte{0x66, 0xc9}, no},
+		{AMD64, "sub %rax,%rsp", []byte{0x48, 0x29, 0xc4}, no},
+		{AMD64, "add $0x8,%rbp", []byte{0x48, 0x83, 0xc5, 0x08}, no},
+		{AMD64, "and $-16,%rsp", []byte{0x48, 0x83, 0xe4, 0xf0}, no},
+		{AMD64, "subq $0x8,(%rsp)", []byte{0x48, 0x83, 0x2c, 0x24, 0x08}, no},
+		{AMD64, "push %rbx (StackEffect's)", []byte{0x53}, no},
+		{ARM64, "stp x29, x30, [sp, #-48]!", le(0xa9bd7bfd), Move{SP: -48}},
+		{ARM64, "ldp x29, x30, [sp], #48", le(0xa8c37bfd), Move{SP: 48, FP: MoveLoad, LR: MoveLoad, LROff: 8}},
+		{ARM64, "ldp x29, x30, [sp, #16]", le(0xa9417bfd), Move{FP: MoveLoad, FPOff: 16, LR: MoveLoad, LROff: 24}},
+		{ARM64, "ldp x30, x29, [sp, #32]", le(0xa94277fe), Move{LR: MoveLoad, LROff: 32, FP: MoveLoad, FPOff: 40}},
+		{ARM64, "ldp x19, x20, [sp], #32", le(0xa8c253f3), Move{SP: 32}},
+		{ARM64, "stp x19, x20, [sp, #-32]!", le(0xa9be53f3), Move{SP: -32}},
+		{ARM64, "stp d8, d9, [sp, #-16]!", le(0x6dbf27e8), Move{SP: -16}},
+		{ARM64, "ldp q0, q1, [sp], #32", le(0xacc107e0), Move{SP: 32}},
+		{ARM64, "mov x29, sp", le(0x910003fd), Move{FP: MoveSet}},
+		{ARM64, "add x29, sp, #0x10", le(0x910043fd), Move{FP: MoveSet, FPOff: 16}},
+		{ARM64, "sub sp, sp, #0x20", le(0xd10083ff), Move{SP: -0x20}},
+		{ARM64, "add sp, sp, #0x1, lsl #12", le(0x914007ff), Move{SP: 0x1000}},
+		{ARM64, "mov sp, x29", le(0x910003bf), Move{FromFP: true}},
+		{ARM64, "sub sp, x29, #0x10", le(0xd10043bf), Move{FromFP: true, SP: -16}},
+		{ARM64, "str x30, [sp, #-16]!", le(0xf81f0ffe), Move{SP: -16}},
+		{ARM64, "ldr x30, [sp], #16", le(0xf84107fe), Move{SP: 16, LR: MoveLoad}},
+		{ARM64, "ldr x29, [sp, #-8]!", le(0xf85f8ffd), Move{SP: -8, FP: MoveLoad, FPOff: -8}},
+		{ARM64, "str x19, [sp, #-32]!", le(0xf81e0ff3), Move{SP: -32}},
+		{ARM64, "ldr x19, [sp], #32", le(0xf84207f3), Move{SP: 32}},
+		{ARM64, "str q0, [sp, #-32]!", le(0x3c9e0fe0), Move{SP: -32}},
+		{ARM64, "ldr x29, [sp, #16]", le(0xf9400bfd), Move{FP: MoveLoad, FPOff: 16}},
+		{ARM64, "ldr w29, [sp], #16", le(0xb84107fd), no},
+		{ARM64, "ldp w29, w30, [sp], #8", le(0x28c17bfd), no},
+		{ARM64, "ldpsw x0, x1, [sp], #8", le(0x68c107e0), no},
+		{ARM64, "add x29, x29, #0x10", le(0x910043bd), no},
+		{ARM64, "adds x29, sp, #0x10", le(0xb10043fd), no},
+		{ARM64, "add w29, wsp, #0x10", le(0x110043fd), no},
+		{ARM64, "ldp x29, x29, [sp], #16 (unpredictable)", le(0xa8c177fd), no},
+		{ARM64, "ldnp x29, x30, [sp, #16]", le(0xa8417bfd), no},
+		{ARM64, "stp x29, x30, [sp, #16] (keeps)", le(0xa9017bfd), no},
+		{ARM64, "ldr x19, [sp, #16] (keeps)", le(0xf9400bf3), no},
+		{ARM64, "bl . (StackEffect's)", le(0x94000000), no},
+		{ARM64, "truncated", []byte{0xfd, 0x7b}, no},
+	} {
+		m, ok := tc.a.FrameMove(tc.code)
+		if want := tc.want != no; ok != want || ok && m != tc.want {
+			t.Errorf("%s %s: FrameMove = %+v, %v; want %+v, %v", tc.a.Name, tc.name, m, ok, tc.want, want)
+		}
+	}
+}
+
 // TestFactsAgree checks Facts against Classify, KeepsFrame and StackEffect
 // asked one by one, on random instruction bytes (x86-64: 16 bytes, which
 // decode as all sorts of instructions; AArch64: words of every top-level
@@ -249,11 +322,15 @@ func TestFactsAgree(t *testing.T) {
 			flow, size := a.Classify(code)
 			sp, link, ok := a.StackEffect(code)
 			want := Facts{Flow: flow, Size: size, Keeps: a.KeepsFrame(code), SP: sp, Link: link, Effect: ok}
+			want.Move, want.Moves = a.FrameMove(code)
 			if got := a.Facts(code); got != want {
 				t.Fatalf("%s % x: Facts %+v, one by one %+v", a.Name, code, got, want)
 			}
-			if want.Keeps || want.Effect {
+			if want.Keeps || want.Effect || want.Moves {
 				n++
+			}
+			if want.Effect && want.Moves || want.Keeps && want.Moves {
+				t.Fatalf("%s % x: a FrameMove with a StackEffect or keeping the frame: %+v", a.Name, code, want)
 			}
 		}
 		if n < 1000 {

@@ -98,6 +98,7 @@ var AMD64 = &Arch{
 	names:     amd64Names(),
 	keeps:     keepsFrameAMD64,
 	effect:    stackEffectAMD64,
+	move:      frameMoveAMD64,
 	classify:  classifyAMD64,
 	facts:     factsAMD64,
 	disasm:    disasmAMD64,
@@ -174,7 +175,72 @@ func factsAMD64(code []byte) Facts {
 	f.Flow, f.Size = classifyInstAMD64(&inst)
 	f.Keeps = keepsInstAMD64(&inst)
 	f.SP, f.Link, f.Effect = effectInstAMD64(&inst)
+	if !f.Effect {
+		f.Move, f.Moves = moveInstAMD64(&inst)
+	}
 	return f
+}
+
+// frameMoveAMD64 is FrameMove for x86-64.
+func frameMoveAMD64(code []byte) (Move, bool) {
+	inst, err := DecodeX86(code)
+	if err != nil {
+		return Move{}, false
+	}
+	if _, _, ok := effectInstAMD64(&inst); ok {
+		return Move{}, false
+	}
+	return moveInstAMD64(&inst)
+}
+
+// moveInstAMD64: see FrameMove. (An operand-size prefix makes pop and
+// leave 16 bits wide, as with StackEffect.)
+func moveInstAMD64(inst *x86asm.Inst) (Move, bool) {
+	if inst.DataSize == 16 {
+		return Move{}, false
+	}
+	// based reports whether a is d(%base) with no index (disp d).
+	based := func(a x86asm.Arg, base x86asm.Reg) (int64, bool) {
+		m, ok := a.(x86asm.Mem)
+		return m.Disp, ok && m.Segment == 0 && m.Base == base && m.Index == 0
+	}
+	switch inst.Op {
+	case x86asm.SUB, x86asm.ADD:
+		imm, ok := inst.Args[1].(x86asm.Imm)
+		if inst.Args[0] != x86asm.RSP || !ok || inst.Args[2] != nil {
+			break
+		}
+		if inst.Op == x86asm.SUB {
+			return Move{SP: -int64(imm)}, true
+		}
+		return Move{SP: int64(imm)}, true
+	case x86asm.LEA:
+		if d, ok := based(inst.Args[1], x86asm.RSP); ok {
+			switch inst.Args[0] {
+			case x86asm.RSP:
+				return Move{SP: d}, true
+			case x86asm.RBP:
+				return Move{FP: MoveSet, FPOff: d}, true
+			}
+		}
+		if d, ok := based(inst.Args[1], x86asm.RBP); ok && inst.Args[0] == x86asm.RSP {
+			return Move{FromFP: true, SP: d}, true
+		}
+	case x86asm.MOV:
+		switch {
+		case inst.Args[0] == x86asm.RBP && inst.Args[1] == x86asm.RSP:
+			return Move{FP: MoveSet}, true
+		case inst.Args[0] == x86asm.RSP && inst.Args[1] == x86asm.RBP:
+			return Move{FromFP: true}, true
+		}
+	case x86asm.POP:
+		if inst.Args[0] == x86asm.RBP {
+			return Move{SP: 8, FP: MoveLoad}, true
+		}
+	case x86asm.LEAVE:
+		return Move{FromFP: true, SP: 8, FP: MoveLoad}, true
+	}
+	return Move{}, false
 }
 
 // keepsFrameAMD64 is KeepsFrame for x86-64: an operation of amd64Keeps

@@ -351,8 +351,69 @@ void sfs_keep_set(sfs_state *st, uint64_t pc, uint8_t v) {
 
 void sfs_keep_forget(sfs_state *st) {
 	pages_free(&st->keep);
+	free(st->moves);
+	st->moves = NULL;
+	st->nmoves = st->capmoves = 0;
 	st->nkq = 0;
 	st->kvalid = 0;
+}
+
+static uint32_t move_slot(uint64_t pc, uint32_t cap) {
+	return (uint32_t)((pc * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+}
+
+int sfs_move_set(sfs_state *st, uint64_t pc, int32_t sp, uint8_t fromfp, uint8_t fp, int32_t fpoff, uint8_t lr, int32_t lroff) {
+	if (2 * (st->nmoves + 1) > st->capmoves) {
+		uint32_t cap = st->capmoves ? 2 * st->capmoves : 1024;
+		sfs_move *t = calloc(cap, sizeof *t);
+		if (!t)
+			return 0;
+		for (uint32_t i = 0; i < st->capmoves; i++) {
+			if (!st->moves[i].used)
+				continue;
+			uint32_t j = move_slot(st->moves[i].pc, cap);
+			while (t[j].used)
+				j = (j + 1) & (cap - 1);
+			t[j] = st->moves[i];
+		}
+		free(st->moves);
+		st->moves = t;
+		st->capmoves = cap;
+	}
+	uint32_t j = move_slot(pc, st->capmoves);
+	while (st->moves[j].used && st->moves[j].pc != pc)
+		j = (j + 1) & (st->capmoves - 1);
+	if (!st->moves[j].used)
+		st->nmoves++;
+	st->moves[j] = (sfs_move){.pc = pc, .sp = sp, .fpoff = fpoff, .lroff = lroff, .fromfp = fromfp, .fp = fp, .lr = lr, .used = 1};
+	return 1;
+}
+
+// apply_move computes into v the registers after the instruction at pc,
+// whose keep flags say SFS_EFFECT_MOVE, from kv, those before it, and
+// memory; 0 if its move is not known or a word it loaded is not at hand
+// (the caller then reads the registers).
+static int apply_move(sfs_state *st, uint64_t pc, uint64_t *v) {
+	if (st->capmoves == 0)
+		return 0;
+	uint32_t j = move_slot(pc, st->capmoves);
+	while (st->moves[j].used && st->moves[j].pc != pc)
+		j = (j + 1) & (st->capmoves - 1);
+	const sfs_move *m = &st->moves[j];
+	if (!m->used)
+		return 0;
+	uint64_t base = m->fromfp ? st->kv[1] : st->kv[0];
+	uint64_t fp = st->kv[1], lr = st->kv[2];
+	if (m->fp == SFS_MOVE_SET)
+		fp = base + (uint64_t)(int64_t)m->fpoff;
+	else if (m->fp == SFS_MOVE_LOAD && !read_word(st, base + (uint64_t)(int64_t)m->fpoff, &fp))
+		return 0;
+	if (m->lr == SFS_MOVE_LOAD && !read_word(st, base + (uint64_t)(int64_t)m->lroff, &lr))
+		return 0;
+	v[0] = base + (uint64_t)(int64_t)m->sp;
+	v[1] = fp;
+	v[2] = lr;
+	return 1;
 }
 
 static inline uint8_t keep_flags(sfs_state *st, uint64_t pc) {
@@ -377,16 +438,19 @@ static inline int keeps(sfs_state *st, uint64_t pc) {
 // encoding says (SFS_EFFECT_*).
 static inline void read_frame_regs(sfs_state *st, uc_engine *uc, uint64_t prev, uint64_t *v) {
 	uint8_t f;
-	if (st->kvalid && st->kq && ((f = keep_flags(st, prev)) & 3) != 0 && ((f & 3) == 1 || (f & SFS_EFFECTS))) {
-		v[0] = st->kv[0];
-		v[1] = st->kv[1];
-		v[2] = st->kv[2];
-		if (f & SFS_EFFECT_SP_DOWN8)
-			v[0] -= 8;
-		else if (f & SFS_EFFECT_SP_UP8)
-			v[0] += 8;
-		else if (f & SFS_EFFECT_LINK)
-			v[2] = prev + 4; // AArch64 only
+	if (st->kvalid && st->kq && ((f = keep_flags(st, prev)) & 3) != 0 && ((f & 3) == 1 || (f & SFS_EFFECTS)) &&
+	    ((f & SFS_EFFECTS) != SFS_EFFECT_MOVE || apply_move(st, prev, v))) {
+		if ((f & SFS_EFFECTS) != SFS_EFFECT_MOVE) {
+			v[0] = st->kv[0];
+			v[1] = st->kv[1];
+			v[2] = st->kv[2];
+			if (f & SFS_EFFECT_SP_DOWN8)
+				v[0] -= 8;
+			else if (f & SFS_EFFECT_SP_UP8)
+				v[0] += 8;
+			else if (f & SFS_EFFECT_LINK)
+				v[2] = prev + 4; // AArch64 only
+		}
 		st->kkept++;
 		if (st->kcheck) {
 			uint64_t w[4] = {0, 0, 0, 0};

@@ -79,6 +79,24 @@ typedef struct {
 // hook_code's common case.
 #define SFS_KVALID_FAST 2
 #define SFS_EFFECTS (SFS_EFFECT_NONE | SFS_EFFECT_SP_DOWN8 | SFS_EFFECT_SP_UP8 | SFS_EFFECT_LINK)
+// SFS_EFFECT_MOVE (a combination no single effect has): what the
+// instruction does is in the state's move table (sfs_move_set).
+#define SFS_EFFECT_MOVE (SFS_EFFECT_NONE | SFS_EFFECT_SP_UP8)
+
+// The rules of a move (arch.MoveRule).
+enum { SFS_MOVE_KEEP = 0, SFS_MOVE_SET = 1, SFS_MOVE_LOAD = 2 };
+
+// What the instruction at pc does to sp, fp and the link register, where
+// it takes an immediate or a load (arch.Move): with base = fp if fromfp,
+// else sp (the registers before it), sp becomes base + sp; fp stays, or
+// becomes base + fpoff (SFS_MOVE_SET) or the word there (SFS_MOVE_LOAD);
+// the link register stays, or becomes the word at base + lroff. used 0:
+// an empty slot of the table.
+typedef struct {
+	uint64_t pc;
+	int32_t sp, fpoff, lroff;
+	uint8_t fromfp, fp, lr, used;
+} sfs_move;
 
 // One guest store seen by the write hook (history mode): the bytes it
 // overwrote are at bytes[off:off+size] of the state's byte log, and host is
@@ -267,6 +285,10 @@ typedef struct {
 	struct sfs_pages keep; // a uint8_t per address
 	uint64_t *kq;
 	uint32_t nkq, capkq;
+	// The moves of the instructions whose keep flags say SFS_EFFECT_MOVE:
+	// open addressing by pc, capmoves a power of two (0: none yet).
+	sfs_move *moves;
+	uint32_t nmoves, capmoves;
 	// The translation buffer's watch (Engine.flushCode): cg_probe is the
 	// page of Unicorn's buffer past which it counts as full, NULL when not
 	// watched; events that make Unicorn translate code again (stores into
@@ -379,6 +401,9 @@ uc_err sfs_slow_end(sfs_state *st);
 // sfs_keep_forget drops every flag (code changed).
 void sfs_keep_set(sfs_state *st, uint64_t pc, uint8_t v);
 void sfs_keep_forget(sfs_state *st);
+// sfs_move_set records the move of the instruction at pc (see sfs_move)
+// for keep flags with SFS_EFFECT_MOVE; 0 if out of memory.
+int sfs_move_set(sfs_state *st, uint64_t pc, int32_t sp, uint8_t fromfp, uint8_t fp, int32_t fpoff, uint8_t lr, int32_t lroff);
 
 // sfs_user_mode drops a new engine, before its hooks, to CPL 3 or EL0
 // with the time-stamp counters trapping, and finds (x86-64) where the

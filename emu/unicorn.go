@@ -1688,7 +1688,9 @@ const keepQueue = 4096
 // classifyKeeps tells the C hook, for each instruction it queued, whether
 // it leaves the stack pointer, frame pointer and link register alone
 // (arch.Arch.KeepsFrame), so that the registers read before it serve for
-// the next instruction too. Code in writable memory may change: never.
+// the next instruction too, or what it does to them (arch.Arch.
+// StackEffect, FrameMove), so that the hook computes them. Code in
+// writable memory may change: never.
 func (e *Engine) classifyKeeps() {
 	n := int(e.st.nkq)
 	if n == 0 {
@@ -1719,10 +1721,28 @@ func (e *Engine) classifyKeeps() {
 			case !link && sp == 8:
 				v |= C.SFS_EFFECT_SP_UP8
 			}
+			if m := f.Move; f.Moves && fits32(m.SP, m.FPOff, m.LROff) &&
+				C.sfs_move_set(e.st, C.uint64_t(pc), C.int32_t(m.SP), C.uint8_t(boolInt(m.FromFP)), C.uint8_t(m.FP), C.int32_t(m.FPOff), C.uint8_t(m.LR), C.int32_t(m.LROff)) != 0 {
+				v |= C.SFS_EFFECT_MOVE
+			}
 		}
 		C.sfs_keep_set(e.st, C.uint64_t(pc), v)
 	}
 	e.st.nkq = 0
+}
+
+// The hook reads an arch.MoveRule as its SFS_MOVE_* (an index out of
+// range here does not compile).
+var _ = [1]struct{}{}[int(arch.MoveSet)-C.SFS_MOVE_SET+int(arch.MoveLoad)-C.SFS_MOVE_LOAD+int(arch.MoveKeep)-C.SFS_MOVE_KEEP]
+
+// fits32 reports whether every value fits an int32.
+func fits32(vs ...int64) bool {
+	for _, v := range vs {
+		if v != int64(int32(v)) {
+			return false
+		}
+	}
+	return true
 }
 
 // ReadCode reads up to len(buf) bytes of code at pc into buf, fewer at the
