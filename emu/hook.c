@@ -413,6 +413,7 @@ static int apply_move(sfs_state *st, uint64_t pc, uint64_t *v) {
 	v[0] = base + (uint64_t)(int64_t)m->sp;
 	v[1] = fp;
 	v[2] = lr;
+	st->kmoved++;
 	return 1;
 }
 

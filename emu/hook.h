@@ -282,6 +282,7 @@ typedef struct {
 	int32_t kvalid;
 	int32_t kcheck;          // read the registers anyway and count misses
 	uint64_t kmiss, kkept;   // kept values that were wrong; reads saved
+	uint64_t kmoved;         // of those, after moves (apply_move)
 	struct sfs_pages keep; // a uint8_t per address
 	uint64_t *kq;
 	uint32_t nkq, capkq;

@@ -1767,6 +1767,10 @@ func (e *Engine) CheckKeptRegisters(on bool) {
 	}
 }
 
+// MovedRegisters reports how many of the KeptRegisters were computed
+// after an arch.Arch.FrameMove.
+func (e *Engine) MovedRegisters() uint64 { return uint64(e.st.kmoved) }
+
 // KeptRegisters: see CheckKeptRegisters.
 func (e *Engine) KeptRegisters() (kept, wrong uint64) {
 	return uint64(e.st.kkept), uint64(e.st.kmiss)

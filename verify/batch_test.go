@@ -91,7 +91,9 @@ func mutateFunction(t *testing.T, path string, sec *sframe.Section, name string,
 
 // TestKeptRegisters: the C hook reads SP, FP and LR before an instruction
 // only when the instruction before it may have changed them
-// (arch.Arch.KeepsFrame); checking every kept value against a read, on
+// (arch.Arch.KeepsFrame) in a way it does not compute (StackEffect,
+// FrameMove, which some of the programs must have used); checking every
+// kept value against a read, on
 // programs of both architectures with calls, returns, frame pointers,
 // exceptions, longjmp, realigned stacks, VLAs, pointer authentication,
 // threads, signals and dynamic linking, none is wrong. (On the real-world
@@ -101,10 +103,13 @@ func mutateFunction(t *testing.T, path string, sec *sframe.Section, name string,
 // recipe is the unwinder's at every run (Checker.KeyMisses).
 func TestKeptRegisters(t *testing.T) {
 	dir := testcorpus.Dir(t)
-	var extensions atomic.Uint64
+	var extensions, moved atomic.Uint64
 	t.Cleanup(func() {
 		if extensions.Load() == 0 {
 			t.Error("no run went on with other registers")
+		}
+		if moved.Load() == 0 {
+			t.Error("no registers were computed after a move (arch.Arch.FrameMove)")
 		}
 	})
 	for _, prog := range []string{
@@ -144,7 +149,8 @@ func TestKeptRegisters(t *testing.T) {
 				t.Errorf("the engine's frame-0 key differed from the unwinder's at %d runs", tg.Checker.KeyMisses)
 			}
 			extensions.Add(ext)
-			t.Logf("kept at %d of %d instructions; %d extensions", kept, rep.Instructions, ext)
+			moved.Add(tg.Process.Engine.MovedRegisters())
+			t.Logf("kept at %d of %d instructions (%d after moves); %d extensions", kept, rep.Instructions, tg.Process.Engine.MovedRegisters(), ext)
 		})
 	}
 }
