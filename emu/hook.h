@@ -358,6 +358,8 @@ uc_err sfs_reg_write_batch(uc_engine *uc, int *ids, uint64_t *vals, int n);
 // cannot call.
 uc_err sfs_set_cpu_model(uc_engine *uc, int model);
 uc_err sfs_set_tcg_buffer(uc_engine *uc, uint32_t size);
+// sfs_set_page_size gives a new AArch64 engine 4 KiB pages (pagesize.c).
+uc_err sfs_set_page_size(uc_engine *uc);
 uc_err sfs_get_tcg_buffer(uc_engine *uc, uint32_t *size);
 // sfs_cg_full says whether the translation buffer's watched page is in
 // memory; sfs_cg_tick counts an event that makes Unicorn translate again.

@@ -273,6 +273,38 @@ const maxEngines = 4096
 // default), and returns it with the offset of x86's old_exception in a
 // saved context (sfs_user_mode).
 func openUnicorn(a *arch.Arch, uca *ucArch, sized bool) (*C.uc_engine, C.int32_t, error) {
+	pages := a == arch.ARM64 && pages4K.Load()
+	uc, oldexc, err := openPaged(a, uca, sized, pages)
+	if err == nil && pages && !pagesOK(uc) {
+		// A libunicorn that took another page size than 4 KiB: its own.
+		C.sfs_close(uc)
+		return openPaged(a, uca, sized, false)
+	}
+	return uc, oldexc, err
+}
+
+// pages4K says whether new AArch64 engines get Linux's 4 KiB pages
+// (pagesize.c) instead of QEMU's 1 KiB (SetSmallPages).
+var pages4K atomic.Bool
+
+func init() { pages4K.Store(true) }
+
+// SetSmallPages has AArch64 engines made from now on use QEMU's 1 KiB
+// pages instead of Linux's 4 KiB if on, and returns the previous setting.
+// What the guest sees is the same; the engine's TLB covers less memory
+// and it holds fewer memory regions (a page's worth: about 1 000 instead
+// of 4 000). For tests that reach that limit, and for comparisons.
+func SetSmallPages(on bool) bool { return !pages4K.Swap(!on) }
+
+// pagesOK reports whether an engine has 1 KiB or 4 KiB pages, the sizes
+// whose multiples the package maps.
+func pagesOK(uc *C.uc_engine) bool {
+	var page C.size_t
+	return C.uc_query(uc, C.UC_QUERY_PAGE_SIZE, &page) == C.UC_ERR_OK && (page == 1024 || page == 4096)
+}
+
+// openPaged is openUnicorn, with 4 KiB pages if pages.
+func openPaged(a *arch.Arch, uca *ucArch, sized, pages bool) (*C.uc_engine, C.int32_t, error) {
 	var uc *C.uc_engine
 	if err := check(C.uc_open(C.uc_arch(uca.arch), C.uc_mode(uca.mode), &uc)); err != nil {
 		return nil, 0, fmt.Errorf("uc_open %s: %w", a.Name, err)
@@ -280,6 +312,10 @@ func openUnicorn(a *arch.Arch, uca *ucArch, sized bool) (*C.uc_engine, C.int32_t
 	fail := func(err error) (*C.uc_engine, C.int32_t, error) {
 		C.sfs_close(uc)
 		return nil, 0, err
+	}
+	if pages {
+		// (Refused by a libunicorn laid out otherwise: 1 KiB pages.)
+		C.sfs_set_page_size(uc)
 	}
 	if sized {
 		if err := check(C.sfs_set_tcg_buffer(uc, codeBufferSize)); err != nil {
@@ -453,7 +489,8 @@ func (e *Engine) Arch() *arch.Arch { return e.arch }
 
 // ErrRegionLimit: Unicorn cannot take more memory regions. Its table of
 // the address space's sections holds one target page's worth of entries
-// (1024 on AArch64, 4096 on x86-64), and it aborts the process past that:
+// (4096 with 4 KiB pages, 1024 on AArch64 with 1 KiB ones: SetSmallPages),
+// and it aborts the process past that:
 // Map and Protect refuse instead, while RegionRoom says how many more
 // there may be.
 var ErrRegionLimit = errors.New("too many memory regions for the emulator")
@@ -1158,8 +1195,8 @@ func (e *Engine) Start(begin, until uint64, timeout time.Duration, count uint64)
 
 // Unicorn's software TLB (QEMU's softmmu: the cache that maps a guest
 // page to host memory on every load and store of translated code) starts
-// with 256 entries (1 MiB of guest memory on x86-64, 256 KiB on AArch64,
-// whose engine has 1 KiB pages), and QEMU resizes it only when
+// with 256 entries (1 MiB of guest memory; 256 KiB on AArch64 with QEMU's
+// 1 KiB pages, see SetSmallPages), and QEMU resizes it only when
 // it is flushed: twice as large when more than 70% of it was used, smaller
 // when under 30% was for 100 ms. A user-mode run flushes it only when
 // mappings change, so it keeps 256 entries, and a program whose data spans
