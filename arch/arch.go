@@ -154,7 +154,8 @@ func (a *Arch) Classify(code []byte) (Flow, int) { return a.classify(code) }
 // to leave the stack pointer, the frame pointer and the link register as
 // they were: one of a list of common operations that write only their
 // explicit operands (or registers and flags none of those), writing none
-// of these registers (reading them is fine), no address writeback to them. Anything else —
+// of these registers (reading them is fine), with no address writeback to
+// them. Anything else —
 // pushes, pops, calls, returns, leave, pointer authentication, system
 // instructions, what x/arch cannot decode — may change them: false. The
 // emulator's hook then reads them before the next instruction instead of
@@ -177,13 +178,13 @@ func (a *Arch) StackEffect(code []byte) (sp int64, link, ok bool) { return a.eff
 // FrameMove reports what the instruction at the start of code does to
 // the stack pointer, the frame pointer and the link register where its
 // encoding fixes that but StackEffect does not say it (ok): an immediate
-// added to SP, FP set from SP, FP or the link register loaded from the
-// stack, x86-64's leave (see Move). Those are, with 64-bit operands only,
-// x86-64 sub and add of an immediate to rsp, lea d(%rsp) into rsp or rbp,
-// lea d(%rbp) into rsp, mov between rsp and rbp, pop %rbp and leave; AArch64 add and sub of an immediate
-// with sp or x29 as the destination and sp or x29 as the source, and
-// loads and stores of a register or a pair with sp as the base and its
-// writeback, or loading x29 or x30 from it. The emulator's hook then
+// added to SP, SP set from FP or FP from SP, FP or the link register
+// loaded from the stack (see Move). Those are, with 64-bit operands only:
+// on x86-64, sub and add of an immediate to rsp, lea d(%rsp) into rsp or
+// rbp, lea d(%rbp) into rsp, mov between rsp and rbp, pop %rbp and leave;
+// on AArch64, add and sub of an immediate from sp into sp or x29 and from
+// x29 into sp, and loads and stores of a register or a pair with sp as
+// the base, with writeback or loading x29 or x30. The emulator's hook then
 // computes the registers before the next instruction from those before
 // this one (and the words it loaded) instead of reading them.
 func (a *Arch) FrameMove(code []byte) (Move, bool) { return a.move(code) }

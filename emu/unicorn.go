@@ -1770,7 +1770,11 @@ func (e *Engine) classifyKeeps() {
 
 // The hook reads an arch.MoveRule as its SFS_MOVE_* (an index out of
 // range here does not compile).
-var _ = [1]struct{}{}[int(arch.MoveSet)-C.SFS_MOVE_SET+int(arch.MoveLoad)-C.SFS_MOVE_LOAD+int(arch.MoveKeep)-C.SFS_MOVE_KEEP]
+var (
+	_ = [1]struct{}{}[int(arch.MoveKeep)-C.SFS_MOVE_KEEP]
+	_ = [1]struct{}{}[int(arch.MoveSet)-C.SFS_MOVE_SET]
+	_ = [1]struct{}{}[int(arch.MoveLoad)-C.SFS_MOVE_LOAD]
+)
 
 // fits32 reports whether every value fits an int32.
 func fits32(vs ...int64) bool {
