@@ -640,6 +640,15 @@ static int grow(void **buf, uint64_t *cap, uint64_t used, uint64_t n, size_t sz)
 	return 1;
 }
 
+// note_span adds a store to [dlo, dhi), where memory changed since Go last
+// looked.
+static inline void note_span(sfs_state *st, uint64_t addr, int size) {
+	if (st->dhi == 0 || addr < st->dlo)
+		st->dlo = addr;
+	if (addr + (uint64_t)size > st->dhi)
+		st->dhi = addr + (uint64_t)size;
+}
+
 // hook_write runs before every guest store (history mode) and saves the
 // bytes it is about to overwrite.
 static void hook_write(uc_engine *uc, uc_mem_type type, uint64_t addr, int size, int64_t value, void *user) {
@@ -654,8 +663,12 @@ static void hook_write(uc_engine *uc, uc_mem_type type, uint64_t addr, int size,
 				st->chi = addr + size;
 		}
 	}
-	if (st->track != SFS_TRACK_LOG)
+	if (st->track != SFS_TRACK_LOG) {
+		// One instruction at a time (SFS_TRACK_CODE): say where memory
+		// changed, for the checker's watch (Engine.Touched).
+		note_span(st, addr, size);
 		return;
+	}
 	if (st->nbuf > 0 && (st->kw[0] | st->kw[1])) {
 		uint64_t end = addr + (uint64_t)size;
 		for (int i = 0; i < 2; i++)
@@ -668,10 +681,7 @@ static void hook_write(uc_engine *uc, uc_mem_type type, uint64_t addr, int size,
 	if (st->nbuf == 0) {
 		// The storing instruction was passed to Go already: only say
 		// where memory changed.
-		if (st->dhi == 0 || addr < st->dlo)
-			st->dlo = addr;
-		if (addr + size > st->dhi)
-			st->dhi = addr + size;
+		note_span(st, addr, size);
 		return;
 	}
 	while (size > 0) {

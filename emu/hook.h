@@ -13,7 +13,7 @@ enum { SFS_OBSERVE_NONE = 0, SFS_OBSERVE_RECORD = 1 };
 // What the write hook does (sfs_state.track; -1: out of memory).
 enum {
 	SFS_TRACK_NONE = 0, // no write hook
-	SFS_TRACK_CODE = 1, // only note stores into code ranges
+	SFS_TRACK_CODE = 1, // note stores into code ranges, and the span stored to (dlo, dhi)
 	SFS_TRACK_LOG = 2,  // log every store with the bytes it overwrote
 };
 

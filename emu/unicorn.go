@@ -1613,16 +1613,22 @@ func (e *Engine) Watch(lo, hi uint64) {
 }
 
 // Touched reports whether memory under the watch may have changed since
-// Watch. Only history mode with store tracking sees guest stores; without
-// it the answer is always yes.
-func (e *Engine) Touched() bool { return e.watchHit || e.st.track != C.SFS_TRACK_LOG }
+// Watch. Only history mode with its store hook sees guest stores (batched,
+// the store log; one instruction at a time, the span stored to since the
+// last); without it the answer is always yes.
+func (e *Engine) Touched() bool { return e.watchHit || !e.seesStores() }
+
+// seesStores reports whether the store hook notes where guest stores go.
+func (e *Engine) seesStores() bool {
+	return e.st.track == C.SFS_TRACK_LOG || e.st.track == C.SFS_TRACK_CODE
+}
 
 // TouchedSpan returns [lo, hi), where memory under the watch may have
 // changed since Watch: the span of the stores there (lo >= hi: none), or
 // all of memory (0, 2^64-1) where Touched cannot say more.
 func (e *Engine) TouchedSpan() (lo, hi uint64) {
 	switch {
-	case e.touchAll || e.st.track != C.SFS_TRACK_LOG:
+	case e.touchAll || !e.seesStores():
 		return 0, ^uint64(0)
 	case !e.watchHit:
 		return 0, 0

@@ -618,6 +618,7 @@ func (c *Checker) prefixUnchanged(q int) bool { return c.tailUnchanged(c.spans[q
 // (none when nothing was stored), without one all of them.
 func (c *Checker) tailUnchanged(m int) bool {
 	if c.Watch == nil {
+		c.Reread += uint64(m)
 		return c.unchanged(c.reads[:m])
 	}
 	if !c.Watch.Touched() {

@@ -138,8 +138,10 @@ func (tg *Target) Close() error {
 
 // Batch has the target's session hand instructions to its checker in
 // batches of n (0: DefaultBatch), or one at a time before each runs (n =
-// 1). Batched, memory is replayed per instruction, the checker's memos
-// watch the emulator's store log, and the functions whose rules need
+// 1). Either way the checker's memos watch where the guest stored
+// (batched, the emulator's store log; one at a time, the span each
+// instruction stored to). Batched, memory is replayed per instruction,
+// and the functions whose rules need
 // registers a record does not carry (V3 FLEX) are handed over live; a stop
 // requested by an observer takes effect at the end of its batch
 // (linux.Session.Batch).
@@ -158,11 +160,14 @@ func (tg *Target) Batch(n int) error {
 	}
 	if n > 1 {
 		s.P.Engine.SetLiveRanges(liveRanges(tg.Unwinder))
-		tg.Checker.Watch = s.P.Engine
 	} else {
 		s.P.Engine.SetLiveRanges(nil)
-		tg.Checker.Watch = nil
 	}
+	// One at a time too: the store hook notes where each instruction
+	// stored, so the callers' words are read again only where it did (a
+	// deep stack otherwise costs a read of every frame's words at every
+	// instruction).
+	tg.Checker.Watch = s.P.Engine
 	return nil
 }
 
