@@ -3,15 +3,23 @@
 package emu
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/sframesim/sframesim/arch"
 )
 
 // TestWatchSpan: a watch says where under it the guest stored since it
-// was armed (the replayed stores of a batch), nothing for a store outside
-// it, and all of memory after a mapping changed.
+// was armed (the replayed stores of a batch, or one at a time the span the
+// store hook noted), nothing for a store outside it, and all of memory
+// after a mapping changed.
 func TestWatchSpan(t *testing.T) {
+	for _, n := range []int{64, 1} {
+		t.Run(fmt.Sprint("batch", n), func(t *testing.T) { testWatchSpan(t, n) })
+	}
+}
+
+func testWatchSpan(t *testing.T, batch int) {
 	code := []byte{
 		0x48, 0xc7, 0x84, 0x24, 0x00, 0xff, 0xff, 0xff, 0x01, 0, 0, 0, // 1000: movq $1,-0x100(%rsp)
 		0x48, 0xc7, 0x84, 0x24, 0x00, 0xfe, 0xff, 0xff, 0x02, 0, 0, 0, // 100c: movq $2,-0x200(%rsp)
@@ -22,7 +30,7 @@ func TestWatchSpan(t *testing.T) {
 	type span struct{ lo, hi uint64 }
 	var got []span
 	var touched []bool
-	if err := e.ObserveHistory(64, func(r *Record, live bool) {
+	if err := e.ObserveHistory(batch, func(r *Record, live bool) {
 		if r.PC == testText {
 			e.Watch(testSP-0x180, testSP)
 			return
