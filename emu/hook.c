@@ -362,6 +362,15 @@ static uint32_t move_slot(uint64_t pc, uint32_t cap) {
 	return (uint32_t)((pc * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
 }
 
+// move_at returns the slot of the move table (capmoves > 0) holding pc's
+// move, or the empty one where it would go.
+static sfs_move *move_at(sfs_state *st, uint64_t pc) {
+	uint32_t j = move_slot(pc, st->capmoves);
+	while (st->moves[j].used && st->moves[j].pc != pc)
+		j = (j + 1) & (st->capmoves - 1);
+	return &st->moves[j];
+}
+
 int sfs_move_set(sfs_state *st, uint64_t pc, int32_t sp, uint8_t fromfp, uint8_t fp, int32_t fpoff, uint8_t lr, int32_t lroff) {
 	if (2 * (st->nmoves + 1) > st->capmoves) {
 		uint32_t cap = st->capmoves ? 2 * st->capmoves : 1024;
@@ -380,12 +389,10 @@ int sfs_move_set(sfs_state *st, uint64_t pc, int32_t sp, uint8_t fromfp, uint8_t
 		st->moves = t;
 		st->capmoves = cap;
 	}
-	uint32_t j = move_slot(pc, st->capmoves);
-	while (st->moves[j].used && st->moves[j].pc != pc)
-		j = (j + 1) & (st->capmoves - 1);
-	if (!st->moves[j].used)
+	sfs_move *m = move_at(st, pc);
+	if (!m->used)
 		st->nmoves++;
-	st->moves[j] = (sfs_move){.pc = pc, .sp = sp, .fpoff = fpoff, .lroff = lroff, .fromfp = fromfp, .fp = fp, .lr = lr, .used = 1};
+	*m = (sfs_move){.pc = pc, .sp = sp, .fpoff = fpoff, .lroff = lroff, .fromfp = fromfp, .fp = fp, .lr = lr, .used = 1};
 	return 1;
 }
 
@@ -396,10 +403,7 @@ int sfs_move_set(sfs_state *st, uint64_t pc, int32_t sp, uint8_t fromfp, uint8_t
 static int apply_move(sfs_state *st, uint64_t pc, uint64_t *v) {
 	if (st->capmoves == 0)
 		return 0;
-	uint32_t j = move_slot(pc, st->capmoves);
-	while (st->moves[j].used && st->moves[j].pc != pc)
-		j = (j + 1) & (st->capmoves - 1);
-	const sfs_move *m = &st->moves[j];
+	const sfs_move *m = move_at(st, pc);
 	if (!m->used)
 		return 0;
 	uint64_t base = m->fromfp ? st->kv[1] : st->kv[0];
