@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"time"
 
 	"github.com/sframesim/sframesim/arch"
 	"github.com/sframesim/sframesim/emu"
@@ -596,6 +597,14 @@ func (p *Process) syscall() {
 	if err := p.Engine.SetReg(p.abi.ret, ret); err != nil {
 		p.lastErr = err
 		p.stop(StopFault, 0, err.Error())
+		return
+	}
+	// A deadline counts at every call: one can be slow (an mprotect among
+	// thousands of regions costs Unicorn tens of ms), and an observer that
+	// looks at the clock every few thousand records saw a run of them late
+	// (verify --timeout 30s of such a program stopped after 66 s).
+	if !p.deadline.IsZero() && !time.Now().Before(p.deadline) {
+		p.stopWaiting()
 	}
 }
 
